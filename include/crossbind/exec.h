@@ -1,0 +1,44 @@
+/* crossbind: running a graph. An executor owns all memory a graph needs for
+ * a given maximum batch size, planned once at creation: nothing is allocated
+ * by forward or backward. Several executors may share one graph (and so its
+ * parameters), e.g. one for training and one for evaluation. */
+#ifndef CROSSBIND_EXEC_H
+#define CROSSBIND_EXEC_H
+
+#include "crossbind/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cb_kernels {
+    CB_KERNELS_REFERENCE = 0, /* naive loops, double accumulation: the oracle */
+    CB_KERNELS_FAST           /* BLAS and OpenMP */
+} cb_kernels;
+
+typedef struct cb_exec cb_exec;
+
+/* with_grads = 1 also plans gradient buffers, enabling cb_exec_backward. */
+cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels kernels,
+                         cb_exec **out);
+void cb_exec_free(cb_exec *ex);
+
+/* The buffer of a node (batch-major for activations). Inputs are written
+ * here before cb_exec_forward; outputs read from here after it. */
+float *cb_exec_value(cb_exec *ex, int node);
+/* The gradient buffer of a node (NULL when not planned). */
+float *cb_exec_grad(cb_exec *ex, int node);
+size_t cb_exec_bytes(const cb_exec *ex); /* planned memory, for reports */
+
+/* Runs the whole graph on the first `batch` samples (1 <= batch <= max). */
+cb_status cb_exec_forward(cb_exec *ex, int batch);
+/* Gradients of the loss with respect to every parameter (into the graph's
+ * gradient buffer, overwriting it) and every activation that needs one. */
+cb_status cb_exec_backward(cb_exec *ex, int batch);
+/* The loss value of the last forward pass (the graph must have a loss). */
+float cb_exec_loss(const cb_exec *ex);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

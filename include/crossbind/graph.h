@@ -1,0 +1,107 @@
+/* crossbind: the static graph every model is expressed in.
+ *
+ * Built-in models are graph builders; importers (ONNX) produce the same
+ * graph. Nodes are appended in topological order and identified by index.
+ * Activation nodes carry a per-sample shape: the batch dimension is implicit
+ * and chosen when an executor is created. Parameter nodes carry their full
+ * shape and live in one allocation owned by the graph.
+ *
+ * Builder functions return the new node's index, or -1 on failure with the
+ * reason in cb_last_error(); passing -1 on to another builder fails again, so
+ * a builder sequence needs one check at its end. */
+#ifndef CROSSBIND_GRAPH_H
+#define CROSSBIND_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "crossbind/rng.h"
+#include "crossbind/status.h"
+#include "crossbind/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CB_MAX_INPUTS 4
+
+typedef enum cb_op {
+    CB_OP_INPUT = 0,   /* fed by the caller: images, labels */
+    CB_OP_PARAM,       /* trainable tensor */
+    CB_OP_CONV2D,      /* in: x[C,H,W], weight[OC,C,KH,KW], bias[OC] (optional) */
+    CB_OP_MAXPOOL2D,
+    CB_OP_AVGPOOL2D,   /* count_include_pad = true, as PyTorch's default */
+    CB_OP_LINEAR,      /* in: x[K], weight[N,K], bias[N] (optional): y = x W^T + b */
+    CB_OP_TANH,
+    CB_OP_RELU,
+    CB_OP_SIGMOID,
+    CB_OP_FLATTEN,     /* a view: shares the input's memory */
+    CB_OP_SOFTMAX_XENT,/* in: logits[K], labels[1] (class index as float): mean loss */
+    CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
+    CB_OP_COUNT
+} cb_op;
+
+/* How a parameter is initialised by cb_graph_init_params (PyTorch defaults). */
+typedef enum cb_init {
+    CB_INIT_NONE = 0,
+    CB_INIT_KAIMING_UNIFORM, /* a = sqrt(5): U(+-1/sqrt(fan_in)) */
+    CB_INIT_FAN_IN_UNIFORM   /* U(+-1/sqrt(fan_in)), biases */
+} cb_init;
+
+typedef struct cb_node {
+    cb_op op;
+    char name[CB_MAX_NAME];
+    int in[CB_MAX_INPUTS];
+    int n_in;
+    int ndim;                   /* per-sample for activations, full for params */
+    int64_t dims[CB_MAX_DIMS];
+    int batched;                /* 1: a leading batch dimension is implicit */
+    /* convolution and pooling attributes */
+    int kh, kw, sh, sw, ph, pw;
+    /* parameters */
+    cb_init init;
+    int64_t fan_in;
+    size_t param_offset;        /* in floats, into cb_graph.params / .grads */
+} cb_node;
+
+typedef struct cb_graph {
+    cb_node *nodes;
+    int count, capacity;
+    int output;                 /* the model's prediction (logits or probabilities) */
+    int loss;                   /* the training loss, -1 if none */
+    float *params;              /* one allocation for all parameters ... */
+    float *grads;               /* ... and one for their gradients */
+    size_t n_params;            /* total floats */
+} cb_graph;
+
+cb_status cb_graph_init(cb_graph *g);
+void cb_graph_free(cb_graph *g);
+
+int64_t cb_node_numel(const cb_node *n); /* per sample for batched nodes */
+int cb_graph_find(const cb_graph *g, const char *name); /* -1 if absent */
+
+/* Builders. Names of layers prefix their parameters ("conv1" -> "conv1.weight"). */
+int cb_graph_input(cb_graph *g, const char *name, int ndim, const int64_t *dims);
+int cb_graph_param(cb_graph *g, const char *name, int ndim, const int64_t *dims,
+                   cb_init init, int64_t fan_in);
+int cb_graph_conv2d(cb_graph *g, const char *name, int x, int out_ch, int kernel,
+                    int stride, int pad, int bias);
+int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad);
+int cb_graph_linear(cb_graph *g, const char *name, int x, int out_features, int bias);
+int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, flatten */
+int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels);
+
+/* Allocates the parameter storage once all nodes exist (zero-filled). */
+cb_status cb_graph_finalize(cb_graph *g);
+/* PyTorch-default initialisation from the engine's generator, in node order. */
+void cb_graph_init_params(cb_graph *g, cb_rng *rng);
+float *cb_graph_param_data(cb_graph *g, int node);
+float *cb_graph_param_grad(cb_graph *g, int node);
+
+/* Parameters as named tensors (a copy) and back (names and shapes must match). */
+cb_status cb_graph_params_to_list(const cb_graph *g, cb_tensor_list *out);
+cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,33 @@
+/* Shared helpers of the crossbind command's subcommands. */
+#ifndef CB_CLI_H
+#define CB_CLI_H
+
+#include <stdint.h>
+#include "crossbind/crossbind.h"
+
+#define CB_DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+
+/* The protocol's five seeds (section 3); run i uses seed i (1-based). */
+extern const uint64_t cb_protocol_seeds[5];
+
+/* Prints "crossbind: error: ..." and returns the exit code 1. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the status's message and returns 1. */
+int cli_status(cb_status s);
+
+/* Option values, range-checked. Return 0, or print an error and return -1. */
+int cli_long(const char *opt, const char *v, long min, long max, long *out);
+int cli_float(const char *opt, const char *v, double min, double max, float *out);
+/* The value of option argv[*i] (advancing *i), or NULL after an error. */
+const char *cli_value(int argc, char **argv, int *i);
+
+/* Creates `dir` (and parents) and checks that files can be written in it. */
+int cli_prepare_out_dir(const char *dir);
+/* Loads weights from a file, recognising the format by content. */
+cb_status cli_load_weights(cb_model *m, const char *path);
+
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_data(int argc, char **argv);
+
+#endif

@@ -1,0 +1,136 @@
+/* crossbind eval MODEL --weights FILE: the protocol's inference measurement
+ * (section 4): one warm-up pass over the test set, then N timed passes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "../core/json.h"
+
+static void help(void)
+{
+    printf("usage: crossbind eval lenet1|lenet5 --weights FILE [options]\n"
+           "  --data DIR          MNIST-format directory (default %s)\n"
+           "  --batch N           batch size (default 128)\n"
+           "  --repeat N          timed passes after one warm-up pass (default 5)\n"
+           "  --limit-test N      use the first N test samples\n"
+           "  --threads N         threads (default: all cores)\n"
+           "  --kernels fast|reference\n"
+           "  --predictions FILE  per-sample CSV: index,label,prediction,probabilities...\n"
+           "  --json              print one JSON object\n",
+           CB_DEFAULT_DATA);
+}
+
+static cb_status write_predictions(const char *path, const cb_evaluator *ev, const cb_dataset *d, int k)
+{
+    cb_buf b = {0};
+    const int *pred = cb_evaluator_predictions(ev);
+    const float *p = cb_evaluator_scores(ev);
+    cb_buf_printf(&b, "index,label,prediction");
+    for (int j = 0; j < k; j++) cb_buf_printf(&b, ",p%d", j);
+    cb_buf_printf(&b, "\n");
+    for (int64_t i = 0; i < d->n; i++) {
+        cb_buf_printf(&b, "%lld,%d,%d", (long long)i, (int)d->y[i], pred[i]);
+        for (int j = 0; j < k; j++) cb_buf_printf(&b, ",%.9g", (double)p[i * k + j]);
+        cb_buf_printf(&b, "\n");
+    }
+    cb_status s = cb_buf_ok(&b) ? cb_write_file_atomic(path, b.data, b.len)
+                                : cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
+    cb_buf_free(&b);
+    return s;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    const char *model = NULL, *weights = NULL, *data = CB_DEFAULT_DATA, *pred_path = NULL, *v;
+    long batch = 128, repeat = 5, limit = 0, threads = sysconf(_SC_NPROCESSORS_ONLN);
+    int json = 0;
+    cb_kernels kernels = CB_KERNELS_FAST;
+    if (threads < 1) threads = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(); return 0; }
+        else if (a[0] != '-') {
+            if (model) return cli_error("unexpected argument '%s'", a);
+            model = a;
+        }
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!(v = cli_value(argc, argv, &i))) return 1;
+        else if (!strcmp(a, "--weights")) weights = v;
+        else if (!strcmp(a, "--data")) data = v;
+        else if (!strcmp(a, "--predictions")) pred_path = v;
+        else if (!strcmp(a, "--batch")) { if (cli_long(a, v, 1, 65536, &batch)) return 1; }
+        else if (!strcmp(a, "--repeat")) { if (cli_long(a, v, 1, 1000, &repeat)) return 1; }
+        else if (!strcmp(a, "--limit-test")) { if (cli_long(a, v, 1, 1000000000L, &limit)) return 1; }
+        else if (!strcmp(a, "--threads")) { if (cli_long(a, v, 1, 1024, &threads)) return 1; }
+        else if (!strcmp(a, "--kernels")) {
+            if (!strcmp(v, "fast")) kernels = CB_KERNELS_FAST;
+            else if (!strcmp(v, "reference")) kernels = CB_KERNELS_REFERENCE;
+            else return cli_error("--kernels must be fast or reference, got '%s'", v);
+        }
+        else return cli_error("unknown option '%s' (see crossbind eval --help)", a);
+    }
+    if (!model) return cli_error("eval: which model? (see crossbind eval --help)");
+    if (!weights) return cli_error("eval: --weights FILE is required");
+
+    cb_model *m = NULL;
+    cb_dataset test = {0};
+    cb_evaluator *ev = NULL;
+    double *times = NULL;
+    int rc = 1;
+    cb_status s = cb_model_create(model, &m);
+    if (s == CB_OK) s = cb_set_threads((int)threads);
+    if (s == CB_OK) s = cli_load_weights(m, weights);
+    if (s == CB_OK) s = cb_mnist_load(data, 0, limit, &test);
+    if (s == CB_OK) s = cb_evaluator_create(m, (int)batch, test.n, kernels, &ev);
+    if (s == CB_OK && !(times = calloc((size_t)repeat, sizeof *times))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    cb_eval_result r;
+    if (s == CB_OK) s = cb_evaluate(ev, &test, 0, &r); /* warm-up */
+    double mean = 0;
+    for (long i = 0; s == CB_OK && i < repeat; i++) {
+        s = cb_evaluate(ev, &test, 0, &r);
+        times[i] = r.time_s;
+        mean += r.time_s / (double)repeat;
+    }
+    /* Metrics from the last pass's outputs (every pass computes the same). */
+    if (s == CB_OK) {
+        double t = r.time_s;
+        s = cb_evaluate(ev, &test, 1, &r);
+        r.time_s = t;
+    }
+    if (s == CB_OK && pred_path) s = write_predictions(pred_path, ev, &test, m->classes);
+    if (s != CB_OK) { rc = cli_status(s); goto done; }
+    if (json) {
+        cb_buf b = {0};
+        cb_buf_printf(&b, "{\"binding\": \"crossbind\", \"model\": ");
+        cb_buf_json_string(&b, model);
+        cb_buf_printf(&b, ", \"weights\": ");
+        cb_buf_json_string(&b, weights);
+        cb_buf_printf(&b, ", \"correct\": %lld, \"total\": %lld, \"accuracy\": ", (long long)r.correct,
+                      (long long)r.total);
+        cb_buf_json_number(&b, r.accuracy);
+        cb_buf_printf(&b, ", \"loss\": ");
+        cb_buf_json_number(&b, r.loss);
+        cb_buf_printf(&b, ", \"f1_macro\": ");
+        cb_buf_json_number(&b, r.f1_macro);
+        cb_buf_printf(&b, ", \"auc_macro\": ");
+        cb_buf_json_number(&b, r.auc_macro);
+        cb_buf_printf(&b, ", \"batch\": %ld, \"threads\": %ld, \"times_s\": [", batch, threads);
+        for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%.6f", i ? ", " : "", times[i]);
+        cb_buf_printf(&b, "], \"mean_time_s\": %.6f}\n", mean);
+        if (cb_buf_ok(&b)) fputs(b.data, stdout);
+        cb_buf_free(&b);
+    } else {
+        printf("%s: %lld/%lld correct, accuracy %.4f, loss %.4f, macro F1 %.4f, AUC %.4f, "
+               "mean time %.4fs over %ld passes (batch %ld, %ld threads)\n",
+               model, (long long)r.correct, (long long)r.total, r.accuracy, r.loss, r.f1_macro, r.auc_macro,
+               mean, repeat, batch, threads);
+    }
+    rc = 0;
+done:
+    free(times);
+    cb_evaluator_free(ev);
+    cb_dataset_free(&test);
+    cb_model_free(m);
+    return rc;
+}

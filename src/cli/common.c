@@ -1,0 +1,115 @@
+/* Option parsing, output directories and weight loading for the CLI. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+
+const uint64_t cb_protocol_seeds[5] = {287426343ULL, 1850616268ULL, 2068338201ULL, 1202616822ULL, 868822724ULL};
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("crossbind: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int cli_status(cb_status s) { return cli_error("%s (%s)", cb_last_error(), cb_status_name(s)); }
+
+int cli_long(const char *opt, const char *v, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < min || x > max) {
+        cli_error("%s must be an integer in [%ld, %ld], got '%s'", opt, min, max, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_float(const char *opt, const char *v, double min, double max, float *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x < min || x > max) {
+        cli_error("%s must be a number in [%g, %g], got '%s'", opt, min, max, v);
+        return -1;
+    }
+    *out = (float)x;
+    return 0;
+}
+
+const char *cli_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        cli_error("option %s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int mkdir_p(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) return -1;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return (mkdir(path, 0755) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
+int cli_prepare_out_dir(const char *dir)
+{
+    char probe[4200];
+    struct stat st;
+    if (mkdir_p(dir) != 0 || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        cli_error("cannot create output directory %s: %s", dir, strerror(errno ? errno : ENOTDIR));
+        return -1;
+    }
+    snprintf(probe, sizeof probe, "%s/.crossbind-write-probe.%ld", dir, (long)getpid());
+    FILE *f = fopen(probe, "wb");
+    if (!f) {
+        cli_error("output directory %s is not writable: %s", dir, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    remove(probe);
+    return 0;
+}
+
+cb_status cli_load_weights(cb_model *m, const char *path)
+{
+    unsigned char head[9] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return cb_fail(CB_ERR_IO, "cannot open weights %s: %s", path, strerror(errno));
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    /* safetensors: an 8-byte little-endian header size, then '{' */
+    if (got == sizeof head && head[8] == '{' && head[7] == 0 && head[6] == 0) {
+        cb_tensor_list list;
+        cb_status s = cb_safetensors_read(path, &list);
+        if (s != CB_OK) return s;
+        s = cb_graph_params_from_list(&m->graph, &list);
+        cb_tensor_list_free(&list);
+        if (s != CB_OK) return cb_fail(s, "%s: %s", path, cb_last_error());
+        return CB_OK;
+    }
+    if (got >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)
+        return cb_fail(CB_ERR_UNSUPPORTED, "%s is a zip archive (a PyTorch .pt file?): "
+                       "this version reads safetensors weights only", path);
+    return cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format (expected safetensors)", path);
+}

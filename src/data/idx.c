@@ -1,0 +1,171 @@
+/* MNIST IDX reader and writer. zlib's gz* functions read plain and gzip
+ * files alike. The header is validated against the real amount of data: a
+ * truncated or over-long file is an error, never a short data set. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "crossbind/data.h"
+#include "../core/json.h"
+
+#define IDX_UBYTE 0x08
+#define MAX_SAMPLES 100000000LL
+
+static gzFile open_idx(const char *dir, const char *base, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, base);
+    gzFile f = gzopen(path, "rb");
+    if (f) return f;
+    snprintf(path, size, "%s/%s.gz", dir, base);
+    f = gzopen(path, "rb");
+    if (!f) snprintf(path, size, "%s/%s[.gz]", dir, base);
+    return f;
+}
+
+static int read_exact(gzFile f, void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+        int got = gzread(f, p, chunk);
+        if (got <= 0) return 0;
+        p += got;
+        n -= (size_t)got;
+    }
+    return 1;
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
+}
+
+/* Reads an IDX file of unsigned bytes with `ndim` dimensions; `limit` > 0
+ * keeps the first `limit` items. Returns the bytes in *data (owned). */
+static cb_status read_idx(const char *dir, const char *base, int ndim, int64_t limit,
+                          int64_t dims[3], uint8_t **data, char *path, size_t path_size)
+{
+    *data = NULL;
+    gzFile f = open_idx(dir, base, path, path_size);
+    if (!f) return cb_fail(CB_ERR_IO, "cannot open %s: %s", path, strerror(errno ? errno : ENOENT));
+    unsigned char hdr[16];
+    cb_status s = CB_OK;
+    if (!read_exact(f, hdr, 4 + 4 * (size_t)ndim)) {
+        s = cb_fail(CB_ERR_FORMAT, "%s: truncated IDX header", path);
+    } else if (hdr[0] != 0 || hdr[1] != 0 || hdr[2] != IDX_UBYTE || hdr[3] != ndim) {
+        s = cb_fail(CB_ERR_FORMAT, "%s: wrong IDX magic %02x%02x%02x%02x (expected 000008%02x: unsigned bytes, %d dims)",
+                    path, hdr[0], hdr[1], hdr[2], hdr[3], ndim, ndim);
+    }
+    int64_t item = 1;
+    for (int i = 0; s == CB_OK && i < ndim; i++) {
+        dims[i] = be32(hdr + 4 + 4 * i);
+        if (dims[i] < 1 || dims[i] > (i ? 4096 : MAX_SAMPLES))
+            s = cb_fail(CB_ERR_FORMAT, "%s: implausible dimension %lld", path, (long long)dims[i]);
+        if (i) item *= dims[i];
+    }
+    if (s == CB_OK) {
+        int64_t keep = (limit > 0 && limit < dims[0]) ? limit : dims[0];
+        size_t bytes = (size_t)(keep * item);
+        *data = malloc(bytes ? bytes : 1);
+        if (!*data) s = cb_fail(CB_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, bytes);
+        else if (!read_exact(f, *data, bytes))
+            s = cb_fail(CB_ERR_FORMAT, "%s: truncated: the header promises %lld items, the data ends early",
+                        path, (long long)dims[0]);
+        else if (keep == dims[0]) {
+            unsigned char extra;
+            if (gzread(f, &extra, 1) > 0)
+                s = cb_fail(CB_ERR_FORMAT, "%s: trailing bytes after %lld items", path, (long long)dims[0]);
+        }
+        int gzerr;
+        const char *msg = gzerror(f, &gzerr);
+        if (s == CB_OK && gzerr != Z_OK && gzerr != Z_STREAM_END)
+            s = cb_fail(CB_ERR_FORMAT, "%s: corrupt compressed data: %s", path, msg);
+        dims[0] = keep;
+    }
+    gzclose(f);
+    if (s != CB_OK) {
+        free(*data);
+        *data = NULL;
+    }
+    return s;
+}
+
+cb_status cb_mnist_load(const char *dir, int train, int64_t limit, cb_dataset *out)
+{
+    memset(out, 0, sizeof *out);
+    char ipath[4096], lpath[4096];
+    int64_t idims[3], ldims[3];
+    uint8_t *pix = NULL, *lab = NULL;
+    const char *prefix = train ? "train" : "t10k";
+    char base[64];
+    snprintf(base, sizeof base, "%s-images-idx3-ubyte", prefix);
+    cb_status s = read_idx(dir, base, 3, limit, idims, &pix, ipath, sizeof ipath);
+    if (s != CB_OK) return s;
+    snprintf(base, sizeof base, "%s-labels-idx1-ubyte", prefix);
+    s = read_idx(dir, base, 1, limit, ldims, &lab, lpath, sizeof lpath);
+    if (s == CB_OK && idims[0] != ldims[0])
+        s = cb_fail(CB_ERR_FORMAT, "%s has %lld images but %s has %lld labels", ipath,
+                    (long long)idims[0], lpath, (long long)ldims[0]);
+    for (int64_t i = 0; s == CB_OK && i < ldims[0]; i++)
+        if (lab[i] > 9) s = cb_fail(CB_ERR_FORMAT, "%s: label %d of sample %lld is not a digit class 0-9",
+                                    lpath, lab[i], (long long)i);
+    if (s == CB_OK) {
+        out->n = idims[0];
+        out->c = 1;
+        out->h = (int)idims[1];
+        out->w = (int)idims[2];
+        out->classes = 10;
+        size_t npix = (size_t)(out->n * out->h * out->w);
+        out->x = malloc(npix * sizeof(float));
+        out->y = malloc((size_t)out->n * sizeof(float));
+        if (!out->x || !out->y) s = cb_fail(CB_ERR_NOMEM, "out of memory loading %s", ipath);
+        for (size_t i = 0; s == CB_OK && i < npix; i++) out->x[i] = (float)pix[i] / 255.0f;
+        for (int64_t i = 0; s == CB_OK && i < out->n; i++) out->y[i] = (float)lab[i];
+        snprintf(out->source, sizeof out->source, "%s", dir);
+    }
+    free(pix);
+    free(lab);
+    if (s != CB_OK) cb_dataset_free(out);
+    return s;
+}
+
+void cb_dataset_free(cb_dataset *d)
+{
+    free(d->x);
+    free(d->y);
+    memset(d, 0, sizeof *d);
+}
+
+static void put_be32(unsigned char *b, uint32_t v)
+{
+    b[0] = (unsigned char)(v >> 24); b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8); b[3] = (unsigned char)v;
+}
+
+static cb_status write_idx(const char *path, int ndim, const int64_t *dims, const uint8_t *data, size_t bytes)
+{
+    size_t hlen = 4 + 4 * (size_t)ndim;
+    unsigned char *buf = malloc(hlen + bytes);
+    if (!buf) return cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
+    buf[0] = buf[1] = 0;
+    buf[2] = IDX_UBYTE;
+    buf[3] = (unsigned char)ndim;
+    for (int i = 0; i < ndim; i++) put_be32(buf + 4 + 4 * i, (uint32_t)dims[i]);
+    memcpy(buf + hlen, data, bytes);
+    cb_status s = cb_write_file_atomic(path, buf, hlen + bytes);
+    free(buf);
+    return s;
+}
+
+cb_status cb_idx_write_images(const char *path, const uint8_t *pixels, int64_t n, int rows, int cols)
+{
+    int64_t dims[3] = {n, rows, cols};
+    return write_idx(path, 3, dims, pixels, (size_t)(n * rows * cols));
+}
+
+cb_status cb_idx_write_labels(const char *path, const uint8_t *labels, int64_t n)
+{
+    int64_t dims[1] = {n};
+    return write_idx(path, 1, dims, labels, (size_t)n);
+}

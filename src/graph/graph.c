@@ -1,0 +1,367 @@
+/* Graph construction with shape inference at build time, so that a model
+ * that does not fit together fails when it is built, not when it runs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "crossbind/graph.h"
+
+cb_status cb_graph_init(cb_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->output = -1;
+    g->loss = -1;
+    return CB_OK;
+}
+
+void cb_graph_free(cb_graph *g)
+{
+    free(g->nodes);
+    free(g->params);
+    free(g->grads);
+    memset(g, 0, sizeof *g);
+}
+
+int64_t cb_node_numel(const cb_node *n)
+{
+    int64_t k = 1;
+    for (int i = 0; i < n->ndim; i++) k *= n->dims[i];
+    return k;
+}
+
+int cb_graph_find(const cb_graph *g, const char *name)
+{
+    for (int i = 0; i < g->count; i++)
+        if (strcmp(g->nodes[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int add_node(cb_graph *g, cb_op op, const char *name, const int *in, int n_in)
+{
+    if (g->params) {
+        cb_fail(CB_ERR_INVALID_ARG, "graph: node '%s' added after finalize", name);
+        return -1;
+    }
+    for (int i = 0; i < n_in; i++) {
+        if (in[i] < 0 || in[i] >= g->count) {
+            /* An earlier builder failed and already recorded why. */
+            if (in[i] >= g->count)
+                cb_fail(CB_ERR_INVALID_ARG, "graph: node '%s' refers to unknown node %d", name, in[i]);
+            return -1;
+        }
+    }
+    if (strlen(name) >= CB_MAX_NAME) {
+        cb_fail(CB_ERR_INVALID_ARG, "graph: node name too long: %s", name);
+        return -1;
+    }
+    if (g->count == g->capacity) {
+        int cap = g->capacity ? 2 * g->capacity : 32;
+        cb_node *nodes = realloc(g->nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes) {
+            cb_fail(CB_ERR_NOMEM, "graph: out of memory");
+            return -1;
+        }
+        g->nodes = nodes;
+        g->capacity = cap;
+    }
+    cb_node *n = &g->nodes[g->count];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    snprintf(n->name, sizeof n->name, "%s", name);
+    for (int i = 0; i < n_in; i++) n->in[i] = in[i];
+    n->n_in = n_in;
+    n->batched = 1;
+    return g->count++;
+}
+
+static void set_dims(cb_node *n, int ndim, const int64_t *dims)
+{
+    n->ndim = ndim;
+    for (int i = 0; i < ndim; i++) n->dims[i] = dims[i];
+}
+
+int cb_graph_input(cb_graph *g, const char *name, int ndim, const int64_t *dims)
+{
+    if (ndim < 1 || ndim > CB_MAX_DIMS - 1) {
+        cb_fail(CB_ERR_SHAPE, "graph: input '%s' has %d dimensions", name, ndim);
+        return -1;
+    }
+    int id = add_node(g, CB_OP_INPUT, name, NULL, 0);
+    if (id >= 0) set_dims(&g->nodes[id], ndim, dims);
+    return id;
+}
+
+int cb_graph_param(cb_graph *g, const char *name, int ndim, const int64_t *dims,
+                   cb_init init, int64_t fan_in)
+{
+    if (cb_graph_find(g, name) >= 0) {
+        cb_fail(CB_ERR_INVALID_ARG, "graph: duplicate parameter name '%s'", name);
+        return -1;
+    }
+    int id = add_node(g, CB_OP_PARAM, name, NULL, 0);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    set_dims(n, ndim, dims);
+    n->batched = 0;
+    n->init = init;
+    n->fan_in = fan_in;
+    n->param_offset = g->n_params;
+    g->n_params += (size_t)cb_node_numel(n);
+    return id;
+}
+
+static char *join(char *buf, size_t size, const char *a, const char *b)
+{
+    snprintf(buf, size, "%s.%s", a, b);
+    return buf;
+}
+
+int cb_graph_conv2d(cb_graph *g, const char *name, int x, int out_ch, int kernel,
+                    int stride, int pad, int bias)
+{
+    if (x < 0 || x >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x];
+    if (xn->ndim != 3) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': input must be [C,H,W], has %d dims", name, xn->ndim);
+        return -1;
+    }
+    int64_t c = xn->dims[0], h = xn->dims[1], w = xn->dims[2];
+    if (kernel < 1 || stride < 1 || pad < 0 || out_ch < 1) {
+        cb_fail(CB_ERR_INVALID_ARG, "conv2d '%s': invalid kernel/stride/padding/channels", name);
+        return -1;
+    }
+    int64_t oh = (h + 2 * pad - kernel) / stride + 1, ow = (w + 2 * pad - kernel) / stride + 1;
+    if (h + 2 * pad < kernel || w + 2 * pad < kernel) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': kernel %d larger than padded input %lldx%lld",
+                name, kernel, (long long)(h + 2 * pad), (long long)(w + 2 * pad));
+        return -1;
+    }
+    char pname[CB_MAX_NAME + 8];
+    int64_t fan_in = c * kernel * kernel;
+    int64_t wd[4] = {out_ch, c, kernel, kernel};
+    int wi = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 4, wd,
+                            CB_INIT_KAIMING_UNIFORM, fan_in);
+    int bi = -2;
+    if (bias) {
+        int64_t bd[1] = {out_ch};
+        bi = cb_graph_param(g, join(pname, sizeof pname, name, "bias"), 1, bd,
+                            CB_INIT_FAN_IN_UNIFORM, fan_in);
+    }
+    if (wi < 0 || bi == -1) return -1;
+    int in[3] = {x, wi, bi};
+    int id = add_node(g, CB_OP_CONV2D, name, in, bias ? 3 : 2);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    int64_t od[3] = {out_ch, oh, ow};
+    set_dims(n, 3, od);
+    n->kh = n->kw = kernel;
+    n->sh = n->sw = stride;
+    n->ph = n->pw = pad;
+    return id;
+}
+
+int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad)
+{
+    if (x < 0 || x >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x];
+    if (op != CB_OP_MAXPOOL2D && op != CB_OP_AVGPOOL2D) {
+        cb_fail(CB_ERR_INVALID_ARG, "pool2d: not a pooling op");
+        return -1;
+    }
+    if (xn->ndim != 3 || kernel < 1 || stride < 1 || pad < 0 || 2 * pad > kernel ||
+        xn->dims[1] + 2 * pad < kernel || xn->dims[2] + 2 * pad < kernel) {
+        cb_fail(CB_ERR_SHAPE, "pool2d after '%s': invalid kernel %d / stride %d / padding %d for input",
+                xn->name, kernel, stride, pad);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "%s%d", op == CB_OP_MAXPOOL2D ? "maxpool" : "avgpool", g->count);
+    int id = add_node(g, op, name, &x, 1);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    xn = &g->nodes[x];
+    int64_t od[3] = {xn->dims[0], (xn->dims[1] + 2 * pad - kernel) / stride + 1,
+                     (xn->dims[2] + 2 * pad - kernel) / stride + 1};
+    set_dims(n, 3, od);
+    n->kh = n->kw = kernel;
+    n->sh = n->sw = stride;
+    n->ph = n->pw = pad;
+    return id;
+}
+
+int cb_graph_linear(cb_graph *g, const char *name, int x, int out_features, int bias)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (g->nodes[x].ndim != 1 || out_features < 1) {
+        cb_fail(CB_ERR_SHAPE, "linear '%s': input must be a vector (flatten first), has %d dims",
+                name, g->nodes[x].ndim);
+        return -1;
+    }
+    int64_t k = g->nodes[x].dims[0];
+    char pname[CB_MAX_NAME + 8];
+    int64_t wd[2] = {out_features, k};
+    int wi = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 2, wd,
+                            CB_INIT_KAIMING_UNIFORM, k);
+    int bi = -2;
+    if (bias) {
+        int64_t bd[1] = {out_features};
+        bi = cb_graph_param(g, join(pname, sizeof pname, name, "bias"), 1, bd,
+                            CB_INIT_FAN_IN_UNIFORM, k);
+    }
+    if (wi < 0 || bi == -1) return -1;
+    int in[3] = {x, wi, bi};
+    int id = add_node(g, CB_OP_LINEAR, name, in, bias ? 3 : 2);
+    if (id < 0) return -1;
+    int64_t od[1] = {out_features};
+    set_dims(&g->nodes[id], 1, od);
+    return id;
+}
+
+static const char *op_name(cb_op op)
+{
+    static const char *names[CB_OP_COUNT] = {
+        "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
+        "sigmoid", "flatten", "softmax_xent", "bce"};
+    return op < CB_OP_COUNT ? names[op] : "?";
+}
+
+int cb_graph_unary(cb_graph *g, cb_op op, int x)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (op != CB_OP_TANH && op != CB_OP_RELU && op != CB_OP_SIGMOID && op != CB_OP_FLATTEN) {
+        cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a unary op", op_name(op));
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "%s%d", op_name(op), g->count);
+    int id = add_node(g, op, name, &x, 1);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    if (op == CB_OP_FLATTEN) {
+        int64_t d[1] = {cb_node_numel(&g->nodes[x])};
+        set_dims(n, 1, d);
+    } else {
+        set_dims(n, g->nodes[x].ndim, g->nodes[x].dims);
+    }
+    return id;
+}
+
+int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels)
+{
+    if (prediction < 0 || labels < 0 || prediction >= g->count || labels >= g->count) return -1;
+    if (op != CB_OP_SOFTMAX_XENT && op != CB_OP_BCE) {
+        cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a loss", op_name(op));
+        return -1;
+    }
+    const cb_node *p = &g->nodes[prediction], *l = &g->nodes[labels];
+    if (p->ndim != 1 || cb_node_numel(l) != 1 || (op == CB_OP_BCE && p->dims[0] != 1)) {
+        cb_fail(CB_ERR_SHAPE, "%s: prediction must be [K] (BCE: [1]) and labels [1]", op_name(op));
+        return -1;
+    }
+    int in[2] = {prediction, labels};
+    int id = add_node(g, op, op_name(op), in, 2);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    int64_t d[1] = {1};
+    set_dims(n, 1, d);
+    n->batched = 0; /* the mean over the batch */
+    g->loss = id;
+    return id;
+}
+
+cb_status cb_graph_finalize(cb_graph *g)
+{
+    if (g->params) return CB_OK;
+    size_t n = g->n_params ? g->n_params : 1;
+    g->params = calloc(n, sizeof(float));
+    g->grads = calloc(n, sizeof(float));
+    if (!g->params || !g->grads) {
+        free(g->params);
+        free(g->grads);
+        g->params = g->grads = NULL;
+        return cb_fail(CB_ERR_NOMEM, "graph: out of memory for %zu parameters", g->n_params);
+    }
+    return CB_OK;
+}
+
+void cb_graph_init_params(cb_graph *g, cb_rng *rng)
+{
+    for (int i = 0; i < g->count; i++) {
+        cb_node *n = &g->nodes[i];
+        if (n->op != CB_OP_PARAM || n->init == CB_INIT_NONE) continue;
+        /* Both PyTorch defaults reduce to U(-1/sqrt(fan_in), 1/sqrt(fan_in)):
+         * kaiming_uniform with a = sqrt(5) has gain sqrt(1/3) and bound
+         * gain * sqrt(3 / fan_in). */
+        double bound = n->fan_in > 0 ? 1.0 / sqrt((double)n->fan_in) : 0.0;
+        float *p = g->params + n->param_offset;
+        int64_t k = cb_node_numel(n);
+        for (int64_t j = 0; j < k; j++) p[j] = (float)((2.0 * cb_rng_uniform(rng) - 1.0) * bound);
+    }
+}
+
+float *cb_graph_param_data(cb_graph *g, int node) { return g->params + g->nodes[node].param_offset; }
+float *cb_graph_param_grad(cb_graph *g, int node) { return g->grads + g->nodes[node].param_offset; }
+
+cb_status cb_graph_params_to_list(const cb_graph *g, cb_tensor_list *out)
+{
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (n->op != CB_OP_PARAM) continue;
+        cb_status s = cb_tensor_list_add(out, n->name, CB_F32, n->ndim, n->dims,
+                                         g->params + n->param_offset);
+        if (s != CB_OK) return s;
+    }
+    return CB_OK;
+}
+
+static void shape_str(char *buf, size_t size, int ndim, const int64_t *dims)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < ndim && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, i ? ",%lld" : "%lld", (long long)dims[i]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list)
+{
+    char missing[512] = "";
+    /* Check everything before copying anything: a failed load leaves the
+     * model's parameters as they were. */
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (n->op != CB_OP_PARAM) continue;
+        const cb_tensor *t = cb_tensor_list_find(list, n->name);
+        if (!t) {
+            size_t used = strlen(missing);
+            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", n->name);
+            continue;
+        }
+        int same = t->ndim == n->ndim;
+        for (int d = 0; same && d < n->ndim; d++) same = t->shape[d] == n->dims[d];
+        if (!same) {
+            char want[96], got[96];
+            shape_str(want, sizeof want, n->ndim, n->dims);
+            shape_str(got, sizeof got, t->ndim, t->shape);
+            return cb_fail(CB_ERR_SHAPE, "parameter '%s' has shape %s in the file, the model needs %s",
+                           n->name, got, want);
+        }
+        if (t->dtype != CB_F32 && t->dtype != CB_F64)
+            return cb_fail(CB_ERR_FORMAT, "parameter '%s' has dtype %s, expected F32 or F64",
+                           n->name, cb_dtype_name(t->dtype));
+    }
+    if (missing[0]) return cb_fail(CB_ERR_NOT_FOUND, "parameters missing from the file: %s", missing);
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (n->op != CB_OP_PARAM) continue;
+        const cb_tensor *t = cb_tensor_list_find(list, n->name);
+        float *dst = g->params + n->param_offset;
+        int64_t k = cb_node_numel(n);
+        if (t->dtype == CB_F32) {
+            memcpy(dst, t->data, (size_t)k * sizeof(float));
+        } else {
+            const double *src = t->data;
+            for (int64_t j = 0; j < k; j++) dst[j] = (float)src[j];
+        }
+    }
+    return CB_OK;
+}

@@ -1,0 +1,55 @@
+/* Elementwise activations. The reference level computes in double; the fast
+ * level in float across threads. Backward uses the forward output, which is
+ * what PyTorch's tanh/sigmoid/relu backward kernels use too. */
+#include <math.h>
+#include "ops.h"
+
+static float act_ref(cb_act a, float v)
+{
+    switch (a) {
+    case CB_ACT_TANH: return (float)tanh((double)v);
+    case CB_ACT_RELU: return v > 0.0f ? v : (isnan(v) ? v : 0.0f);
+    case CB_ACT_SIGMOID: return (float)(1.0 / (1.0 + exp(-(double)v)));
+    }
+    return v;
+}
+
+void cb_act_fwd(cb_act a, int64_t n, const float *x, float *y, int fast)
+{
+    if (!fast) {
+        for (int64_t i = 0; i < n; i++) y[i] = act_ref(a, x[i]);
+        return;
+    }
+    switch (a) {
+    case CB_ACT_TANH:
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+        break;
+    case CB_ACT_RELU:
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : (isnan(x[i]) ? x[i] : 0.0f);
+        break;
+    case CB_ACT_SIGMOID:
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        break;
+    }
+}
+
+void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast)
+{
+    switch (a) {
+    case CB_ACT_TANH:
+#pragma omp parallel for schedule(static) if (fast)
+        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
+        break;
+    case CB_ACT_RELU:
+#pragma omp parallel for schedule(static) if (fast)
+        for (int64_t i = 0; i < n; i++) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
+        break;
+    case CB_ACT_SIGMOID:
+#pragma omp parallel for schedule(static) if (fast)
+        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i] * (1.0f - y[i]);
+        break;
+    }
+}

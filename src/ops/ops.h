@@ -1,0 +1,63 @@
+/* Kernels of every op, forward and backward side by side.
+ *
+ * Each op has a reference kernel (plain loops, double accumulation: the
+ * oracle) and a fast kernel (BLAS, OpenMP). Backward kernels ACCUMULATE into
+ * the gradients they are given (dx += ...), so a tensor consumed by several
+ * nodes gets the sum; a NULL gradient pointer means "not needed".
+ * Tensors are NCHW, row-major, float32. */
+#ifndef CB_OPS_H
+#define CB_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "crossbind/status.h"
+
+typedef struct cb_conv_shape {
+    int n, c, h, w;      /* input */
+    int oc, kh, kw;      /* weight [oc, c, kh, kw] */
+    int sh, sw, ph, pw;
+    int oh, ow;          /* output */
+} cb_conv_shape;
+
+/* Convolution (cross-correlation, as PyTorch); bias may be NULL. */
+void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *b, float *y);
+void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
+                       float *dx, float *dw, float *db);
+size_t cb_conv2d_workspace(const cb_conv_shape *s); /* floats the fast kernels need */
+void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b,
+                        float *y, float *ws);
+void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
+                        float *dx, float *dw, float *db, float *ws);
+
+/* Pooling (uses kh, kw, sh, sw, ph, pw, oh, ow; oc is ignored). Max pooling
+ * propagates NaN and, on ties, routes the gradient to the first maximum in
+ * scan order, as PyTorch does. Average pooling counts padding (PyTorch's
+ * default count_include_pad = true). */
+void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
+void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast);
+void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
+void cb_avgpool_bwd(const cb_conv_shape *s, const float *dy, float *dx, int fast);
+
+/* Linear: y[n,o] = x[n,k] w[o,k]^T + b[o]. */
+void cb_linear_fwd_ref(int n, int k, int o, const float *x, const float *w, const float *b, float *y);
+void cb_linear_bwd_ref(int n, int k, int o, const float *x, const float *w, const float *dy,
+                       float *dx, float *dw, float *db);
+void cb_linear_fwd_fast(int n, int k, int o, const float *x, const float *w, const float *b, float *y);
+void cb_linear_bwd_fast(int n, int k, int o, const float *x, const float *w, const float *dy,
+                        float *dx, float *dw, float *db);
+
+/* Elementwise activations. The backward kernels use the forward OUTPUT y. */
+typedef enum { CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID } cb_act;
+void cb_act_fwd(cb_act a, int64_t n, const float *x, float *y, int fast);
+void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast);
+
+/* Losses: the mean over the batch. Labels are class indices (softmax
+ * cross-entropy) or 0/1 targets (binary cross-entropy on probabilities),
+ * stored as float. Forward fails cleanly on an invalid label. */
+cb_status cb_softmax_xent_fwd(int n, int k, const float *logits, const float *labels, float *loss);
+void cb_softmax_xent_bwd(int n, int k, const float *logits, const float *labels, float dloss,
+                         float *dlogits);
+cb_status cb_bce_fwd(int n, const float *p, const float *labels, float *loss);
+void cb_bce_bwd(int n, const float *p, const float *labels, float dloss, float *dp);
+
+#endif

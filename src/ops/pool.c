@@ -1,0 +1,107 @@
+/* Max and average pooling, forward and backward. One loop nest serves both
+ * kernel levels: the fast level runs the (sample, channel) planes in
+ * parallel, which cannot change any result because planes are independent. */
+#include <math.h>
+#include "ops.h"
+
+/* Index (into the input plane) of the window's maximum: the first maximum in
+ * scan order, NaN counting as the maximum, as PyTorch's CPU kernel. -1 if the
+ * window lies entirely in padding (cannot happen for valid shapes). */
+static int window_argmax(const cb_conv_shape *s, const float *plane, int oy, int ox)
+{
+    int best = -1;
+    float maxval = -INFINITY;
+    for (int i = 0; i < s->kh; i++) {
+        int iy = oy * s->sh - s->ph + i;
+        if (iy < 0 || iy >= s->h) continue;
+        for (int j = 0; j < s->kw; j++) {
+            int ix = ox * s->sw - s->pw + j;
+            if (ix < 0 || ix >= s->w) continue;
+            float v = plane[iy * s->w + ix];
+            if (best < 0 || v > maxval || isnan(v)) {
+                best = iy * s->w + ix;
+                maxval = v;
+                if (isnan(v)) return best;
+            }
+        }
+    }
+    return best;
+}
+
+void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
+{
+    const int planes = s->n * s->c;
+#pragma omp parallel for schedule(static) if (fast)
+    for (int p = 0; p < planes; p++) {
+        const float *xp = x + (size_t)p * s->h * s->w;
+        float *yp = y + (size_t)p * s->oh * s->ow;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                int a = window_argmax(s, xp, oy, ox);
+                yp[oy * s->ow + ox] = a >= 0 ? xp[a] : -INFINITY;
+            }
+    }
+}
+
+void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast)
+{
+    const int planes = s->n * s->c;
+#pragma omp parallel for schedule(static) if (fast)
+    for (int p = 0; p < planes; p++) {
+        const float *xp = x + (size_t)p * s->h * s->w;
+        const float *dyp = dy + (size_t)p * s->oh * s->ow;
+        float *dxp = dx + (size_t)p * s->h * s->w;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                int a = window_argmax(s, xp, oy, ox);
+                if (a >= 0) dxp[a] += dyp[oy * s->ow + ox];
+            }
+    }
+}
+
+void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
+{
+    const int planes = s->n * s->c;
+    const float inv = 1.0f / (float)(s->kh * s->kw);
+#pragma omp parallel for schedule(static) if (fast)
+    for (int p = 0; p < planes; p++) {
+        const float *xp = x + (size_t)p * s->h * s->w;
+        float *yp = y + (size_t)p * s->oh * s->ow;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                float acc = 0.0f;
+                for (int i = 0; i < s->kh; i++) {
+                    int iy = oy * s->sh - s->ph + i;
+                    if (iy < 0 || iy >= s->h) continue;
+                    for (int j = 0; j < s->kw; j++) {
+                        int ix = ox * s->sw - s->pw + j;
+                        if (ix >= 0 && ix < s->w) acc += xp[iy * s->w + ix];
+                    }
+                }
+                yp[oy * s->ow + ox] = acc * inv;
+            }
+    }
+}
+
+void cb_avgpool_bwd(const cb_conv_shape *s, const float *dy, float *dx, int fast)
+{
+    const int planes = s->n * s->c;
+    const float inv = 1.0f / (float)(s->kh * s->kw);
+#pragma omp parallel for schedule(static) if (fast)
+    for (int p = 0; p < planes; p++) {
+        const float *dyp = dy + (size_t)p * s->oh * s->ow;
+        float *dxp = dx + (size_t)p * s->h * s->w;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                float g = dyp[oy * s->ow + ox] * inv;
+                for (int i = 0; i < s->kh; i++) {
+                    int iy = oy * s->sh - s->ph + i;
+                    if (iy < 0 || iy >= s->h) continue;
+                    for (int j = 0; j < s->kw; j++) {
+                        int ix = ox * s->sw - s->pw + j;
+                        if (ix >= 0 && ix < s->w) dxp[iy * s->w + ix] += g;
+                    }
+                }
+            }
+    }
+}
