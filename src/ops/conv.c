@@ -4,10 +4,8 @@
  * cols[K = C*KH*KW, n*OH*OW] so that each layer is ONE large SGEMM per chunk
  * of samples instead of many thin per-sample products (LeNet's layers have
  * 6-16 output channels: per-sample GEMMs would leave BLAS starved).
- * BLAS runs multi-threaded; OpenMP only parallelises the copy loops around
- * it, never a region that calls BLAS, so threads are never oversubscribed. */
+ * The products are split across the engine's threads by cb_gemm. */
 #include <string.h>
-#include <cblas.h>
 #include "ops.h"
 
 /* Workspace cap per chunk, in floats (128 MiB): bounds memory for wide
@@ -130,6 +128,16 @@ static void im2col(const cb_conv_shape *s, const float *x, int n0, int nc, float
                     continue;
                 }
                 const float *row = src + (size_t)iy * s->w;
+                if (s->sw == 1) {
+                    /* valid ox: 0 <= ox - pw + j < w */
+                    int lo = s->pw - j > 0 ? s->pw - j : 0;
+                    int hi = s->w + s->pw - j < s->ow ? s->w + s->pw - j : s->ow;
+                    if (hi < lo) hi = lo;
+                    for (int ox = 0; ox < lo; ox++) d[ox] = 0.0f;
+                    memcpy(d + lo, row + lo - s->pw + j, (size_t)(hi - lo) * sizeof *d);
+                    for (int ox = hi; ox < s->ow; ox++) d[ox] = 0.0f;
+                    continue;
+                }
                 for (int ox = 0; ox < s->ow; ox++) {
                     int ix = ox * s->sw - s->pw + j;
                     d[ox] = (ix >= 0 && ix < s->w) ? row[ix] : 0.0f;
@@ -173,8 +181,7 @@ void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
         float *cols = ws, *yt = ws + (size_t)K * nc * P;
         im2col(s, x, n0, nc, cols);
         /* yt[OC, nc*P] = W[OC, K] . cols[K, nc*P] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->oc, nc * P, K, 1.0f, w, K,
-                    cols, nc * P, 0.0f, yt, nc * P);
+        cb_gemm(0, 0, s->oc, nc * P, K, 1.0f, w, K, cols, nc * P, 0.0f, yt, nc * P);
         const int planes = nc * s->oc;
 #pragma omp parallel for schedule(static)
         for (int pc = 0; pc < planes; pc++) {
@@ -212,13 +219,11 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
         if (dw) {
             im2col(s, x, n0, nc, cols);
             /* dW[OC, K] += dyt[OC, nc*P] . cols[K, nc*P]^T */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->oc, K, nc * P, 1.0f, dyt, nc * P,
-                        cols, nc * P, 1.0f, dw, K);
+            cb_gemm(0, 1, s->oc, K, nc * P, 1.0f, dyt, nc * P, cols, nc * P, 1.0f, dw, K);
         }
         if (dx) {
             /* dcols[K, nc*P] = W[OC, K]^T . dyt[OC, nc*P] */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, nc * P, s->oc, 1.0f, w, K, dyt,
-                        nc * P, 0.0f, dcols, nc * P);
+            cb_gemm(1, 0, K, nc * P, s->oc, 1.0f, w, K, dyt, nc * P, 0.0f, dcols, nc * P);
             col2im_add(s, dcols, n0, nc, dx);
         }
     }

@@ -1,5 +1,4 @@
 /* Fully connected layer, y = x W^T + b with W stored [out, in] (PyTorch). */
-#include <cblas.h>
 #include "ops.h"
 
 void cb_linear_fwd_ref(int n, int k, int o, const float *x, const float *w, const float *b, float *y)
@@ -42,7 +41,7 @@ void cb_linear_fwd_fast(int n, int k, int o, const float *x, const float *w, con
     if (b)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < o; j++) y[(size_t)i * o + j] = b[j];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, o, k, 1.0f, x, k, w, k, b ? 1.0f : 0.0f, y, o);
+    cb_gemm(0, 1, n, o, k, 1.0f, x, k, w, k, b ? 1.0f : 0.0f, y, o);
 }
 
 void cb_linear_bwd_fast(int n, int k, int o, const float *x, const float *w, const float *dy,
@@ -52,7 +51,7 @@ void cb_linear_bwd_fast(int n, int k, int o, const float *x, const float *w, con
         for (int i = 0; i < n; i++)
             for (int j = 0; j < o; j++) db[j] += dy[(size_t)i * o + j];
     if (dw) /* dW[o,k] += dy[n,o]^T . x[n,k] */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o, k, n, 1.0f, dy, o, x, k, 1.0f, dw, k);
+        cb_gemm(1, 0, o, k, n, 1.0f, dy, o, x, k, 1.0f, dw, k);
     if (dx) /* dx[n,k] += dy[n,o] . W[o,k] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k, o, 1.0f, dy, o, w, k, 1.0f, dx, k);
+        cb_gemm(0, 0, n, k, o, 1.0f, dy, o, w, k, 1.0f, dx, k);
 }

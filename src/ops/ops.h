@@ -12,6 +12,11 @@
 #include <stdint.h>
 #include "crossbind/status.h"
 
+/* C = alpha op(A) op(B) + beta C, row-major, split across the engine's
+ * threads (gemm.c). ta/tb: 1 = transposed. */
+void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+             const float *b, int ldb, float beta, float *c, int ldc);
+
 typedef struct cb_conv_shape {
     int n, c, h, w;      /* input */
     int oc, kh, kw;      /* weight [oc, c, kh, kw] */

@@ -28,8 +28,38 @@ static int window_argmax(const cb_conv_shape *s, const float *plane, int oy, int
     return best;
 }
 
+/* The 2x2, stride 2, unpadded window of the LeNets and VGG: the same
+ * selection rule as window_argmax without its bounds checks. */
+static int is_2x2(const cb_conv_shape *s)
+{
+    return s->kh == 2 && s->kw == 2 && s->sh == 2 && s->sw == 2 && s->ph == 0 && s->pw == 0;
+}
+
+static inline int argmax_2x2(const float *xp, int w, int oy, int ox)
+{
+    int base = 2 * oy * w + 2 * ox;
+    int cand[4] = {base, base + 1, base + w, base + w + 1};
+    int best = cand[0];
+    for (int t = 1; t < 4; t++) {
+        float v = xp[cand[t]], m = xp[best];
+        if (!isnan(m) && (v > m || isnan(v))) best = cand[t];
+    }
+    return best;
+}
+
 void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
 {
+    if (fast && is_2x2(s)) {
+        const int planes = s->n * s->c;
+#pragma omp parallel for schedule(static)
+        for (int p = 0; p < planes; p++) {
+            const float *xp = x + (size_t)p * s->h * s->w;
+            float *yp = y + (size_t)p * s->oh * s->ow;
+            for (int oy = 0; oy < s->oh; oy++)
+                for (int ox = 0; ox < s->ow; ox++) yp[oy * s->ow + ox] = xp[argmax_2x2(xp, s->w, oy, ox)];
+        }
+        return;
+    }
     const int planes = s->n * s->c;
 #pragma omp parallel for schedule(static) if (fast)
     for (int p = 0; p < planes; p++) {
@@ -45,6 +75,18 @@ void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
 
 void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast)
 {
+    if (fast && is_2x2(s)) {
+        const int planes = s->n * s->c;
+#pragma omp parallel for schedule(static)
+        for (int p = 0; p < planes; p++) {
+            const float *xp = x + (size_t)p * s->h * s->w;
+            const float *dyp = dy + (size_t)p * s->oh * s->ow;
+            float *dxp = dx + (size_t)p * s->h * s->w;
+            for (int oy = 0; oy < s->oh; oy++)
+                for (int ox = 0; ox < s->ow; ox++) dxp[argmax_2x2(xp, s->w, oy, ox)] += dyp[oy * s->ow + ox];
+        }
+        return;
+    }
     const int planes = s->n * s->c;
 #pragma omp parallel for schedule(static) if (fast)
     for (int p = 0; p < planes; p++) {
