@@ -1,0 +1,42 @@
+"""MNIST IDX reading (plain or gzip), the same files and scaling as crossbind."""
+import gzip
+import os
+import struct
+
+import numpy as np
+
+
+def _open(directory, base):
+    for name in (base, base + ".gz"):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                magic = f.read(2)
+            return (gzip.open if magic == b"\x1f\x8b" else open)(path, "rb"), path
+    raise FileNotFoundError(f"cannot open {os.path.join(directory, base)}[.gz]")
+
+
+def _read_idx(directory, base, ndim, limit):
+    f, path = _open(directory, base)
+    with f:
+        blob = f.read()
+    if len(blob) < 4 + 4 * ndim or blob[:4] != bytes([0, 0, 8, ndim]):
+        raise ValueError(f"{path}: wrong IDX magic or truncated header")
+    dims = struct.unpack(">" + "I" * ndim, blob[4:4 + 4 * ndim])
+    count = int(np.prod(dims))
+    data = np.frombuffer(blob, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != count:
+        raise ValueError(f"{path}: header promises {count} bytes, file has {data.size}")
+    data = data.reshape(dims)
+    return data[:limit] if limit else data
+
+
+def load_mnist(directory, train, limit=0):
+    """Returns (images float32 [n,1,28,28] in [0,1], labels int64 [n])."""
+    prefix = "train" if train else "t10k"
+    x = _read_idx(directory, f"{prefix}-images-idx3-ubyte", 3, limit)
+    y = _read_idx(directory, f"{prefix}-labels-idx1-ubyte", 1, limit)
+    if len(x) != len(y):
+        raise ValueError(f"{directory}: {len(x)} images but {len(y)} labels")
+    images = x.astype(np.float32)[:, None, :, :] / np.float32(255.0)
+    return images, y.astype(np.int64)

@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""The PyTorch/Python binding of the study (the default binding): trains and
+evaluates the study's models by the same protocol, options, data files and
+JSON as `crossbind train` / `crossbind eval`, and writes the golden files the
+C test suite checks against.
+
+Run with Debian's interpreter: /usr/bin/python3 crossbind_torch.py ...
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+# The study's fair setting for convolution models: PyTorch's own threads
+# only, BLAS single-threaded. Must be set before torch is imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cb_data  # noqa: E402
+import cb_safetensors  # noqa: E402
+
+SEEDS = [287426343, 1850616268, 2068338201, 1202616822, 868822724]
+DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
+GOLDEN_FORMAT = "crossbind-golden/1"
+
+
+class LeNet1(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 5, padding=2)
+        self.conv2 = nn.Conv2d(4, 12, 5)
+        self.fc = nn.Linear(300, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(torch.tanh(self.conv1(x)), 2)
+        x = F.max_pool2d(torch.tanh(self.conv2(x)), 2)
+        return self.fc(torch.flatten(x, 1))
+
+
+class LeNet5(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.conv3 = nn.Conv2d(16, 120, 5)
+        self.fc1 = nn.Linear(120, 84)
+        self.fc2 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(torch.tanh(self.conv1(x)), 2)
+        x = F.max_pool2d(torch.tanh(self.conv2(x)), 2)
+        x = torch.tanh(self.conv3(x))
+        x = torch.tanh(self.fc1(torch.flatten(x, 1)))
+        return self.fc2(x)
+
+
+MODELS = {"lenet1": LeNet1, "lenet5": LeNet5}
+
+
+def fail(msg):
+    print(f"crossbind-torch: error: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def load_weights(model, path):
+    try:
+        tensors, _ = cb_safetensors.read(path)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        fail(f"cannot read weights {path}: {e}")
+    state = model.state_dict()
+    missing = [k for k in state if k not in tensors]
+    if missing:
+        fail(f"{path}: parameters missing from the file: {', '.join(missing)}")
+    for k, v in state.items():
+        if tuple(tensors[k].shape) != tuple(v.shape):
+            fail(f"{path}: parameter {k} has shape {list(tensors[k].shape)}, the model needs {list(v.shape)}")
+    model.load_state_dict({k: torch.from_numpy(tensors[k].astype(np.float32)) for k in state})
+
+
+def save_weights(model, path, name):
+    tensors = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    cb_safetensors.write(path, tensors, {"model": name, "format": "crossbind-weights/1"})
+
+
+# ---------------------------------------------------------------- metrics
+
+def f1_macro(pred, labels, k):
+    scores = []
+    for c in range(k):
+        tp = np.sum((pred == c) & (labels == c))
+        fp = np.sum((pred == c) & (labels != c))
+        fn = np.sum((pred != c) & (labels == c))
+        if tp + fp + fn:
+            scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def auc_binary(score, positive):
+    order = np.argsort(score, kind="mergesort")
+    s = score[order]
+    ranks = np.empty(len(s))
+    i = 0
+    while i < len(s):
+        j = i
+        while j < len(s) and s[j] == s[i]:
+            j += 1
+        ranks[i:j] = (i + 1 + j) / 2.0
+        i = j
+    pos = positive[order]
+    npos = pos.sum()
+    nneg = len(s) - npos
+    if npos == 0 or nneg == 0:
+        return float("nan")
+    return float((ranks[pos].sum() - npos * (npos + 1) / 2.0) / (npos * nneg))
+
+
+def auc_macro(probs, labels, k):
+    vals = [auc_binary(probs[:, c], labels == c) for c in range(k)]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def evaluate(model, x, y, batch, with_metrics=False):
+    """One pass in file order: (correct, accuracy, mean loss, f1, auc, seconds, pred, probs)."""
+    model.eval()
+    t0 = time.perf_counter()
+    logits = []
+    loss_sum = 0.0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            out = model(x[i:i + batch])
+            loss_sum += F.cross_entropy(out, y[i:i + batch], reduction="sum").item()
+            logits.append(out)
+    t = time.perf_counter() - t0
+    logits = torch.cat(logits)
+    pred = logits.argmax(1).numpy()
+    labels = y.numpy()
+    correct = int((pred == labels).sum())
+    probs = torch.softmax(logits, 1).numpy()
+    f1 = auc = float("nan")
+    if with_metrics:
+        f1 = f1_macro(pred, labels, 10)
+        auc = auc_macro(probs, labels, 10)
+    return correct, correct / len(x), loss_sum / len(x), f1, auc, t, pred, probs
+
+
+def load_data(args, train):
+    limit = args.limit_train if train else args.limit_test
+    try:
+        x, y = cb_data.load_mnist(args.data, train, limit)
+    except (OSError, ValueError) as e:
+        fail(str(e))
+    return torch.from_numpy(x), torch.from_numpy(y)
+
+
+# ------------------------------------------------------------------ train
+
+def write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def cmd_train(args):
+    if args.seed is not None and args.run is not None:
+        fail("give --seed or --run, not both")
+    seed = args.seed if args.seed is not None else SEEDS[(args.run or 1) - 1]
+    torch.set_num_threads(args.threads)
+    out = args.out or f"runs/{args.model}-{seed}-torch"
+    try:
+        os.makedirs(out, exist_ok=True)
+        probe = os.path.join(out, ".probe")
+        open(probe, "w").close()
+        os.remove(probe)
+    except OSError as e:
+        fail(f"output directory {out} is not writable: {e}")
+    run_json = os.path.join(out, "run.json")
+    if os.path.exists(run_json):
+        os.remove(run_json)
+    xtr, ytr = load_data(args, True)
+    xte, yte = load_data(args, False)
+    torch.manual_seed(seed)
+    model = MODELS[args.model]()
+    if args.init:
+        load_weights(model, args.init)
+    save_weights(model, os.path.join(out, "init.safetensors"), args.model)
+    if args.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+                              weight_decay=args.weight_decay)
+    gen = torch.Generator().manual_seed(seed)
+    info = {
+        "format": "crossbind-run/1", "status": "incomplete", "binding": "pytorch", "model": args.model,
+        "seed": seed, "run": args.run or (0 if args.seed is not None else 1), "data": args.data,
+        "n_train": len(xtr), "n_test": len(xte), "batch": args.batch, "optimizer": args.optimizer,
+        "lr": args.lr, "momentum": args.momentum, "weight_decay": args.weight_decay,
+        "shuffle": args.shuffle, "init": args.init, "threads": args.threads,
+        "versions": {"torch": torch.__version__, "python": platform.python_version(),
+                     "numpy": np.__version__},
+        "machine": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "epochs": [],
+    }
+    sub = {"load": 0.0, "forward": 0.0, "backward": 0.0}
+    eval_total = 0.0
+    n = len(xtr)
+    t_start = time.perf_counter()
+    for epoch in range(1, args.epochs + 1):
+        model.train()
+        order = torch.randperm(n, generator=gen) if args.shuffle else None
+        t_epoch = time.perf_counter()
+        for i in range(0, n, args.batch):
+            t0 = time.perf_counter()
+            if order is None:
+                xb, yb = xtr[i:i + args.batch], ytr[i:i + args.batch]
+            else:
+                idx = order[i:i + args.batch]
+                xb, yb = xtr[idx], ytr[idx]
+            t1 = time.perf_counter()
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            t2 = time.perf_counter()
+            loss.backward()
+            opt.step()
+            if args.subactivities:
+                t3 = time.perf_counter()
+                sub["load"] += t1 - t0
+                sub["forward"] += t2 - t1
+                sub["backward"] += t3 - t2
+        t_eval = time.perf_counter()
+        _, tr_acc, tr_loss, *_ = evaluate(model, xtr, ytr, args.batch)
+        last = epoch == args.epochs
+        te = evaluate(model, xte, yte, args.batch, with_metrics=last)
+        eval_s = time.perf_counter() - t_eval
+        eval_total += eval_s
+        info["epochs"].append({"epoch": epoch, "train_acc": tr_acc, "test_acc": te[1], "train_loss": tr_loss,
+                               "test_loss": te[2], "train_time_s": t_eval - t_epoch, "eval_time_s": eval_s})
+        if not args.quiet:
+            print(f"epoch {epoch}/{args.epochs}  train acc {tr_acc:.4f} loss {tr_loss:.4f}  test acc {te[1]:.4f} "
+                  f"loss {te[2]:.4f}  ({t_eval - t_epoch:.2f}s train, {eval_s:.2f}s eval)", file=sys.stderr)
+        if not last:
+            write_json(run_json, info)
+    total = time.perf_counter() - t_start
+    save_weights(model, os.path.join(out, "final.safetensors"), args.model)
+    info.update({"status": "complete", "training_time_s": total - eval_total, "eval_time_s": eval_total,
+                 "total_time_s": total, "test_accuracy": te[1], "test_correct": te[0], "f1_macro": te[3],
+                 "auc_macro": te[4]})
+    if args.subactivities:
+        info["subactivities_s"] = sub
+    write_json(run_json, info)
+    print(f"{args.model}: test accuracy {te[1]:.4f} ({te[0]}/{len(xte)}), macro F1 {te[3]:.4f}, AUC {te[4]:.4f}, "
+          f"training {total - eval_total:.2f}s, eval {eval_total:.2f}s -> {run_json}")
+
+
+# ------------------------------------------------------------------- eval
+
+def cmd_eval(args):
+    torch.set_num_threads(args.threads)
+    model = MODELS[args.model]()
+    load_weights(model, args.weights)
+    xte, yte = load_data(args, False)
+    evaluate(model, xte, yte, args.batch)  # warm-up
+    times = []
+    for _ in range(args.repeat):
+        r = evaluate(model, xte, yte, args.batch)
+        times.append(r[5])
+    r = evaluate(model, xte, yte, args.batch, with_metrics=True)
+    if args.predictions:
+        with open(args.predictions, "w") as f:
+            f.write("index,label,prediction," + ",".join(f"p{j}" for j in range(10)) + "\n")
+            for i in range(len(xte)):
+                f.write(f"{i},{int(yte[i])},{int(r[6][i])}," + ",".join(f"{v:.9g}" for v in r[7][i]) + "\n")
+    res = {"binding": "pytorch", "model": args.model, "weights": args.weights, "correct": r[0], "total": len(xte),
+           "accuracy": r[1], "loss": r[2], "f1_macro": r[3], "auc_macro": r[4], "batch": args.batch,
+           "threads": args.threads, "times_s": times, "mean_time_s": sum(times) / len(times)}
+    if args.json:
+        print(json.dumps(res))
+    else:
+        print(f"{args.model}: {r[0]}/{len(xte)} correct, accuracy {r[1]:.4f}, loss {r[2]:.4f}, macro F1 {r[3]:.4f}, "
+              f"AUC {r[4]:.4f}, mean time {res['mean_time_s']:.4f}s over {args.repeat} passes")
+
+
+# ----------------------------------------------------------------- golden
+
+def golden_for(name, steps=5, batch=16):
+    """Fixed weights and inputs; outputs, gradients and optimizer-step losses."""
+    torch.manual_seed(20240701)
+    model = MODELS[name]()
+    x = torch.rand(batch, 1, 28, 28)
+    y = torch.randint(0, 10, (batch,))
+    init = {k: v.clone() for k, v in model.state_dict().items()}
+    out = {}
+    for k, v in init.items():
+        out[f"{name}.param.{k}"] = v.numpy()
+    out[f"{name}.input"] = x.numpy()
+    out[f"{name}.labels"] = y.numpy().astype(np.int64)
+    logits = model(x)
+    loss = F.cross_entropy(logits, y)
+    loss.backward()
+    out[f"{name}.logits"] = logits.detach().numpy()
+    out[f"{name}.loss"] = np.array([loss.item()], dtype=np.float32)
+    for k, p in model.named_parameters():
+        out[f"{name}.grad.{k}"] = p.grad.numpy().copy()
+    optimizers = {
+        "sgd": lambda ps: torch.optim.SGD(ps, lr=0.05),
+        "sgdm": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3),
+        "adam": lambda ps: torch.optim.Adam(ps, lr=1e-3),
+        "adamw": lambda ps: torch.optim.Adam(ps, lr=1e-3, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-2),
+    }
+    for oname, make in optimizers.items():
+        model.load_state_dict(init)
+        opt = make(model.parameters())
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        # the loss after the last step, too
+        losses.append(F.cross_entropy(model(x), y).item())
+        out[f"{name}.{oname}_losses"] = np.array(losses, dtype=np.float32)
+    return out
+
+
+def cmd_golden(args):
+    torch.set_num_threads(1)
+    out = {}
+    for name in MODELS:
+        out.update(golden_for(name))
+    cb_safetensors.write(args.out, out, {"format": GOLDEN_FORMAT, "torch": torch.__version__,
+                                         "optimizers": "sgd: lr .05; sgdm: lr .05 momentum .9 wd 1e-3; "
+                                                       "adam: lr 1e-3; adamw: lr 1e-3 betas .8,.99 eps 1e-6 wd 1e-2"})
+    print(f"wrote {args.out} (torch {torch.__version__})")
+
+
+def main():
+    p = argparse.ArgumentParser(prog="crossbind_torch.py", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("model", choices=sorted(MODELS))
+    t.add_argument("--data", default=DEFAULT_DATA)
+    t.add_argument("--epochs", type=int, default=200)
+    t.add_argument("--batch", type=int, default=128)
+    t.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    t.add_argument("--lr", type=float, default=0.05)
+    t.add_argument("--momentum", type=float, default=0.0)
+    t.add_argument("--weight-decay", type=float, default=0.0)
+    t.add_argument("--seed", type=int)
+    t.add_argument("--run", type=int, choices=range(1, 6))
+    t.add_argument("--init")
+    t.add_argument("--threads", type=int, default=os.cpu_count())
+    t.add_argument("--limit-train", type=int, default=0)
+    t.add_argument("--limit-test", type=int, default=0)
+    t.add_argument("--shuffle", action="store_true")
+    t.add_argument("--subactivities", action="store_true")
+    t.add_argument("--out")
+    t.add_argument("--quiet", action="store_true")
+    e = sub.add_parser("eval")
+    e.add_argument("model", choices=sorted(MODELS))
+    e.add_argument("--weights", required=True)
+    e.add_argument("--data", default=DEFAULT_DATA)
+    e.add_argument("--batch", type=int, default=128)
+    e.add_argument("--repeat", type=int, default=5)
+    e.add_argument("--limit-test", type=int, default=0)
+    e.add_argument("--threads", type=int, default=os.cpu_count())
+    e.add_argument("--predictions")
+    e.add_argument("--json", action="store_true")
+    g = sub.add_parser("golden")
+    g.add_argument("--out", required=True)
+    args = p.parse_args()
+    for opt in ("epochs", "batch", "threads", "repeat"):
+        if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
+            fail(f"--{opt} must be at least 1")
+    for opt in ("limit_train", "limit_test"):
+        if getattr(args, opt, 0) < 0:
+            fail(f"--{opt.replace('_', '-')} must be >= 0")
+    {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+/* crossbind against PyTorch: the golden file written by the PyTorch runner
+ * (runners/pytorch/crossbind_torch.py golden) holds fixed weights and inputs,
+ * the logits, the loss, every parameter gradient and the losses of 5
+ * optimizer steps per optimizer setting. Path: $CB_GOLDEN. */
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+
+typedef struct golden_opt { const char *name; cb_optim_config cfg; } golden_opt;
+
+static cb_tensor_list golden;
+static int golden_loaded;
+
+static int load_golden(void)
+{
+    if (golden_loaded) return golden_loaded > 0;
+    const char *path = getenv("CB_GOLDEN");
+    if (!path) path = "build/golden.safetensors";
+    if (cb_safetensors_read(path, &golden) != CB_OK) {
+        fprintf(stderr, "  cannot read the golden file (%s); generate it with the PyTorch runner\n", cb_last_error());
+        golden_loaded = -1;
+        return 0;
+    }
+    golden_loaded = 1;
+    return 1;
+}
+
+static const cb_tensor *get(const char *model, const char *what)
+{
+    char name[2 * CB_MAX_NAME];
+    snprintf(name, sizeof name, "%s.%s", model, what);
+    const cb_tensor *t = cb_tensor_list_find(&golden, name);
+    if (!t) {
+        fprintf(stderr, "  golden file lacks %s\n", name);
+        test_failures++;
+    }
+    return t;
+}
+
+/* The model's parameters from the golden file (prefix "<model>.param."). */
+static void load_params(cb_model *m)
+{
+    cb_tensor_list list = {0};
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s.param.", m->name);
+    for (int i = 0; i < golden.count; i++) {
+        const cb_tensor *t = &golden.items[i];
+        if (strncmp(t->name, prefix, strlen(prefix)) == 0)
+            CHECK_OK(cb_tensor_list_add(&list, t->name + strlen(prefix), t->dtype, t->ndim, t->shape, t->data));
+    }
+    CHECK_OK(cb_graph_params_from_list(&m->graph, &list));
+    cb_tensor_list_free(&list);
+}
+
+static void feed(cb_exec *ex, cb_model *m, const cb_tensor *x, const cb_tensor *y)
+{
+    memcpy(cb_exec_value(ex, m->input), x->data, (size_t)cb_tensor_numel(x) * sizeof(float));
+    const int64_t *lab = y->data;
+    for (int64_t i = 0; i < y->shape[0]; i++) cb_exec_value(ex, m->labels)[i] = (float)lab[i];
+}
+
+static void check_model(const char *name, cb_kernels kernels)
+{
+    if (!load_golden()) { test_failures++; return; }
+    cb_model *m;
+    CHECK_OK(cb_model_create(name, &m));
+    if (!m) return;
+    const cb_tensor *x = get(name, "input"), *y = get(name, "labels"), *logits = get(name, "logits"),
+                    *loss = get(name, "loss");
+    if (!x || !y || !logits || !loss) { cb_model_free(m); return; }
+    int batch = (int)x->shape[0];
+    load_params(m);
+    cb_exec *ex;
+    CHECK_OK(cb_exec_create(&m->graph, batch, 1, kernels, &ex));
+    feed(ex, m, x, y);
+    CHECK_OK(cb_exec_forward(ex, batch));
+    char what[2 * CB_MAX_NAME + 64];
+    snprintf(what, sizeof what, "%s logits", name);
+    check_close(what, cb_exec_value(ex, m->graph.output), logits->data, cb_tensor_numel(logits),
+                TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    float l = cb_exec_loss(ex);
+    snprintf(what, sizeof what, "%s loss", name);
+    check_close(what, &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    CHECK_OK(cb_exec_backward(ex, batch));
+    for (int i = 0; i < m->graph.count; i++) {
+        const cb_node *n = &m->graph.nodes[i];
+        if (n->op != CB_OP_PARAM) continue;
+        char gname[CB_MAX_NAME + 8];
+        snprintf(gname, sizeof gname, "grad.%s", n->name);
+        const cb_tensor *g = get(name, gname);
+        if (!g) continue;
+        snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
+        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), TOL_GRAD_ATOL,
+                    TOL_GRAD_RTOL);
+    }
+
+    golden_opt opts[4] = {
+        {"sgd", cb_optim_defaults(CB_OPTIM_SGD, 0.05f)},
+        {"sgdm", cb_optim_defaults(CB_OPTIM_SGD, 0.05f)},
+        {"adam", cb_optim_defaults(CB_OPTIM_ADAM, 1e-3f)},
+        {"adamw", cb_optim_defaults(CB_OPTIM_ADAM, 1e-3f)},
+    };
+    opts[1].cfg.momentum = 0.9f;
+    opts[1].cfg.weight_decay = 1e-3f;
+    opts[3].cfg.beta1 = 0.8f;
+    opts[3].cfg.beta2 = 0.99f;
+    opts[3].cfg.eps = 1e-6f;
+    opts[3].cfg.weight_decay = 1e-2f;
+    for (int o = 0; o < 4; o++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s_losses", opts[o].name);
+        const cb_tensor *want = get(name, key);
+        if (!want) continue;
+        int steps = (int)want->shape[0] - 1;
+        float *got = calloc((size_t)steps + 1, sizeof *got);
+        load_params(m);
+        cb_optim *opt;
+        CHECK_OK(cb_optim_create(&opts[o].cfg, &m->graph, &opt));
+        for (int s = 0; s < steps; s++) {
+            CHECK_OK(cb_exec_forward(ex, batch));
+            got[s] = cb_exec_loss(ex);
+            CHECK_OK(cb_exec_backward(ex, batch));
+            cb_optim_step(opt);
+        }
+        CHECK_OK(cb_exec_forward(ex, batch));
+        got[steps] = cb_exec_loss(ex);
+        snprintf(what, sizeof what, "%s losses over %d %s steps", name, steps, opts[o].name);
+        check_close(what, got, want->data, steps + 1, TOL_STEPS_ATOL, TOL_STEPS_RTOL);
+        cb_optim_free(opt);
+        free(got);
+    }
+    cb_exec_free(ex);
+    cb_model_free(m);
+}
+
+TEST(golden_lenet1_fast) { check_model("lenet1", CB_KERNELS_FAST); }
+TEST(golden_lenet1_reference) { check_model("lenet1", CB_KERNELS_REFERENCE); }
+TEST(golden_lenet5_fast) { check_model("lenet5", CB_KERNELS_FAST); }
+TEST(golden_lenet5_reference) { check_model("lenet5", CB_KERNELS_REFERENCE); }
+
+TEST(golden_file_is_current_format)
+{
+    if (!load_golden()) { test_failures++; return; }
+    /* The runner writes the format version into the metadata; a reader of
+     * the raw header is not needed here: the tensors' presence is the test. */
+    CHECK(cb_tensor_list_find(&golden, "lenet5.grad.conv1.weight") != NULL);
+    CHECK(cb_tensor_list_find(&golden, "lenet1.adam_losses") != NULL);
+}

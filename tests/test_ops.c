@@ -1,0 +1,259 @@
+/* Every op: fast kernel against reference kernel, and gradients against
+ * central finite differences through the executor. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "../src/ops/ops.h"
+
+static void fill(float *p, size_t n, cb_rng *r, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++) p[i] = lo + (hi - lo) * (float)cb_rng_uniform(r);
+}
+
+static float *alloc0(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
+
+static void conv_case(cb_conv_shape s)
+{
+    s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1;
+    s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+    cb_rng r;
+    cb_rng_seed(&r, 7);
+    size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.oc * s.c * s.kh * s.kw,
+           ny = (size_t)s.n * s.oc * s.oh * s.ow;
+    float *x = alloc0(nx), *w = alloc0(nw), *b = alloc0(s.oc), *dy = alloc0(ny);
+    float *y1 = alloc0(ny), *y2 = alloc0(ny), *dx1 = alloc0(nx), *dx2 = alloc0(nx);
+    float *dw1 = alloc0(nw), *dw2 = alloc0(nw), *db1 = alloc0(s.oc), *db2 = alloc0(s.oc);
+    float *ws = alloc0(cb_conv2d_workspace(&s));
+    fill(x, nx, &r, -1, 1);
+    fill(w, nw, &r, -1, 1);
+    fill(b, s.oc, &r, -1, 1);
+    fill(dy, ny, &r, -1, 1);
+    cb_conv2d_fwd_ref(&s, x, w, b, y1);
+    cb_conv2d_fwd_fast(&s, x, w, b, y2, ws);
+    check_close("conv forward", y2, y1, (int64_t)ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    cb_conv2d_bwd_ref(&s, x, w, dy, dx1, dw1, db1);
+    cb_conv2d_bwd_fast(&s, x, w, dy, dx2, dw2, db2, ws);
+    check_close("conv dx", dx2, dx1, (int64_t)nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    check_close("conv dw", dw2, dw1, (int64_t)nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    check_close("conv db", db2, db1, s.oc, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    float *all[] = {x, w, b, dy, y1, y2, dx1, dx2, dw1, dw2, db1, db2, ws};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+}
+
+TEST(conv_fast_matches_reference)
+{
+    conv_case((cb_conv_shape){.n = 3, .c = 3, .h = 9, .w = 7, .oc = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1});
+    conv_case((cb_conv_shape){.n = 4, .c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2});
+    conv_case((cb_conv_shape){.n = 2, .c = 5, .h = 6, .w = 6, .oc = 3, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .ph = 0, .pw = 0});
+    conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 5, .w = 8, .oc = 2, .kh = 3, .kw = 3, .sh = 1, .sw = 3, .ph = 2, .pw = 2});
+}
+
+static void pool_case(int max, cb_conv_shape s)
+{
+    s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1;
+    s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+    cb_rng r;
+    cb_rng_seed(&r, 11);
+    size_t nx = (size_t)s.n * s.c * s.h * s.w, ny = (size_t)s.n * s.c * s.oh * s.ow;
+    float *x = alloc0(nx), *dy = alloc0(ny), *y1 = alloc0(ny), *y2 = alloc0(ny), *dx1 = alloc0(nx), *dx2 = alloc0(nx);
+    fill(x, nx, &r, -1, 1);
+    x[3] = x[2]; /* a tie: both levels must route the gradient to the first */
+    fill(dy, ny, &r, -1, 1);
+    for (int fast = 0; fast < 2; fast++) {
+        float *y = fast ? y2 : y1, *dx = fast ? dx2 : dx1;
+        if (max) {
+            cb_maxpool_fwd(&s, x, y, fast);
+            cb_maxpool_bwd(&s, x, dy, dx, fast);
+        } else {
+            cb_avgpool_fwd(&s, x, y, fast);
+            cb_avgpool_bwd(&s, dy, dx, fast);
+        }
+    }
+    check_close(max ? "maxpool forward" : "avgpool forward", y2, y1, (int64_t)ny, 0, 0);
+    check_close(max ? "maxpool dx" : "avgpool dx", dx2, dx1, (int64_t)nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    free(x); free(dy); free(y1); free(y2); free(dx1); free(dx2);
+}
+
+TEST(pool_fast_matches_reference)
+{
+    cb_conv_shape a = {.n = 2, .c = 3, .h = 8, .w = 6, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    cb_conv_shape b = {.n = 2, .c = 2, .h = 7, .w = 7, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    pool_case(1, a);
+    pool_case(1, b);
+    pool_case(0, a);
+    pool_case(0, b);
+}
+
+TEST(maxpool_semantics_match_pytorch)
+{
+    /* One 2x2 window: ties go to the first maximum, NaN wins. */
+    cb_conv_shape s = {.n = 1, .c = 1, .h = 2, .w = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .oh = 1, .ow = 1};
+    for (int fast = 0; fast < 2; fast++) {
+        float x[4] = {1, 3, 3, 2}, y, dy = 1, dx[4] = {0};
+        cb_maxpool_fwd(&s, x, &y, fast);
+        cb_maxpool_bwd(&s, x, &dy, dx, fast);
+        CHECK(y == 3 && dx[1] == 1 && dx[2] == 0);
+        float xn[4] = {1, NAN, 5, 2};
+        cb_maxpool_fwd(&s, xn, &y, fast);
+        CHECK(isnan(y));
+    }
+    /* avg pool counts padding, as PyTorch's default count_include_pad */
+    cb_conv_shape p = {.n = 1, .c = 1, .h = 1, .w = 1, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1, .oh = 1, .ow = 1};
+    float one = 9, out;
+    cb_avgpool_fwd(&p, &one, &out, 1);
+    CHECK(out == 1.0f);
+}
+
+TEST(linear_fast_matches_reference)
+{
+    int shapes[][3] = {{5, 7, 3}, {130, 300, 10}, {1, 120, 84}};
+    for (size_t t = 0; t < 3; t++) {
+        int n = shapes[t][0], k = shapes[t][1], o = shapes[t][2];
+        cb_rng r;
+        cb_rng_seed(&r, 3);
+        float *x = alloc0((size_t)n * k), *w = alloc0((size_t)o * k), *b = alloc0(o), *dy = alloc0((size_t)n * o);
+        float *y1 = alloc0((size_t)n * o), *y2 = alloc0((size_t)n * o), *dx1 = alloc0((size_t)n * k),
+              *dx2 = alloc0((size_t)n * k), *dw1 = alloc0((size_t)o * k), *dw2 = alloc0((size_t)o * k),
+              *db1 = alloc0(o), *db2 = alloc0(o);
+        fill(x, (size_t)n * k, &r, -1, 1);
+        fill(w, (size_t)o * k, &r, -1, 1);
+        fill(b, o, &r, -1, 1);
+        fill(dy, (size_t)n * o, &r, -1, 1);
+        cb_linear_fwd_ref(n, k, o, x, w, b, y1);
+        cb_linear_fwd_fast(n, k, o, x, w, b, y2);
+        check_close("linear forward", y2, y1, (int64_t)n * o, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        cb_linear_bwd_ref(n, k, o, x, w, dy, dx1, dw1, db1);
+        cb_linear_bwd_fast(n, k, o, x, w, dy, dx2, dw2, db2);
+        check_close("linear dx", dx2, dx1, (int64_t)n * k, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        check_close("linear dw", dw2, dw1, (int64_t)o * k, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        check_close("linear db", db2, db1, o, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        float *all[] = {x, w, b, dy, y1, y2, dx1, dx2, dw1, dw2, db1, db2};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+    }
+}
+
+TEST(activations_fast_match_reference)
+{
+    enum { N = 4099 };
+    static float x[N], y1[N], y2[N], dy[N], dx1[N], dx2[N];
+    cb_rng r;
+    cb_rng_seed(&r, 5);
+    fill(x, N, &r, -12, 12);
+    fill(dy, N, &r, -1, 1);
+    x[0] = 0.0f; x[1] = 1e-8f; x[2] = -0.6f; x[3] = 0.63f; x[4] = NAN; x[5] = INFINITY; x[6] = -INFINITY;
+    x[7] = 90.0f; x[8] = -90.0f;
+    const char *names[] = {"tanh", "relu", "sigmoid"};
+    for (int a = 0; a < 3; a++) {
+        cb_act_fwd((cb_act)a, N, x, y1, 0);
+        cb_act_fwd((cb_act)a, N, x, y2, 1);
+        check_close(names[a], y2, y1, N, 1e-7, 2e-6);
+        memset(dx1, 0, sizeof dx1);
+        memset(dx2, 0, sizeof dx2);
+        cb_act_bwd((cb_act)a, N, y1, dy, dx1, 0);
+        cb_act_bwd((cb_act)a, N, y1, dy, dx2, 1);
+        check_close(names[a], dx2, dx1, N, 0, 0);
+    }
+}
+
+TEST(losses_match_closed_forms)
+{
+    float logits[6] = {1, 2, 3, 0, 0, 0}, labels[2] = {2, 0}, loss;
+    CHECK_OK(cb_softmax_xent_fwd(2, 3, logits, labels, &loss));
+    double want = ((log(exp(1) + exp(2) + exp(3)) - 3) + log(3.0)) / 2;
+    CHECK(fabs(loss - want) < 1e-6);
+    float bad[2] = {2, 3};
+    CHECK(cb_softmax_xent_fwd(2, 3, logits, bad, &loss) == CB_ERR_INVALID_ARG);
+    float p[3] = {0.9f, 0.2f, 0.0f}, t[3] = {1, 0, 1};
+    CHECK_OK(cb_bce_fwd(3, p, t, &loss));
+    want = (-log(0.9) - log(0.8) + 100.0) / 3; /* log(0) clamps at -100 as in PyTorch */
+    CHECK(fabs(loss - want) < 1e-5);
+    float outside[1] = {1.5f};
+    CHECK(cb_bce_fwd(1, outside, t, &loss) == CB_ERR_INVALID_ARG);
+}
+
+/* ------------------------------------------------ finite differences */
+
+/* Builds: x (a parameter, so it gets a gradient) -> op -> [flatten] ->
+ * linear -> loss, and compares every parameter's gradient (x included) with
+ * central differences of the loss. */
+typedef int (*build_fn)(cb_graph *g, int x);
+
+static void fd_check(const char *what, int64_t c, int64_t h, int64_t w, build_fn build, int binary,
+                     cb_kernels kernels, float spacing)
+{
+    cb_graph g;
+    cb_graph_init(&g);
+    int64_t xd[3] = {c, h, w}, one[1] = {1};
+    int x = cb_graph_param(&g, "x", h ? 3 : 1, xd, CB_INIT_FAN_IN_UNIFORM, 1);
+    int labels = cb_graph_input(&g, "labels", 1, one);
+    int y = build(&g, x);
+    if (g.nodes[y].ndim != 1) y = cb_graph_unary(&g, CB_OP_FLATTEN, y);
+    int logits = cb_graph_linear(&g, "head", y, binary ? 1 : 3, 1);
+    if (binary) logits = cb_graph_unary(&g, CB_OP_SIGMOID, logits);
+    int loss = cb_graph_loss(&g, binary ? CB_OP_BCE : CB_OP_SOFTMAX_XENT, logits, labels);
+    CHECK(loss >= 0);
+    if (loss < 0) { fprintf(stderr, "  %s: %s\n", what, cb_last_error()); cb_graph_free(&g); return; }
+    CHECK_OK(cb_graph_finalize(&g));
+    cb_rng r;
+    cb_rng_seed(&r, 99);
+    cb_graph_init_params(&g, &r);
+    /* Distinct, well-separated inputs: no ties for max, nothing near relu's kink. */
+    float *xv = cb_graph_param_data(&g, x);
+    int64_t nx = cb_node_numel(&g.nodes[x]);
+    for (int64_t i = 0; i < nx; i++) {
+        int64_t k = (i * 7919) % nx;
+        xv[i] = spacing * (float)(k - nx / 2) + spacing / 2;
+    }
+    cb_exec *ex;
+    CHECK_OK(cb_exec_create(&g, 1, 1, kernels, &ex));
+    cb_exec_value(ex, labels)[0] = 1;
+    CHECK_OK(cb_exec_forward(ex, 1));
+    CHECK_OK(cb_exec_backward(ex, 1));
+    float *analytic = malloc(g.n_params * sizeof(float)), *numeric = malloc(g.n_params * sizeof(float));
+    memcpy(analytic, g.grads, g.n_params * sizeof(float));
+    const float eps = 1e-3f;
+    for (size_t i = 0; i < g.n_params; i++) {
+        float keep = g.params[i];
+        g.params[i] = keep + eps;
+        cb_exec_forward(ex, 1);
+        double up = cb_exec_loss(ex);
+        g.params[i] = keep - eps;
+        cb_exec_forward(ex, 1);
+        double down = cb_exec_loss(ex);
+        g.params[i] = keep;
+        numeric[i] = (float)((up - down) / (2.0 * eps));
+    }
+    check_close(what, analytic, numeric, (int64_t)g.n_params, TOL_FD_ATOL, TOL_FD_RTOL);
+    free(analytic);
+    free(numeric);
+    cb_exec_free(ex);
+    cb_graph_free(&g);
+}
+
+static int b_conv(cb_graph *g, int x) { return cb_graph_conv2d(g, "conv", x, 3, 3, 2, 1, 1); }
+static int b_conv5(cb_graph *g, int x) { return cb_graph_conv2d(g, "conv", x, 2, 5, 1, 2, 1); }
+static int b_maxpool(cb_graph *g, int x) { return cb_graph_pool2d(g, CB_OP_MAXPOOL2D, x, 3, 2, 1); }
+static int b_maxpool2(cb_graph *g, int x) { return cb_graph_pool2d(g, CB_OP_MAXPOOL2D, x, 2, 2, 0); }
+static int b_avgpool(cb_graph *g, int x) { return cb_graph_pool2d(g, CB_OP_AVGPOOL2D, x, 3, 2, 1); }
+static int b_tanh(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_TANH, x); }
+static int b_relu(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_RELU, x); }
+static int b_sigmoid(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_SIGMOID, x); }
+static int b_linear(cb_graph *g, int x) { return cb_graph_linear(g, "fc", x, 4, 1); }
+
+TEST(gradients_match_finite_differences)
+{
+    for (int k = 0; k < 2; k++) {
+        cb_kernels kern = k ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
+        fd_check("fd conv 3x3 s2 p1", 2, 6, 6, b_conv, 0, kern, 0.03f);
+        fd_check("fd conv 5x5 p2", 1, 7, 7, b_conv5, 0, kern, 0.03f);
+        fd_check("fd maxpool 3x3 s2 p1", 2, 6, 6, b_maxpool, 0, kern, 0.03f);
+        fd_check("fd maxpool 2x2", 2, 6, 6, b_maxpool2, 0, kern, 0.03f);
+        fd_check("fd avgpool 3x3 s2 p1", 2, 6, 6, b_avgpool, 0, kern, 0.03f);
+        fd_check("fd tanh", 2, 3, 3, b_tanh, 0, kern, 0.1f);
+        fd_check("fd relu", 2, 3, 3, b_relu, 0, kern, 0.1f);
+        fd_check("fd sigmoid", 2, 3, 3, b_sigmoid, 0, kern, 0.2f);
+        fd_check("fd linear + softmax cross-entropy", 7, 0, 0, b_linear, 0, kern, 0.1f);
+        fd_check("fd linear + sigmoid + binary cross-entropy", 7, 0, 0, b_linear, 1, kern, 0.1f);
+    }
+}
