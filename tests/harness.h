@@ -48,6 +48,9 @@ int check_close(const char *what, const float *a, const float *r, int64_t n, dou
 #define TOL_GRAD_RTOL 1e-3
 #define TOL_STEPS_ATOL 1e-5    /* losses after optimizer steps */
 #define TOL_STEPS_RTOL 2e-4
+#define TOL_DELTA_ATOL 2e-6   /* parameter displacement after optimizer steps */
+#define TOL_DELTA_RTOL 5e-4
+#define TOL_DELTA_ADAM_ATOL 5e-5 /* Adam: a near-zero gradient's step is +-lr whatever its size */
 #define TOL_FD_ATOL 2e-3       /* finite differences of float32 kernels */
 #define TOL_FD_RTOL 2e-2
 

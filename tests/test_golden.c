@@ -126,6 +126,24 @@ static void check_model(const char *name, cb_kernels kernels)
         got[steps] = cb_exec_loss(ex);
         snprintf(what, sizeof what, "%s losses over %d %s steps", name, steps, opts[o].name);
         check_close(what, got, want->data, steps + 1, TOL_STEPS_ATOL, TOL_STEPS_RTOL);
+        /* parameter displacement after the steps */
+        for (int i = 0; i < m->graph.count; i++) {
+            const cb_node *n = &m->graph.nodes[i];
+            if (n->op != CB_OP_PARAM) continue;
+            char pname[CB_MAX_NAME + 16], dname[CB_MAX_NAME + 80];
+            snprintf(pname, sizeof pname, "param.%s", n->name);
+            snprintf(dname, sizeof dname, "%s_delta.%s", opts[o].name, n->name);
+            const cb_tensor *p0 = get(name, pname), *d = get(name, dname);
+            if (!p0 || !d) continue;
+            int64_t k = cb_tensor_numel(d);
+            float *delta = malloc((size_t)k * sizeof *delta);
+            const float *now = cb_graph_param_data(&m->graph, i), *start = p0->data;
+            for (int64_t j = 0; j < k; j++) delta[j] = now[j] - start[j];
+            snprintf(what, sizeof what, "%s %s displacement of %s", name, opts[o].name, n->name);
+            int adam = opts[o].cfg.kind == CB_OPTIM_ADAM;
+            check_close(what, delta, d->data, k, adam ? TOL_DELTA_ADAM_ATOL : TOL_DELTA_ATOL, TOL_DELTA_RTOL);
+            free(delta);
+        }
         cb_optim_free(opt);
         free(got);
     }

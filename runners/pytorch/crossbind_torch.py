@@ -329,6 +329,10 @@ def golden_for(name, steps=5, batch=16):
         # the loss after the last step, too
         losses.append(F.cross_entropy(model(x), y).item())
         out[f"{name}.{oname}_losses"] = np.array(losses, dtype=np.float32)
+        # how far each parameter moved: catches update-rule errors too small
+        # to show in the losses
+        for k, v in model.state_dict().items():
+            out[f"{name}.{oname}_delta.{k}"] = (v - init[k]).numpy()
     return out
 
 
