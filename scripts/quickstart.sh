@@ -1,0 +1,46 @@
+#!/bin/bash
+# The main job until the study harness exists: trains and evaluates LeNet-5
+# on Fashion-MNIST (Debian's dataset-fashion-mnist, a stand-in for MNIST in
+# MNIST's own format) in crossbind and in the PyTorch runner, from the same
+# initial weights, and prints both results side by side.
+# Environment: EPOCHS (default 3), THREADS (default: all cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+make -j"$(nproc)" >/dev/null
+EPOCHS=${EPOCHS:-3}
+THREADS=${THREADS:-$(nproc)}
+DATA=/usr/share/datasets/fashion-mnist
+OUT=runs/quickstart
+mkdir -p "$OUT"
+common="lenet5 --data $DATA --epochs $EPOCHS --run 1 --threads $THREADS"
+echo "== PyTorch runner (default binding): LeNet-5, $EPOCHS epochs on Fashion-MNIST (stand-in for MNIST)"
+/usr/bin/python3 runners/pytorch/crossbind_torch.py train $common --out "$OUT/pytorch"
+echo "== crossbind (C binding), from the same initial weights"
+./build/crossbind train $common --init "$OUT/pytorch/init.safetensors" --out "$OUT/crossbind"
+echo "== inference: each binding evaluates its own trained model (1 warm-up + 5 timed passes)"
+./build/crossbind eval lenet5 --weights "$OUT/crossbind/final.safetensors" --data "$DATA" --threads "$THREADS" --json > "$OUT/crossbind/eval.json"
+/usr/bin/python3 runners/pytorch/crossbind_torch.py eval lenet5 --weights "$OUT/pytorch/final.safetensors" --data "$DATA" --threads "$THREADS" --json > "$OUT/pytorch/eval.json"
+/usr/bin/python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+runs = {b: json.load(open(f"{out}/{b}/run.json")) for b in ("crossbind", "pytorch")}
+evals = {b: json.load(open(f"{out}/{b}/eval.json")) for b in ("crossbind", "pytorch")}
+c, t = runs["crossbind"], runs["pytorch"]
+print(f"\nLeNet-5 on Fashion-MNIST ({c['n_train']} train / {c['n_test']} test; a stand-in for MNIST), "
+      f"seed {c['seed']}, SGD lr {t['lr']}, batch {c['batch']}, {c['threads']} threads\n")
+print(f"{'':28}{'crossbind (C)':>16}{'PyTorch (Python)':>18}")
+for ec, et in zip(c["epochs"], t["epochs"]):
+    print(f"{'epoch %d test accuracy' % ec['epoch']:28}{ec['test_acc']:>16.4f}{et['test_acc']:>18.4f}")
+rows = [("final test accuracy", "test_accuracy", "{:.4f}"), ("macro F1", "f1_macro", "{:.4f}"),
+        ("macro AUC (one-vs-rest)", "auc_macro", "{:.4f}"), ("training time (s)", "training_time_s", "{:.2f}"),
+        ("evaluation time (s)", "eval_time_s", "{:.2f}")]
+for label, key, fmt in rows:
+    print(f"{label:28}{fmt.format(c[key]):>16}{fmt.format(t[key]):>18}")
+ec, et = evals["crossbind"], evals["pytorch"]
+print(f"{'inference, 10k images (s)':28}{ec['mean_time_s']:>16.3f}{et['mean_time_s']:>18.3f}")
+print(f"{'inference correct':28}{ec['correct']:>16}{et['correct']:>18}")
+print(f"\ntraining-time ratio crossbind / PyTorch: {c['training_time_s'] / t['training_time_s']:.2f}; "
+      f"inference-time ratio: {ec['mean_time_s'] / et['mean_time_s']:.2f}")
+print(f"results: {out}/crossbind/run.json, {out}/pytorch/run.json")
+PY
