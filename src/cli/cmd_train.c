@@ -54,11 +54,11 @@ static void json_meta(cb_buf *b, const train_cli *c)
                   (long long)c->test_set->n);
     cb_buf_printf(b, "  \"batch\": %ld,\n  \"optimizer\": \"%s\",\n  \"lr\": ", c->batch,
                   c->opt.optim.kind == CB_OPTIM_ADAM ? "adam" : "sgd");
-    cb_buf_json_number(b, c->opt.optim.lr);
+    cb_buf_printf(b, "%.7g", (double)c->opt.optim.lr); /* float options: 7 digits, as given */
     cb_buf_printf(b, ",\n  \"momentum\": ");
-    cb_buf_json_number(b, c->opt.optim.momentum);
+    cb_buf_printf(b, "%.7g", (double)c->opt.optim.momentum);
     cb_buf_printf(b, ",\n  \"weight_decay\": ");
-    cb_buf_json_number(b, c->opt.optim.weight_decay);
+    cb_buf_printf(b, "%.7g", (double)c->opt.optim.weight_decay);
     cb_buf_printf(b, ",\n  \"shuffle\": %s,\n  \"init\": ", c->opt.shuffle ? "true" : "false");
     if (c->init) cb_buf_json_string(b, c->init);
     else cb_buf_printf(b, "null");
