@@ -11,13 +11,15 @@ make -j"$JOBS" >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; e
 make -j"$JOBS" SAN=1 >/dev/null || { echo "sanitizer build failed"; echo "0 passed, 1 failed"; exit 1; }
 
 total_pass=0 total_fail=0
+LOG=$(mktemp /tmp/crossbind-suite-XXXXXX.log)
+trap 'rm -f "$LOG"' EXIT
 # run_suite NAME CMD...: runs a suite that ends with "N passed, N failed".
 run_suite() {
     local name="$1"; shift
     echo "== $name"
-    "$@" 2>&1 | tee /tmp/crossbind-suite.log
+    "$@" 2>&1 | tee "$LOG"
     local line p f
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' /tmp/crossbind-suite.log | tail -1)
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1)
     if [ -z "$line" ]; then
         echo "$name: no result line (crashed?)"
         total_fail=$((total_fail + 1))

@@ -155,12 +155,3 @@ TEST(golden_lenet1_fast) { check_model("lenet1", CB_KERNELS_FAST); }
 TEST(golden_lenet1_reference) { check_model("lenet1", CB_KERNELS_REFERENCE); }
 TEST(golden_lenet5_fast) { check_model("lenet5", CB_KERNELS_FAST); }
 TEST(golden_lenet5_reference) { check_model("lenet5", CB_KERNELS_REFERENCE); }
-
-TEST(golden_file_is_current_format)
-{
-    if (!load_golden()) { test_failures++; return; }
-    /* The runner writes the format version into the metadata; a reader of
-     * the raw header is not needed here: the tensors' presence is the test. */
-    CHECK(cb_tensor_list_find(&golden, "lenet5.grad.conv1.weight") != NULL);
-    CHECK(cb_tensor_list_find(&golden, "lenet1.adam_losses") != NULL);
-}

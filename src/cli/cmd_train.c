@@ -256,12 +256,11 @@ int cmd_train(int argc, char **argv)
     c.opt.user = &ps;
     s = cb_train(m, &train, &test, &c.opt, &r);
     if (s != CB_OK) {
-        cb_status keep = s;
+        /* Saving the measured epochs may fail too; report the first error. */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", cb_last_error());
         if (r.n_epochs > 0) write_run_json(&c, &r, "failed");
-        cb_fail(keep, "%s", msg);
-        rc = cli_status(keep);
+        rc = cli_status(cb_fail(s, "%s", msg));
         goto done;
     }
     if (ps.save_status != CB_OK) { rc = cli_status(ps.save_status); goto done; }

@@ -105,11 +105,7 @@ cb_status cli_load_weights(cb_model *m, const char *path)
         if (s != CB_OK) return s;
         s = cb_graph_params_from_list(&m->graph, &list);
         cb_tensor_list_free(&list);
-        if (s != CB_OK) {
-            char msg[1024]; /* cb_fail writes the buffer cb_last_error() reads */
-            snprintf(msg, sizeof msg, "%s", cb_last_error());
-            return cb_fail(s, "%s: %s", path, msg);
-        }
+        if (s != CB_OK) return cb_fail(s, "%s: %s", path, cb_last_error());
         return CB_OK;
     }
     if (got >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)

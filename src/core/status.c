@@ -1,6 +1,7 @@
 /* Status codes and the per-thread error message behind cb_last_error(). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "crossbind/status.h"
 
 static _Thread_local char last_error[1024];
@@ -24,9 +25,14 @@ const char *cb_last_error(void) { return last_error; }
 
 cb_status cb_fail(cb_status code, const char *fmt, ...)
 {
+    /* Format into a scratch buffer first: callers often wrap the previous
+     * message ("%s: %s", path, cb_last_error()), which would otherwise be
+     * read and written at once. */
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
     return code;
 }

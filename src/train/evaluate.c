@@ -92,9 +92,9 @@ cb_status cb_evaluate(cb_evaluator *ev, const cb_dataset *d, int with_metrics, c
     out->accuracy = d->n ? (double)out->correct / (double)d->n : NAN;
     out->loss = d->n ? loss_sum / (double)d->n : NAN;
     out->f1_macro = out->auc_macro = NAN;
-    if (k > 1)
-        for (int64_t i = 0; i < d->n; i++) softmax_row(ev->scores + i * k, ev->scores + i * k, k);
     if (with_metrics) {
+        if (k > 1)
+            for (int64_t i = 0; i < d->n; i++) softmax_row(ev->scores + i * k, ev->scores + i * k, k);
         out->f1_macro = cb_f1_macro(ev->pred, d->y, d->n, k);
         out->auc_macro = cb_auc_macro(ev->scores, d->y, d->n, k, ev->work);
     }
