@@ -16,17 +16,20 @@ CC ?= cc
 # -fno-trapping-math / -fno-math-errno: crossbind never reads floating-point
 # exception flags or errno from libm; without them GCC will not vectorise
 # loops that select between float values. Neither changes any result.
-CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Iinclude -fopenmp \
+CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Iinclude -I$(GEN) -fopenmp \
           -fno-trapping-math -fno-math-errno $(OPT) $(EXTRA_CFLAGS)
 # Any CBLAS works; OpenBLAS is the default (Debian: libopenblas-dev).
 BLAS_LIBS ?= -lopenblas
-LDLIBS := $(BLAS_LIBS) -lz -lm
+LDLIBS := $(BLAS_LIBS) -lprotobuf-c -lz -lm
 LDFLAGS := -fopenmp $(OPT)
 
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The ONNX schema comes from Debian's libonnx-dev; protoc-c turns it into C.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+GEN := $(BUILD)/gen
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN)/onnx.pb-c.o
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -40,6 +43,18 @@ $(BUILD)/crossbind: $(CLI_OBJ) $(BUILD)/libcrossbind.a
 
 $(BUILD)/unit_tests: $(TEST_OBJ) $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(GEN)
+	cp $(ONNX_PROTO) $(GEN)/onnx.proto
+	cd $(GEN) && protoc-c --c_out=. onnx.proto
+
+# Generated code: compiled without -Werror and -Wshadow, which are rules for
+# code written here, not for protoc-c's output.
+$(GEN)/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
+	$(CC) -std=c11 -Wall $(OPT) -I$(GEN) -c -o $@ $<
+
+$(filter $(BUILD)/src/formats/onnx_%,$(LIB_OBJ)): $(GEN)/onnx.pb-c.h
 
 $(BUILD)/%.o: %.c $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)

@@ -41,7 +41,7 @@ static const cb_tensor *get(const char *model, const char *what)
 static void load_params(cb_model *m)
 {
     cb_tensor_list list = {0};
-    char prefix[64];
+    char prefix[96];
     snprintf(prefix, sizeof prefix, "%s.param.", m->name);
     for (int i = 0; i < golden.count; i++) {
         const cb_tensor *t = &golden.items[i];

@@ -34,7 +34,7 @@ typedef enum cb_op {
     CB_OP_TANH,
     CB_OP_RELU,
     CB_OP_SIGMOID,
-    CB_OP_FLATTEN,     /* a view: shares the input's memory */
+    CB_OP_FLATTEN,     /* a view with new per-sample dims (flatten, reshape): shares memory */
     CB_OP_SOFTMAX_XENT,/* in: logits[K], labels[1] (class index as float): mean loss */
     CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
     CB_OP_COUNT
@@ -87,6 +87,16 @@ int cb_graph_conv2d(cb_graph *g, const char *name, int x, int out_ch, int kernel
                     int stride, int pad, int bias);
 int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad);
 int cb_graph_linear(cb_graph *g, const char *name, int x, int out_features, int bias);
+
+/* A sliding window: kernel, stride and symmetric padding per spatial axis. */
+typedef struct cb_window { int kh, kw, sh, sw, ph, pw; } cb_window;
+/* The same layers over parameter nodes that already exist (importers);
+ * b = -1 for no bias. */
+int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win);
+int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win);
+int cb_graph_linear_with(cb_graph *g, const char *name, int x, int w, int b);
+/* A view of x with new per-sample dims (same element count). */
+int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims);
 int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, flatten */
 int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels);
 
@@ -97,8 +107,18 @@ void cb_graph_init_params(cb_graph *g, cb_rng *rng);
 float *cb_graph_param_data(cb_graph *g, int node);
 float *cb_graph_param_grad(cb_graph *g, int node);
 
-/* Parameters as named tensors (a copy) and back (names and shapes must match). */
+/* Parameters as named tensors (a copy). */
 cb_status cb_graph_params_to_list(const cb_graph *g, cb_tensor_list *out);
+
+/* How a file's tensors were matched to the graph's parameters. */
+typedef enum cb_param_match { CB_MATCH_BY_NAME = 0, CB_MATCH_BY_ORDER } cb_param_match;
+/* Loads parameters from named tensors (F32 or F64). By canonical name when
+ * every parameter is found; otherwise by order and shape when the file's
+ * floating-point tensors pair up with the parameters one to one (*how says
+ * which, so that callers can tell the user); otherwise an error listing what
+ * did not match. Nothing is changed unless the whole load succeeds. */
+cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param_match *how);
+/* The same, without reporting how. */
 cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list);
 
 #ifdef __cplusplus

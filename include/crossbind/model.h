@@ -8,12 +8,19 @@
 extern "C" {
 #endif
 
+#define CB_MAX_IO 8
+
 typedef struct cb_model {
-    char name[32];
+    char name[64];
     cb_graph graph;   /* owned */
-    int input;        /* node fed with the samples */
-    int labels;       /* node fed with the labels (as float) */
+    int input;        /* node fed with the samples (= inputs[0]) */
+    int labels;       /* node fed with the labels (as float); -1 if none */
     int classes;      /* outputs of the prediction (1: binary with sigmoid) */
+    /* Every input and output, for models with several (ONNX imports). */
+    int n_inputs, inputs[CB_MAX_IO];
+    int n_outputs, outputs[CB_MAX_IO];
+    /* A batch size fixed by the model file (ONNX input dims), 0 if free. */
+    int64_t fixed_batch;
 } cb_model;
 
 /* Names of the built-in models, NULL-terminated. */
@@ -25,6 +32,19 @@ void cb_model_free(cb_model *m);
 /* PyTorch-default initialisation from the engine's generator. */
 void cb_model_init(cb_model *m, uint64_t seed);
 size_t cb_model_param_count(const cb_model *m);
+
+/* How cb_model_load read a file. */
+typedef struct cb_load_info {
+    int kind;             /* a cb_file_kind (crossbind/formats.h) */
+    int serialized;       /* 1: the graph came from the file (ONNX) */
+    cb_param_match match; /* parameters mode: by name or by order */
+} cb_load_info;
+
+/* Loads a model from a file, recognising the format by content. ONNX files
+ * give the model (serialization mode; `name`, if given, must take the same
+ * input shape); safetensors and PyTorch state dicts fill the built-in model
+ * `name` (parameters mode). with_loss: see cb_onnx_import. */
+cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_model **out, cb_load_info *info);
 
 #ifdef __cplusplus
 }

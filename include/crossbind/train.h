@@ -33,6 +33,8 @@ cb_status cb_evaluate(cb_evaluator *ev, const cb_dataset *d, int with_metrics, c
  * probabilities after a pass with metrics, the model's raw outputs otherwise. */
 const int *cb_evaluator_predictions(const cb_evaluator *ev);
 const float *cb_evaluator_scores(const cb_evaluator *ev);
+/* The model's raw outputs (logits) of the last pass, [n, classes]. */
+const float *cb_evaluator_logits(const cb_evaluator *ev);
 
 typedef struct cb_train_progress {
     int epoch, epochs;              /* 1-based */

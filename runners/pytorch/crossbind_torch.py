@@ -61,7 +61,27 @@ class LeNet5(nn.Module):
         return self.fc2(x)
 
 
+def lenet5_sequential():
+    """LeNet-5 as a plain nn.Sequential: state-dict keys 0.weight ... 10.bias,
+    the naming crossbind must load by order and shape."""
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.Tanh(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.Tanh(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 120, 5), nn.Tanh(), nn.Flatten(),
+        nn.Linear(120, 84), nn.Tanh(), nn.Linear(84, 10))
+
+
 MODELS = {"lenet1": LeNet1, "lenet5": LeNet5}
+ARCHS = {"lenet5-sequential": lenet5_sequential}
+INPUT_SHAPES = {"lenet1": (1, 28, 28), "lenet5": (1, 28, 28)}
+
+
+def build(name, arch=None):
+    if arch:
+        if arch not in ARCHS or not arch.startswith(name):
+            fail(f"architecture {arch} is not a variant of {name} (known: {', '.join(ARCHS)})")
+        return ARCHS[arch]()
+    return MODELS[name]()
 
 
 def fail(msg):
@@ -69,11 +89,56 @@ def fail(msg):
     sys.exit(1)
 
 
-def load_weights(model, path):
+def file_kind(path):
+    """The weights format by content: safetensors, pt (state dict), torchscript, onnx."""
     try:
-        tensors, _ = cb_safetensors.read(path)
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
-        fail(f"cannot read weights {path}: {e}")
+        with open(path, "rb") as f:
+            head = f.read(9)
+    except OSError as e:
+        fail(f"cannot open weights {path}: {e}")
+    if head[:4] == b"PK\x03\x04":
+        import zipfile
+        try:
+            names = zipfile.ZipFile(path).namelist()
+        except zipfile.BadZipFile as e:
+            fail(f"{path}: corrupt zip archive: {e}")
+        return "torchscript" if any(n.endswith("/constants.pkl") for n in names) else "pt"
+    if len(head) == 9 and head[8:9] == b"{" and head[5:8] == b"\0\0\0":
+        return "safetensors"
+    if len(head) >= 2 and head[0] == 0x08:
+        return "onnx"
+    return "unknown"
+
+
+def load_model(name, path, arch=None):
+    """(model, load mode): parameters for safetensors/.pt, serialization for TorchScript."""
+    kind = file_kind(path)
+    if kind == "torchscript":
+        try:
+            return torch.jit.load(path, map_location="cpu"), "serialization", kind
+        except RuntimeError as e:
+            fail(f"{path}: cannot load TorchScript: {e}")
+    if kind == "onnx":
+        fail(f"{path}: PyTorch cannot run ONNX models (unsupported load mode for this binding)")
+    if kind not in ("pt", "safetensors"):
+        fail(f"{path}: unrecognised weights format")
+    model = build(name, arch)
+    load_weights(model, path)
+    return model, "parameters", kind
+
+
+def load_weights(model, path):
+    if file_kind(path) == "pt":
+        try:
+            sd = torch.load(path, map_location="cpu")
+        except Exception as e:  # torch raises many types for bad files
+            fail(f"cannot read weights {path}: {e}")
+        tensors = {k: v.numpy() for k, v in sd.items()}
+    else:
+        try:
+            tensors, _ = cb_safetensors.read(path)
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+            fail(f"cannot read weights {path}: {e}")
     state = model.state_dict()
     missing = [k for k in state if k not in tensors]
     if missing:
@@ -87,6 +152,21 @@ def load_weights(model, path):
 def save_weights(model, path, name):
     tensors = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
     cb_safetensors.write(path, tensors, {"model": name, "format": "crossbind-weights/1"})
+
+
+def save_all(model, out, stem, name):
+    """The model in every load mode of this binding and for the others:
+    safetensors and state dict (parameters), TorchScript and ONNX opset 13
+    with a dynamic batch axis (serialization)."""
+    save_weights(model, os.path.join(out, stem + ".safetensors"), name)
+    torch.save(model.state_dict(), os.path.join(out, stem + ".pt"))
+    model.eval()
+    example = torch.zeros((1,) + INPUT_SHAPES[name])
+    with torch.no_grad():
+        torch.jit.trace(model, example).save(os.path.join(out, stem + ".ts"))
+        torch.onnx.export(model, example, os.path.join(out, stem + ".onnx"), opset_version=13,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
 
 
 # ---------------------------------------------------------------- metrics
@@ -128,7 +208,7 @@ def auc_macro(probs, labels, k):
 
 
 def evaluate(model, x, y, batch, with_metrics=False):
-    """One pass in file order: (correct, accuracy, mean loss, f1, auc, seconds, pred, probs)."""
+    """One pass in file order: (correct, accuracy, mean loss, f1, auc, seconds, pred, probs, logits)."""
     model.eval()
     t0 = time.perf_counter()
     logits = []
@@ -149,7 +229,7 @@ def evaluate(model, x, y, batch, with_metrics=False):
         probs = torch.softmax(logits, 1).numpy()
         f1 = f1_macro(pred, labels, 10)
         auc = auc_macro(probs, labels, 10)
-    return correct, correct / len(x), loss_sum / len(x), f1, auc, t, pred, probs
+    return correct, correct / len(x), loss_sum / len(x), f1, auc, t, pred, probs, logits.numpy()
 
 
 def load_data(args, train):
@@ -190,10 +270,10 @@ def cmd_train(args):
     xtr, ytr = load_data(args, True)
     xte, yte = load_data(args, False)
     torch.manual_seed(seed)
-    model = MODELS[args.model]()
+    model = build(args.model, args.arch)
     if args.init:
         load_weights(model, args.init)
-    save_weights(model, os.path.join(out, "init.safetensors"), args.model)
+    save_all(model, out, "init", args.model)
     if args.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     else:
@@ -251,7 +331,7 @@ def cmd_train(args):
         if not last:
             write_json(run_json, info)
     total = time.perf_counter() - t_start
-    save_weights(model, os.path.join(out, "final.safetensors"), args.model)
+    save_all(model, out, "final", args.model)
     info.update({"status": "complete", "training_time_s": total - eval_total, "eval_time_s": eval_total,
                  "total_time_s": total, "test_accuracy": te[1], "test_correct": te[0], "f1_macro": te[3],
                  "auc_macro": te[4]})
@@ -266,8 +346,7 @@ def cmd_train(args):
 
 def cmd_eval(args):
     torch.set_num_threads(args.threads)
-    model = MODELS[args.model]()
-    load_weights(model, args.weights)
+    model, mode, kind = load_model(args.model, args.weights, args.arch)
     xte, yte = load_data(args, False)
     evaluate(model, xte, yte, args.batch)  # warm-up
     times = []
@@ -280,7 +359,10 @@ def cmd_eval(args):
             f.write("index,label,prediction," + ",".join(f"p{j}" for j in range(10)) + "\n")
             for i in range(len(xte)):
                 f.write(f"{i},{int(yte[i])},{int(r[6][i])}," + ",".join(f"{v:.9g}" for v in r[7][i]) + "\n")
-    res = {"binding": "pytorch", "model": args.model, "weights": args.weights, "correct": r[0], "total": len(xte),
+    if args.logits:
+        np.save(args.logits, r[8].astype(np.float32))
+    res = {"binding": "pytorch", "model": args.model, "load_mode": mode, "format": kind,
+           "weights": args.weights, "correct": r[0], "total": len(xte),
            "accuracy": r[1], "loss": r[2], "f1_macro": r[3], "auc_macro": r[4], "batch": args.batch,
            "threads": args.threads, "times_s": times, "mean_time_s": sum(times) / len(times)}
     if args.json:
@@ -370,6 +452,7 @@ def main():
     t.add_argument("--subactivities", action="store_true")
     t.add_argument("--out")
     t.add_argument("--quiet", action="store_true")
+    t.add_argument("--arch", help="a variant architecture of the model (lenet5-sequential)")
     e = sub.add_parser("eval")
     e.add_argument("model", choices=sorted(MODELS))
     e.add_argument("--weights", required=True)
@@ -379,6 +462,8 @@ def main():
     e.add_argument("--limit-test", type=int, default=0)
     e.add_argument("--threads", type=int, default=os.cpu_count())
     e.add_argument("--predictions")
+    e.add_argument("--logits", help="write the last pass's logits here (.npy, float32 [N,K])")
+    e.add_argument("--arch", help="a variant architecture of the model (lenet5-sequential)")
     e.add_argument("--json", action="store_true")
     g = sub.add_parser("golden")
     g.add_argument("--out", required=True)

@@ -23,8 +23,16 @@ const char *cli_value(int argc, char **argv, int *i);
 
 /* Creates `dir` (and parents) and checks that files can be written in it. */
 int cli_prepare_out_dir(const char *dir);
-/* Loads weights from a file, recognising the format by content. */
+/* Loads weights into a built-in model from a file in any supported format
+ * (an ONNX file gives its initializers), recognising the format by content. */
 cb_status cli_load_weights(cb_model *m, const char *path);
+/* Tells the user when parameters were matched by order rather than name. */
+void cli_notice_load(const char *path, const cb_load_info *info);
+/* Parses "fast" or "reference"; prints an error and returns -1 otherwise. */
+int cli_kernels(const char *v, cb_kernels *out);
+
+int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

@@ -5,11 +5,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "crossbind/formats.h"
 #include "../core/json.h"
 
 static void help(void)
 {
-    printf("usage: crossbind eval lenet1|lenet5 --weights FILE [options]\n"
+    printf("usage: crossbind eval [MODEL] --weights FILE [options]\n"
+           "  FILE is safetensors, a PyTorch state dict (.pt/.pth) or ONNX, recognised by\n"
+           "  content. Parameters files need MODEL (lenet1, lenet5); an ONNX file brings its\n"
+           "  own graph (serialization mode), and MODEL, if given, must take the same input.\n"
            "  --data DIR          MNIST-format directory (default %s)\n"
            "  --batch N           batch size (default 128)\n"
            "  --repeat N          timed passes after one warm-up pass (default 5)\n"
@@ -17,6 +21,7 @@ static void help(void)
            "  --threads N         threads (default: all cores)\n"
            "  --kernels fast|reference\n"
            "  --predictions FILE  per-sample CSV: index,label,prediction,probabilities...\n"
+           "  --logits FILE       the last pass's outputs as .npy (float32 [N,K])\n"
            "  --json              print one JSON object\n",
            CB_DEFAULT_DATA);
 }
@@ -42,7 +47,7 @@ static cb_status write_predictions(const char *path, const cb_evaluator *ev, con
 
 int cmd_eval(int argc, char **argv)
 {
-    const char *model = NULL, *weights = NULL, *data = CB_DEFAULT_DATA, *pred_path = NULL, *v;
+    const char *model = NULL, *weights = NULL, *data = CB_DEFAULT_DATA, *pred_path = NULL, *logits_path = NULL, *v;
     long batch = 128, repeat = 5, limit = 0, threads = sysconf(_SC_NPROCESSORS_ONLN);
     int json = 0;
     cb_kernels kernels = CB_KERNELS_FAST;
@@ -59,18 +64,14 @@ int cmd_eval(int argc, char **argv)
         else if (!strcmp(a, "--weights")) weights = v;
         else if (!strcmp(a, "--data")) data = v;
         else if (!strcmp(a, "--predictions")) pred_path = v;
+        else if (!strcmp(a, "--logits")) logits_path = v;
         else if (!strcmp(a, "--batch")) { if (cli_long(a, v, 1, 65536, &batch)) return 1; }
         else if (!strcmp(a, "--repeat")) { if (cli_long(a, v, 1, 1000, &repeat)) return 1; }
         else if (!strcmp(a, "--limit-test")) { if (cli_long(a, v, 1, 1000000000L, &limit)) return 1; }
         else if (!strcmp(a, "--threads")) { if (cli_long(a, v, 1, 1024, &threads)) return 1; }
-        else if (!strcmp(a, "--kernels")) {
-            if (!strcmp(v, "fast")) kernels = CB_KERNELS_FAST;
-            else if (!strcmp(v, "reference")) kernels = CB_KERNELS_REFERENCE;
-            else return cli_error("--kernels must be fast or reference, got '%s'", v);
-        }
+        else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind eval --help)", a);
     }
-    if (!model) return cli_error("eval: which model? (see crossbind eval --help)");
     if (!weights) return cli_error("eval: --weights FILE is required");
 
     cb_model *m = NULL;
@@ -78,10 +79,19 @@ int cmd_eval(int argc, char **argv)
     cb_evaluator *ev = NULL;
     double *times = NULL;
     int rc = 1;
-    cb_status s = cb_model_create(model, &m);
-    if (s == CB_OK) s = cb_set_threads((int)threads);
-    if (s == CB_OK) s = cli_load_weights(m, weights);
+    cb_load_info info;
+    cb_status s = cb_set_threads((int)threads);
+    if (s == CB_OK) s = cb_model_load(model, weights, 1, &m, &info);
+    if (s == CB_OK) cli_notice_load(weights, &info);
     if (s == CB_OK) s = cb_mnist_load(data, 0, limit, &test);
+    if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) != (int64_t)test.c * test.h * test.w)
+        s = cb_fail(CB_ERR_SHAPE, "%s takes %lld values per sample, the data set has %dx%dx%d", weights,
+                    (long long)cb_node_numel(&m->graph.nodes[m->input]), test.c, test.h, test.w);
+    if (s == CB_OK && m->n_inputs != 1)
+        s = cb_fail(CB_ERR_UNSUPPORTED, "%s has %d inputs; eval feeds one (use crossbind run)", weights, m->n_inputs);
+    if (s == CB_OK && m->fixed_batch && m->fixed_batch != batch)
+        s = cb_fail(CB_ERR_SHAPE, "%s fixes the batch size to %lld: use --batch %lld", weights,
+                    (long long)m->fixed_batch, (long long)m->fixed_batch);
     if (s == CB_OK) s = cb_evaluator_create(m, (int)batch, test.n, kernels, &ev);
     if (s == CB_OK && !(times = calloc((size_t)repeat, sizeof *times))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
     cb_eval_result r;
@@ -95,11 +105,18 @@ int cmd_eval(int argc, char **argv)
         mean += r.time_s / (double)repeat;
     }
     if (s == CB_OK && pred_path) s = write_predictions(pred_path, ev, &test, m->classes);
+    if (s == CB_OK && logits_path) {
+        cb_tensor t = {.dtype = CB_F32, .ndim = 2, .shape = {test.n, m->classes},
+                       .data = (void *)cb_evaluator_logits(ev)};
+        s = cb_npy_write(logits_path, &t);
+    }
     if (s != CB_OK) { rc = cli_status(s); goto done; }
     if (json) {
         cb_buf b = {0};
         cb_buf_printf(&b, "{\"binding\": \"crossbind\", \"model\": ");
-        cb_buf_json_string(&b, model);
+        cb_buf_json_string(&b, m->name);
+        cb_buf_printf(&b, ", \"load_mode\": \"%s\", \"format\": ", info.serialized ? "serialization" : "parameters");
+        cb_buf_json_string(&b, cb_file_kind_name((cb_file_kind)info.kind));
         cb_buf_printf(&b, ", \"weights\": ");
         cb_buf_json_string(&b, weights);
         cb_buf_printf(&b, ", \"correct\": %lld, \"total\": %lld, \"accuracy\": ", (long long)r.correct,
@@ -119,7 +136,7 @@ int cmd_eval(int argc, char **argv)
     } else {
         printf("%s: %lld/%lld correct, accuracy %.4f, loss %.4f, macro F1 %.4f, AUC %.4f, "
                "mean time %.4fs over %ld passes (batch %ld, %ld threads)\n",
-               model, (long long)r.correct, (long long)r.total, r.accuracy, r.loss, r.f1_macro, r.auc_macro,
+               m->name, (long long)r.correct, (long long)r.total, r.accuracy, r.loss, r.f1_macro, r.auc_macro,
                mean, repeat, batch, threads);
     }
     rc = 0;

@@ -6,6 +6,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "cli.h"
+#include "crossbind/formats.h"
+#include "crossbind/onnx.h"
 #include "../core/json.h"
 
 typedef struct train_cli {
@@ -184,11 +186,7 @@ static int parse(train_cli *c, int argc, char **argv)
             else if (!strcmp(v, "adam")) c->opt.optim.kind = CB_OPTIM_ADAM;
             else return cli_error("--optimizer must be sgd or adam, got '%s'", v);
         }
-        else if (!strcmp(a, "--kernels")) {
-            if (!strcmp(v, "fast")) c->opt.kernels = CB_KERNELS_FAST;
-            else if (!strcmp(v, "reference")) c->opt.kernels = CB_KERNELS_REFERENCE;
-            else return cli_error("--kernels must be fast or reference, got '%s'", v);
-        }
+        else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &c->opt.kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind train --help)", a);
     }
     if (!c->model) return cli_error("train: which model? (see crossbind train --help)");
@@ -198,6 +196,23 @@ static int parse(train_cli *c, int argc, char **argv)
         c->seed = cb_protocol_seeds[c->run - 1];
     }
     return 0;
+}
+
+/* The model in every format crossbind writes: <stem>.safetensors, <stem>.pt
+ * (a PyTorch state dict) and <stem>.onnx. */
+static cb_status save_model(const cb_model *m, const char *dir, const char *stem, const char *const *meta)
+{
+    char path[4200];
+    cb_tensor_list params = {0};
+    cb_status s = cb_graph_params_to_list(&m->graph, &params);
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, stem);
+    if (s == CB_OK) s = cb_safetensors_write(path, &params, meta);
+    snprintf(path, sizeof path, "%s/%s.pt", dir, stem);
+    if (s == CB_OK) s = cb_torch_write(path, &params);
+    snprintf(path, sizeof path, "%s/%s.onnx", dir, stem);
+    if (s == CB_OK) s = cb_onnx_export(m, path);
+    cb_tensor_list_free(&params);
+    return s;
 }
 
 int cmd_train(int argc, char **argv)
@@ -239,14 +254,8 @@ int cmd_train(int argc, char **argv)
     else cb_model_init(m, c.seed);
     if (s != CB_OK) { rc = cli_status(s); goto done; }
 
-    char path[4200];
     const char *meta[] = {"model", c.model, "format", "crossbind-weights/1", NULL};
-    cb_tensor_list params = {0};
-    snprintf(path, sizeof path, "%s/init.safetensors", c.out);
-    s = cb_graph_params_to_list(&m->graph, &params);
-    if (s == CB_OK) s = cb_safetensors_write(path, &params, meta);
-    cb_tensor_list_free(&params);
-    if (s != CB_OK) { rc = cli_status(s); goto done; }
+    if ((s = save_model(m, c.out, "init", meta)) != CB_OK) { rc = cli_status(s); goto done; }
 
     if (!c.quiet)
         fprintf(stderr, "crossbind: training %s (%zu parameters) on %lld samples of %s, %ld epochs, %ld threads\n",
@@ -264,10 +273,7 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     if (ps.save_status != CB_OK) { rc = cli_status(ps.save_status); goto done; }
-    snprintf(path, sizeof path, "%s/final.safetensors", c.out);
-    s = cb_graph_params_to_list(&m->graph, &params);
-    if (s == CB_OK) s = cb_safetensors_write(path, &params, meta);
-    cb_tensor_list_free(&params);
+    s = save_model(m, c.out, "final", meta);
     if (s == CB_OK) s = write_run_json(&c, &r, "complete");
     if (s != CB_OK) { rc = cli_status(s); goto done; }
     printf("%s: test accuracy %.4f (%lld/%lld), macro F1 %.4f, AUC %.4f, training %.2fs, eval %.2fs -> %s\n",

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "crossbind/formats.h"
+#include "crossbind/onnx.h"
 
 const uint64_t cb_protocol_seeds[5] = {287426343ULL, 1850616268ULL, 2068338201ULL, 1202616822ULL, 868822724ULL};
 
@@ -91,25 +93,51 @@ int cli_prepare_out_dir(const char *dir)
     return 0;
 }
 
+void cli_notice_load(const char *path, const cb_load_info *info)
+{
+    if (info->match == CB_MATCH_BY_ORDER)
+        fprintf(stderr, "crossbind: notice: %s: parameter names differ from crossbind's; loaded by order "
+                "and shape\n", path);
+}
+
 cb_status cli_load_weights(cb_model *m, const char *path)
 {
-    unsigned char head[9] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) return cb_fail(CB_ERR_IO, "cannot open weights %s: %s", path, strerror(errno));
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
-    /* safetensors: an 8-byte little-endian header size, then '{' */
-    if (got == sizeof head && head[8] == '{' && head[7] == 0 && head[6] == 0) {
-        cb_tensor_list list;
-        cb_status s = cb_safetensors_read(path, &list);
-        if (s != CB_OK) return s;
-        s = cb_graph_params_from_list(&m->graph, &list);
-        cb_tensor_list_free(&list);
-        if (s != CB_OK) return cb_fail(s, "%s: %s", path, cb_last_error());
-        return CB_OK;
+    cb_file_kind kind;
+    cb_status s = cb_file_kind_read(path, &kind);
+    if (s != CB_OK) return s;
+    cb_load_info info = {.kind = kind};
+    cb_tensor_list list = {0};
+    if (kind == CB_FILE_ONNX) { /* the parameters of an ONNX model */
+        cb_model *om;
+        if ((s = cb_onnx_load(path, 0, &om)) != CB_OK) return s;
+        s = cb_graph_params_to_list(&om->graph, &list);
+        cb_model_free(om);
+    } else if (kind == CB_FILE_SAFETENSORS) {
+        s = cb_safetensors_read(path, &list);
+    } else if (kind == CB_FILE_TORCH_ZIP) {
+        s = cb_torch_read(path, &list);
+    } else {
+        cb_model *tmp = NULL; /* same messages as cb_model_load for other kinds */
+        s = cb_model_load(m->name, path, 0, &tmp, &info);
+        cb_model_free(tmp);
+        return s != CB_OK ? s : cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format", path);
     }
-    if (got >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)
-        return cb_fail(CB_ERR_UNSUPPORTED, "%s is a zip archive (a PyTorch .pt file?): "
-                       "this version reads safetensors weights only", path);
-    return cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format (expected safetensors)", path);
+    if (s == CB_OK) {
+        s = cb_graph_params_load(&m->graph, &list, &info.match);
+        if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
+        else cli_notice_load(path, &info);
+    }
+    cb_tensor_list_free(&list);
+    return s;
+}
+
+int cli_kernels(const char *v, cb_kernels *out)
+{
+    if (!strcmp(v, "fast")) *out = CB_KERNELS_FAST;
+    else if (!strcmp(v, "reference")) *out = CB_KERNELS_REFERENCE;
+    else {
+        cli_error("--kernels must be fast or reference, got '%s'", v);
+        return -1;
+    }
+    return 0;
 }

@@ -282,6 +282,22 @@ void cb_buf_printf(cb_buf *b, const char *fmt, ...)
     }
 }
 
+void cb_buf_append(cb_buf *b, const void *data, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d) { b->failed = 1; return; }
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
 void cb_buf_json_string(cb_buf *b, const char *s)
 {
     cb_buf_printf(b, "\"");

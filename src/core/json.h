@@ -26,6 +26,8 @@ const cb_json *cb_json_get(const cb_json *obj, const char *key); /* NULL if abse
  * which cb_buf_ok() reports once at the end. */
 typedef struct cb_buf { char *data; size_t len, cap; int failed; } cb_buf;
 void cb_buf_printf(cb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends raw bytes (kept NUL-terminated). */
+void cb_buf_append(cb_buf *b, const void *data, size_t n);
 void cb_buf_json_string(cb_buf *b, const char *s);   /* quoted and escaped */
 void cb_buf_json_number(cb_buf *b, double v);         /* null for NaN/Inf */
 int cb_buf_ok(const cb_buf *b);

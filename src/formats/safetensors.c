@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "crossbind/tensor.h"
+#include "crossbind/formats.h"
+#include "../core/file.h"
 #include "../core/json.h"
 
 #define MAX_HEADER ((uint64_t)100 << 20)
@@ -62,35 +64,19 @@ static cb_status read_entry(const char *path, const char *name, const cb_json *e
     return cb_tensor_list_add(out, name, dtype, shape->count, dims, data + begin);
 }
 
-cb_status cb_safetensors_read(const char *path, cb_tensor_list *out)
+cb_status cb_safetensors_parse(const unsigned char *buf, size_t size, const char *path, cb_tensor_list *out)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return cb_fail(CB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    unsigned char *buf = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return cb_fail(CB_ERR_IO, "cannot read %s", path);
-    }
-    if (size < 8 || !(buf = malloc((size_t)size)) || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        fclose(f);
-        free(buf);
-        return size < 8 ? cb_fail(CB_ERR_FORMAT, "%s: too short to be a safetensors file (%ld bytes)", path, size)
-                        : cb_fail(CB_ERR_IO, "cannot read %s", path);
-    }
-    fclose(f);
+    if (size < 8)
+        return cb_fail(CB_ERR_FORMAT, "%s: too short to be a safetensors file (%zu bytes)", path, size);
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
-    if (hlen > MAX_HEADER || hlen > (uint64_t)size - 8) {
-        free(buf);
-        return cb_fail(CB_ERR_FORMAT, "%s: not a safetensors file or truncated (header length %llu, file %ld bytes)",
+    if (hlen > MAX_HEADER || hlen > (uint64_t)size - 8)
+        return cb_fail(CB_ERR_FORMAT, "%s: not a safetensors file or truncated (header length %llu, file %zu bytes)",
                        path, (unsigned long long)hlen, size);
-    }
     cb_json hdr;
     cb_status s = cb_json_parse((const char *)buf + 8, (size_t)hlen, path, &hdr);
-    if (s != CB_OK) { free(buf); return s; }
+    if (s != CB_OK) return s;
     if (hdr.type != CB_JSON_OBJ) s = cb_fail(CB_ERR_FORMAT, "%s: safetensors header is not a JSON object", path);
     const unsigned char *data = buf + 8 + hlen;
     uint64_t data_len = (uint64_t)size - 8 - hlen;
@@ -104,8 +90,19 @@ cb_status cb_safetensors_read(const char *path, cb_tensor_list *out)
             s = read_entry(path, hdr.keys[i], &hdr.items[i], data, data_len, out);
     }
     cb_json_free(&hdr);
-    free(buf);
     if (s != CB_OK) cb_tensor_list_free(out);
+    return s;
+}
+
+cb_status cb_safetensors_read(const char *path, cb_tensor_list *out)
+{
+    memset(out, 0, sizeof *out);
+    unsigned char *buf;
+    size_t size;
+    cb_status s = cb_read_file(path, (size_t)1 << 40, &buf, &size);
+    if (s != CB_OK) return s;
+    s = cb_safetensors_parse(buf, size, path, out);
+    free(buf);
     return s;
 }
 

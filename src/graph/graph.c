@@ -116,6 +116,48 @@ static char *join(char *buf, size_t size, const char *a, const char *b)
     return buf;
 }
 
+/* Output size of a window sliding over `in` (no dilation, floor mode). */
+static int64_t window_out(int64_t in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
+
+static int window_ok(const cb_window *w)
+{
+    return w->kh >= 1 && w->kw >= 1 && w->sh >= 1 && w->sw >= 1 && w->ph >= 0 && w->pw >= 0;
+}
+
+int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win)
+{
+    if (x < 0 || w < 0 || b < -1 || x >= g->count || w >= g->count || b >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x], *wn = &g->nodes[w];
+    if (xn->ndim != 3 || wn->op != CB_OP_PARAM || wn->ndim != 4) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': needs input [C,H,W] and a weight parameter [OC,C,KH,KW]", name);
+        return -1;
+    }
+    int64_t oc = wn->dims[0], c = xn->dims[0], h = xn->dims[1], wd = xn->dims[2];
+    if (!window_ok(win) || wn->dims[1] != c || wn->dims[2] != win->kh || wn->dims[3] != win->kw) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': weight [%lld,%lld,%lld,%lld] does not fit input channels %lld "
+                "and kernel %dx%d", name, (long long)oc, (long long)wn->dims[1], (long long)wn->dims[2],
+                (long long)wn->dims[3], (long long)c, win->kh, win->kw);
+        return -1;
+    }
+    if (b >= 0 && (g->nodes[b].op != CB_OP_PARAM || g->nodes[b].ndim != 1 || g->nodes[b].dims[0] != oc)) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': bias must be a parameter [%lld]", name, (long long)oc);
+        return -1;
+    }
+    if (h + 2 * win->ph < win->kh || wd + 2 * win->pw < win->kw) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': kernel %dx%d larger than padded input %lldx%lld", name,
+                win->kh, win->kw, (long long)(h + 2 * win->ph), (long long)(wd + 2 * win->pw));
+        return -1;
+    }
+    int in[3] = {x, w, b};
+    int id = add_node(g, CB_OP_CONV2D, name, in, b >= 0 ? 3 : 2);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    int64_t od[3] = {oc, window_out(h, win->kh, win->sh, win->ph), window_out(wd, win->kw, win->sw, win->pw)};
+    set_dims(n, 3, od);
+    n->kh = win->kh, n->kw = win->kw, n->sh = win->sh, n->sw = win->sw, n->ph = win->ph, n->pw = win->pw;
+    return id;
+}
+
 int cb_graph_conv2d(cb_graph *g, const char *name, int x, int out_ch, int kernel,
                     int stride, int pad, int bias)
 {
@@ -125,42 +167,28 @@ int cb_graph_conv2d(cb_graph *g, const char *name, int x, int out_ch, int kernel
         cb_fail(CB_ERR_SHAPE, "conv2d '%s': input must be [C,H,W], has %d dims", name, xn->ndim);
         return -1;
     }
-    int64_t c = xn->dims[0], h = xn->dims[1], w = xn->dims[2];
-    if (kernel < 1 || stride < 1 || pad < 0 || out_ch < 1) {
-        cb_fail(CB_ERR_INVALID_ARG, "conv2d '%s': invalid kernel/stride/padding/channels", name);
+    if (out_ch < 1 || kernel < 1) {
+        cb_fail(CB_ERR_INVALID_ARG, "conv2d '%s': invalid kernel/channels", name);
         return -1;
     }
-    int64_t oh = (h + 2 * pad - kernel) / stride + 1, ow = (w + 2 * pad - kernel) / stride + 1;
-    if (h + 2 * pad < kernel || w + 2 * pad < kernel) {
-        cb_fail(CB_ERR_SHAPE, "conv2d '%s': kernel %d larger than padded input %lldx%lld",
-                name, kernel, (long long)(h + 2 * pad), (long long)(w + 2 * pad));
-        return -1;
-    }
+    int64_t c = xn->dims[0];
     char pname[CB_MAX_NAME + 8];
     int64_t fan_in = c * kernel * kernel;
     int64_t wd[4] = {out_ch, c, kernel, kernel};
     int wi = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 4, wd,
                             CB_INIT_KAIMING_UNIFORM, fan_in);
-    int bi = -2;
+    int bi = -1;
     if (bias) {
         int64_t bd[1] = {out_ch};
         bi = cb_graph_param(g, join(pname, sizeof pname, name, "bias"), 1, bd,
                             CB_INIT_FAN_IN_UNIFORM, fan_in);
+        if (bi < 0) return -1;
     }
-    if (wi < 0 || bi == -1) return -1;
-    int in[3] = {x, wi, bi};
-    int id = add_node(g, CB_OP_CONV2D, name, in, bias ? 3 : 2);
-    if (id < 0) return -1;
-    cb_node *n = &g->nodes[id];
-    int64_t od[3] = {out_ch, oh, ow};
-    set_dims(n, 3, od);
-    n->kh = n->kw = kernel;
-    n->sh = n->sw = stride;
-    n->ph = n->pw = pad;
-    return id;
+    cb_window win = {kernel, kernel, stride, stride, pad, pad};
+    return cb_graph_conv2d_with(g, name, x, wi, bi, &win);
 }
 
-int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad)
+int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win)
 {
     if (x < 0 || x >= g->count) return -1;
     const cb_node *xn = &g->nodes[x];
@@ -168,10 +196,12 @@ int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pa
         cb_fail(CB_ERR_INVALID_ARG, "pool2d: not a pooling op");
         return -1;
     }
-    if (xn->ndim != 3 || kernel < 1 || stride < 1 || pad < 0 || 2 * pad > kernel ||
-        xn->dims[1] + 2 * pad < kernel || xn->dims[2] + 2 * pad < kernel) {
-        cb_fail(CB_ERR_SHAPE, "pool2d after '%s': invalid kernel %d / stride %d / padding %d for input",
-                xn->name, kernel, stride, pad);
+    /* Padding of at most half the window, as PyTorch requires: every window
+     * then overlaps the input, so max pooling never sees only padding. */
+    if (xn->ndim != 3 || !window_ok(win) || 2 * win->ph > win->kh || 2 * win->pw > win->kw ||
+        xn->dims[1] + 2 * win->ph < win->kh || xn->dims[2] + 2 * win->pw < win->kw) {
+        cb_fail(CB_ERR_SHAPE, "pool2d after '%s': invalid kernel %dx%d / stride %dx%d / padding %dx%d "
+                "for its input", xn->name, win->kh, win->kw, win->sh, win->sw, win->ph, win->pw);
         return -1;
     }
     char name[CB_MAX_NAME];
@@ -180,12 +210,42 @@ int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pa
     if (id < 0) return -1;
     cb_node *n = &g->nodes[id];
     xn = &g->nodes[x];
-    int64_t od[3] = {xn->dims[0], (xn->dims[1] + 2 * pad - kernel) / stride + 1,
-                     (xn->dims[2] + 2 * pad - kernel) / stride + 1};
+    int64_t od[3] = {xn->dims[0], window_out(xn->dims[1], win->kh, win->sh, win->ph),
+                     window_out(xn->dims[2], win->kw, win->sw, win->pw)};
     set_dims(n, 3, od);
-    n->kh = n->kw = kernel;
-    n->sh = n->sw = stride;
-    n->ph = n->pw = pad;
+    n->kh = win->kh, n->kw = win->kw, n->sh = win->sh, n->sw = win->sw, n->ph = win->ph, n->pw = win->pw;
+    return id;
+}
+
+int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad)
+{
+    cb_window win = {kernel, kernel, stride, stride, pad, pad};
+    return cb_graph_pool2d_with(g, op, x, &win);
+}
+
+int cb_graph_linear_with(cb_graph *g, const char *name, int x, int w, int b)
+{
+    if (x < 0 || w < 0 || b < -1 || x >= g->count || w >= g->count || b >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x], *wn = &g->nodes[w];
+    if (xn->ndim != 1) {
+        cb_fail(CB_ERR_SHAPE, "linear '%s': input must be a vector (flatten first), has %d dims",
+                name, xn->ndim);
+        return -1;
+    }
+    if (wn->op != CB_OP_PARAM || wn->ndim != 2 || wn->dims[1] != xn->dims[0]) {
+        cb_fail(CB_ERR_SHAPE, "linear '%s': weight must be a parameter [N,%lld]", name, (long long)xn->dims[0]);
+        return -1;
+    }
+    int64_t nout = wn->dims[0];
+    if (b >= 0 && (g->nodes[b].op != CB_OP_PARAM || g->nodes[b].ndim != 1 || g->nodes[b].dims[0] != nout)) {
+        cb_fail(CB_ERR_SHAPE, "linear '%s': bias must be a parameter [%lld]", name, (long long)nout);
+        return -1;
+    }
+    int in[3] = {x, w, b};
+    int id = add_node(g, CB_OP_LINEAR, name, in, b >= 0 ? 3 : 2);
+    if (id < 0) return -1;
+    int64_t od[1] = {nout};
+    set_dims(&g->nodes[id], 1, od);
     return id;
 }
 
@@ -202,18 +262,30 @@ int cb_graph_linear(cb_graph *g, const char *name, int x, int out_features, int 
     int64_t wd[2] = {out_features, k};
     int wi = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 2, wd,
                             CB_INIT_KAIMING_UNIFORM, k);
-    int bi = -2;
+    int bi = -1;
     if (bias) {
         int64_t bd[1] = {out_features};
         bi = cb_graph_param(g, join(pname, sizeof pname, name, "bias"), 1, bd,
                             CB_INIT_FAN_IN_UNIFORM, k);
+        if (bi < 0) return -1;
     }
-    if (wi < 0 || bi == -1) return -1;
-    int in[3] = {x, wi, bi};
-    int id = add_node(g, CB_OP_LINEAR, name, in, bias ? 3 : 2);
-    if (id < 0) return -1;
-    int64_t od[1] = {out_features};
-    set_dims(&g->nodes[id], 1, od);
+    return cb_graph_linear_with(g, name, x, wi, bi);
+}
+
+int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims)
+{
+    if (x < 0 || x >= g->count) return -1;
+    int64_t k = 1;
+    for (int i = 0; i < ndim; i++) k *= dims[i] > 0 ? dims[i] : 0;
+    if (ndim < 0 || ndim > CB_MAX_DIMS - 1 || k != cb_node_numel(&g->nodes[x])) {
+        cb_fail(CB_ERR_SHAPE, "reshape of '%s': %lld elements per sample cannot take the new shape",
+                g->nodes[x].name, (long long)cb_node_numel(&g->nodes[x]));
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "reshape%d", g->count);
+    int id = add_node(g, CB_OP_FLATTEN, name, &x, 1);
+    if (id >= 0) set_dims(&g->nodes[id], ndim, dims);
     return id;
 }
 
@@ -322,23 +394,59 @@ static void shape_str(char *buf, size_t size, int ndim, const int64_t *dims)
     if (used < size) snprintf(buf + used, size - used, "]");
 }
 
-cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list)
+
+static int same_shape(const cb_tensor *t, const cb_node *n)
 {
-    char missing[512] = "";
-    /* Check everything before copying anything: a failed load leaves the
-     * model's parameters as they were. */
+    if (t->ndim != n->ndim) return 0;
+    for (int d = 0; d < n->ndim; d++)
+        if (t->shape[d] != n->dims[d]) return 0;
+    return 1;
+}
+
+static void copy_param(cb_graph *g, const cb_node *n, const cb_tensor *t)
+{
+    float *dst = g->params + n->param_offset;
+    int64_t k = cb_node_numel(n);
+    if (t->dtype == CB_F32) {
+        memcpy(dst, t->data, (size_t)k * sizeof(float));
+    } else {
+        const double *src = t->data;
+        for (int64_t j = 0; j < k; j++) dst[j] = (float)src[j];
+    }
+}
+
+/* Floating-point tensors of a file, in file order: integer buffers such as
+ * BatchNorm's num_batches_tracked are not parameters. */
+static int float_tensors(const cb_tensor_list *list, const cb_tensor **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < list->count; i++) {
+        const cb_tensor *t = &list->items[i];
+        if (t->dtype != CB_F32 && t->dtype != CB_F64) continue;
+        if (n < max) out[n] = t;
+        n++;
+    }
+    return n;
+}
+
+static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b)
+{
+    size_t used = strlen(buf);
+    if (used + 4 >= size) return;
+    snprintf(buf + used, size - used, fmt, a, b);
+}
+
+cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param_match *how)
+{
+    if (how) *how = CB_MATCH_BY_NAME;
+    int n_params = 0, missing = 0;
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if (n->op != CB_OP_PARAM) continue;
+        n_params++;
         const cb_tensor *t = cb_tensor_list_find(list, n->name);
-        if (!t) {
-            size_t used = strlen(missing);
-            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", n->name);
-            continue;
-        }
-        int same = t->ndim == n->ndim;
-        for (int d = 0; same && d < n->ndim; d++) same = t->shape[d] == n->dims[d];
-        if (!same) {
+        if (!t) { missing++; continue; }
+        if (!same_shape(t, n)) {
             char want[96], got[96];
             shape_str(want, sizeof want, n->ndim, n->dims);
             shape_str(got, sizeof got, t->ndim, t->shape);
@@ -349,19 +457,60 @@ cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list)
             return cb_fail(CB_ERR_FORMAT, "parameter '%s' has dtype %s, expected F32 or F64",
                            n->name, cb_dtype_name(t->dtype));
     }
-    if (missing[0]) return cb_fail(CB_ERR_NOT_FOUND, "parameters missing from the file: %s", missing);
-    for (int i = 0; i < g->count; i++) {
+    if (!missing) {
+        /* Everything checked before anything is copied: a failed load leaves
+         * the model's parameters as they were. */
+        for (int i = 0; i < g->count; i++)
+            if (g->nodes[i].op == CB_OP_PARAM)
+                copy_param(g, &g->nodes[i], cb_tensor_list_find(list, g->nodes[i].name));
+        return CB_OK;
+    }
+    /* The names differ (an nn.Sequential's "0.weight", ...): load by order
+     * when the file holds exactly as many float tensors as the model has
+     * parameters and every shape agrees position by position. */
+    const cb_tensor **ft = malloc((size_t)(list->count ? list->count : 1) * sizeof *ft);
+    if (!ft) return cb_fail(CB_ERR_NOMEM, "out of memory matching parameters");
+    int n_float = float_tensors(list, ft, list->count);
+    char why[768] = "";
+    int ok = n_float == n_params;
+    if (!ok)
+        snprintf(why, sizeof why, "the file has %d floating-point tensors, the model %d parameters",
+                 n_float, n_params);
+    for (int i = 0, k = 0; ok && i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if (n->op != CB_OP_PARAM) continue;
-        const cb_tensor *t = cb_tensor_list_find(list, n->name);
-        float *dst = g->params + n->param_offset;
-        int64_t k = cb_node_numel(n);
-        if (t->dtype == CB_F32) {
-            memcpy(dst, t->data, (size_t)k * sizeof(float));
-        } else {
-            const double *src = t->data;
-            for (int64_t j = 0; j < k; j++) dst[j] = (float)src[j];
+        if (!same_shape(ft[k], n)) {
+            char want[96], got[96];
+            shape_str(want, sizeof want, n->ndim, n->dims);
+            shape_str(got, sizeof got, ft[k]->ndim, ft[k]->shape);
+            snprintf(why, sizeof why, "position %d: the model's '%s' is %s, the file's '%s' is %s",
+                     k, n->name, want, ft[k]->name, got);
+            ok = 0;
         }
+        k++;
     }
+    if (!ok) {
+        char absent[512] = "", unused[512] = "";
+        for (int i = 0; i < g->count; i++)
+            if (g->nodes[i].op == CB_OP_PARAM && !cb_tensor_list_find(list, g->nodes[i].name))
+                append(absent, sizeof absent, "%s%s", absent[0] ? ", " : "", g->nodes[i].name);
+        for (int i = 0; i < list->count; i++)
+            if (cb_graph_find(g, list->items[i].name) < 0)
+                append(unused, sizeof unused, "%s%s", unused[0] ? ", " : "", list->items[i].name);
+        free(ft);
+        return cb_fail(CB_ERR_NOT_FOUND, "parameters do not match by name (missing from the file: %s; "
+                       "not in the model: %s) nor by order and shape (%s)", absent,
+                       unused[0] ? unused : "none", why);
+    }
+    for (int i = 0, k = 0; i < g->count; i++)
+        if (g->nodes[i].op == CB_OP_PARAM) copy_param(g, &g->nodes[i], ft[k++]);
+    free(ft);
+    if (how) *how = CB_MATCH_BY_ORDER;
     return CB_OK;
+}
+
+cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list)
+{
+    cb_param_match how;
+    return cb_graph_params_load(g, list, &how);
 }

@@ -49,6 +49,9 @@ cb_status cb_model_create(const char *name, cb_model **out)
     m->labels = cb_graph_input(g, "labels", 1, one);
     int pred = e->build(g, m->input);
     if (pred >= 0) g->output = pred;
+    m->n_inputs = m->n_outputs = 1;
+    m->inputs[0] = m->input;
+    m->outputs[0] = pred;
     int loss = cb_graph_loss(g, e->loss, pred, m->labels);
     cb_status s = loss < 0 ? CB_ERR_SHAPE : cb_graph_finalize(g);
     if (s != CB_OK) {

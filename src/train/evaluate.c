@@ -12,7 +12,9 @@ struct cb_evaluator {
     int batch;
     int64_t max_samples;
     int *pred;
-    float *scores;
+    float *scores; /* the model's outputs (logits) of the last pass */
+    float *probs;  /* softmax of scores (k > 1) or the scores, when metrics were asked */
+    int has_probs; /* the last pass computed probs */
     double *work;
 };
 
@@ -29,8 +31,9 @@ cb_status cb_evaluator_create(cb_model *m, int batch, int64_t max_samples, cb_ke
     if (s == CB_OK) {
         ev->pred = malloc((size_t)max_samples * sizeof *ev->pred);
         ev->scores = malloc((size_t)max_samples * (size_t)m->classes * sizeof *ev->scores);
+        ev->probs = malloc((size_t)max_samples * (size_t)m->classes * sizeof *ev->probs);
         ev->work = malloc((size_t)max_samples * 2 * sizeof *ev->work);
-        if (!ev->pred || !ev->scores || !ev->work) s = cb_fail(CB_ERR_NOMEM, "out of memory for evaluation buffers");
+        if (!ev->pred || !ev->scores || !ev->probs || !ev->work) s = cb_fail(CB_ERR_NOMEM, "out of memory for evaluation buffers");
     }
     if (s != CB_OK) {
         cb_evaluator_free(ev);
@@ -46,12 +49,14 @@ void cb_evaluator_free(cb_evaluator *ev)
     cb_exec_free(ev->ex);
     free(ev->pred);
     free(ev->scores);
+    free(ev->probs);
     free(ev->work);
     free(ev);
 }
 
 const int *cb_evaluator_predictions(const cb_evaluator *ev) { return ev->pred; }
-const float *cb_evaluator_scores(const cb_evaluator *ev) { return ev->scores; }
+const float *cb_evaluator_scores(const cb_evaluator *ev) { return ev->has_probs ? ev->probs : ev->scores; }
+const float *cb_evaluator_logits(const cb_evaluator *ev) { return ev->scores; }
 
 /* Softmax of one row of logits into probabilities (k > 1). */
 static void softmax_row(const float *z, float *p, int k)
@@ -92,11 +97,14 @@ cb_status cb_evaluate(cb_evaluator *ev, const cb_dataset *d, int with_metrics, c
     out->accuracy = d->n ? (double)out->correct / (double)d->n : NAN;
     out->loss = d->n ? loss_sum / (double)d->n : NAN;
     out->f1_macro = out->auc_macro = NAN;
+    ev->has_probs = with_metrics;
     if (with_metrics) {
         if (k > 1)
-            for (int64_t i = 0; i < d->n; i++) softmax_row(ev->scores + i * k, ev->scores + i * k, k);
+            for (int64_t i = 0; i < d->n; i++) softmax_row(ev->scores + i * k, ev->probs + i * k, k);
+        else
+            memcpy(ev->probs, ev->scores, (size_t)d->n * sizeof *ev->probs);
         out->f1_macro = cb_f1_macro(ev->pred, d->y, d->n, k);
-        out->auc_macro = cb_auc_macro(ev->scores, d->y, d->n, k, ev->work);
+        out->auc_macro = cb_auc_macro(ev->probs, d->y, d->n, k, ev->work);
     }
     return CB_OK;
 }

@@ -1,0 +1,37 @@
+/* crossbind: ONNX models, the serialization load mode.
+ *
+ * Import maps an ONNX graph (opset 7 to 17) onto crossbind's graph: the same
+ * executor then runs it, so an imported model and a built-in one share every
+ * kernel. The first dimension of each graph input is the batch. Operators,
+ * attributes or layouts that crossbind does not implement are refused with
+ * an error naming them; nothing is approximated. Export writes a model's
+ * graph (without its loss) as opset 13 with a dynamic batch axis "N". */
+#ifndef CROSSBIND_ONNX_H
+#define CROSSBIND_ONNX_H
+
+#include <stddef.h>
+#include "crossbind/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Imports from memory. with_loss: also add a labels input and the loss that
+ * fits the first output (softmax cross-entropy for [K] with K > 1, binary
+ * cross-entropy for [1]) so that the model can be evaluated like a built-in
+ * one. The model's name is "onnx". *out is owned by the caller
+ * (cb_model_free). */
+cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss,
+                         cb_model **out);
+cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out);
+
+/* Writes the model's prediction graph and parameters as ONNX. */
+cb_status cb_onnx_export(const cb_model *m, const char *path);
+
+/* The ONNX operator types the importer maps, NULL-terminated. */
+const char *const *cb_onnx_supported_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

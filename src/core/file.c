@@ -1,0 +1,47 @@
+/* Whole-file reads (see file.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "file.h"
+
+cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return cb_fail(CB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return cb_fail(CB_ERR_IO, "%s is not a regular file", path);
+    }
+    if ((unsigned long long)st.st_size > max_bytes) {
+        fclose(f);
+        return cb_fail(CB_ERR_FORMAT, "%s is %lld bytes, more than the %zu this reader accepts", path,
+                       (long long)st.st_size, max_bytes);
+    }
+    size_t size = (size_t)st.st_size;
+    unsigned char *buf = malloc(size ? size : 1);
+    if (!buf) {
+        fclose(f);
+        return cb_fail(CB_ERR_NOMEM, "out of memory reading %s (%zu bytes)", path, size);
+    }
+    size_t got = fread(buf, 1, size, f);
+    int err = ferror(f);
+    fclose(f);
+    if (got != size || err) {
+        free(buf);
+        return cb_fail(CB_ERR_IO, "error reading %s", path);
+    }
+    *out = buf;
+    *len = size;
+    return CB_OK;
+}
+
+const char *cb_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}

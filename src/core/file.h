@@ -1,0 +1,16 @@
+/* Whole-file reads for the format parsers, which all parse from memory so
+ * that the same code serves files, tests and fuzzers. */
+#ifndef CB_CORE_FILE_H
+#define CB_CORE_FILE_H
+
+#include <stddef.h>
+#include "crossbind/status.h"
+
+/* Reads all of `path` into a malloc'd buffer (*out, caller frees). Files
+ * larger than max_bytes are refused rather than read. */
+cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len);
+
+/* The final path component, for messages. */
+const char *cb_basename(const char *path);
+
+#endif

@@ -1,0 +1,295 @@
+/* ONNX export: a model's prediction graph as an opset-13 ModelProto with a
+ * dynamic batch axis "N". Parameters become initializers under their
+ * canonical names, so an exported file also loads in parameters mode. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "crossbind/crossbind.h"
+#include "crossbind/onnx.h"
+#include "../core/json.h"
+#include "onnx_util.h"
+
+/* Every allocation of the message tree, freed together. */
+typedef struct arena { void **ptrs; size_t n, cap; int failed; } arena;
+
+static void *alloc(arena *a, size_t size)
+{
+    if (a->failed) return NULL;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 256;
+        void **p = realloc(a->ptrs, cap * sizeof *p);
+        if (!p) { a->failed = 1; return NULL; }
+        a->ptrs = p;
+        a->cap = cap;
+    }
+    void *m = calloc(1, size ? size : 1);
+    if (!m) { a->failed = 1; return NULL; }
+    a->ptrs[a->n++] = m;
+    return m;
+}
+
+static char *str(arena *a, const char *s)
+{
+    char *d = alloc(a, strlen(s) + 1);
+    if (d) memcpy(d, s, strlen(s) + 1);
+    return d;
+}
+
+static void arena_free(arena *a)
+{
+    for (size_t i = 0; i < a->n; i++) free(a->ptrs[i]);
+    free(a->ptrs);
+}
+
+static Onnx__ValueInfoProto *value_info(arena *a, const char *name, const cb_node *n)
+{
+    Onnx__ValueInfoProto *v = alloc(a, sizeof *v);
+    Onnx__TypeProto *tp = alloc(a, sizeof *tp);
+    Onnx__TypeProto__Tensor *tt = alloc(a, sizeof *tt);
+    Onnx__TensorShapeProto *sh = alloc(a, sizeof *sh);
+    Onnx__TensorShapeProto__Dimension **dims = alloc(a, (size_t)(n->ndim + 1) * sizeof *dims);
+    if (!v || !tp || !tt || !sh || !dims) return NULL;
+    onnx__value_info_proto__init(v);
+    onnx__type_proto__init(tp);
+    onnx__type_proto__tensor__init(tt);
+    onnx__tensor_shape_proto__init(sh);
+    for (int d = 0; d <= n->ndim; d++) {
+        if (!(dims[d] = alloc(a, sizeof **dims))) return NULL;
+        onnx__tensor_shape_proto__dimension__init(dims[d]);
+        if (d == 0) {
+            dims[d]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            dims[d]->dim_param = str(a, "N");
+        } else {
+            dims[d]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            dims[d]->dim_value = n->dims[d - 1];
+        }
+    }
+    sh->n_dim = (size_t)n->ndim + 1;
+    sh->dim = dims;
+    tt->has_elem_type = 1;
+    tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+    tt->shape = sh;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    v->name = str(a, name);
+    v->type = tp;
+    return v;
+}
+
+static Onnx__TensorProto *tensor(arena *a, const char *name, int32_t type, int ndim, const int64_t *dims,
+                                 const void *data, size_t bytes)
+{
+    Onnx__TensorProto *t = alloc(a, sizeof *t);
+    int64_t *d = alloc(a, (size_t)(ndim ? ndim : 1) * sizeof *d);
+    unsigned char *raw = alloc(a, bytes);
+    if (!t || !d || !raw) return NULL;
+    onnx__tensor_proto__init(t);
+    memcpy(d, dims, (size_t)ndim * sizeof *d);
+    memcpy(raw, data, bytes);
+    t->n_dims = (size_t)ndim;
+    t->dims = d;
+    t->has_data_type = 1;
+    t->data_type = type;
+    t->name = str(a, name);
+    t->has_raw_data = 1;
+    t->raw_data.data = raw;
+    t->raw_data.len = bytes;
+    return t;
+}
+
+static Onnx__AttributeProto *ints_attr(arena *a, const char *name, int n, const int64_t *v)
+{
+    Onnx__AttributeProto *at = alloc(a, sizeof *at);
+    int64_t *ints = alloc(a, (size_t)n * sizeof *ints);
+    if (!at || !ints) return NULL;
+    onnx__attribute_proto__init(at);
+    at->name = str(a, name);
+    at->has_type = 1;
+    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    memcpy(ints, v, (size_t)n * sizeof *ints);
+    at->n_ints = (size_t)n;
+    at->ints = ints;
+    return at;
+}
+
+static Onnx__AttributeProto *int_attr(arena *a, const char *name, int64_t v)
+{
+    Onnx__AttributeProto *at = alloc(a, sizeof *at);
+    if (!at) return NULL;
+    onnx__attribute_proto__init(at);
+    at->name = str(a, name);
+    at->has_type = 1;
+    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    at->has_i = 1;
+    at->i = v;
+    return at;
+}
+
+typedef struct exporter {
+    arena a;
+    const cb_graph *g;
+    char (*names)[CB_MAX_NAME + 8]; /* ONNX value name of each graph node */
+    Onnx__NodeProto **nodes;
+    size_t n_nodes;
+    Onnx__TensorProto **inits;
+    size_t n_inits;
+} exporter;
+
+static Onnx__NodeProto *node(exporter *e, const char *op, const char *name, int n_in, const char *const *in,
+                             const char *out, int n_attr)
+{
+    arena *a = &e->a;
+    Onnx__NodeProto *n = alloc(a, sizeof *n);
+    char **ins = alloc(a, (size_t)n_in * sizeof *ins), **outs = alloc(a, sizeof *outs);
+    Onnx__AttributeProto **attrs = alloc(a, (size_t)(n_attr ? n_attr : 1) * sizeof *attrs);
+    if (!n || !ins || !outs || !attrs) return NULL;
+    onnx__node_proto__init(n);
+    for (int i = 0; i < n_in; i++) ins[i] = str(a, in[i]);
+    outs[0] = str(a, out);
+    n->n_input = (size_t)n_in;
+    n->input = ins;
+    n->n_output = 1;
+    n->output = outs;
+    n->op_type = str(a, op);
+    n->name = str(a, name);
+    n->attribute = attrs;
+    e->nodes[e->n_nodes++] = n;
+    return n;
+}
+
+static void window_attrs(exporter *e, Onnx__NodeProto *n, const cb_node *gn)
+{
+    int64_t k[2] = {gn->kh, gn->kw}, s[2] = {gn->sh, gn->sw}, p[4] = {gn->ph, gn->pw, gn->ph, gn->pw};
+    n->attribute[n->n_attribute++] = ints_attr(&e->a, "kernel_shape", 2, k);
+    n->attribute[n->n_attribute++] = ints_attr(&e->a, "strides", 2, s);
+    n->attribute[n->n_attribute++] = ints_attr(&e->a, "pads", 4, p);
+}
+
+static cb_status export_node(exporter *e, int i)
+{
+    const cb_graph *g = e->g;
+    const cb_node *gn = &g->nodes[i];
+    const char *in[3];
+    for (int k = 0; k < gn->n_in; k++) in[k] = e->names[gn->in[k]];
+    const char *out = e->names[i];
+    Onnx__NodeProto *n = NULL;
+    switch (gn->op) {
+    case CB_OP_PARAM: {
+        Onnx__TensorProto *tp = tensor(&e->a, gn->name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, gn->ndim, gn->dims,
+                                       g->params + gn->param_offset, (size_t)cb_node_numel(gn) * sizeof(float));
+        if (!tp) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        e->inits[e->n_inits++] = tp;
+        return CB_OK;
+    }
+    case CB_OP_INPUT: return CB_OK;
+    case CB_OP_CONV2D:
+        if ((n = node(e, "Conv", gn->name, gn->n_in, in, out, 3))) window_attrs(e, n, gn);
+        break;
+    case CB_OP_MAXPOOL2D:
+        if ((n = node(e, "MaxPool", gn->name, 1, in, out, 3))) window_attrs(e, n, gn);
+        break;
+    case CB_OP_AVGPOOL2D:
+        if ((n = node(e, "AveragePool", gn->name, 1, in, out, 4))) {
+            window_attrs(e, n, gn);
+            n->attribute[n->n_attribute++] = int_attr(&e->a, "count_include_pad", 1);
+        }
+        break;
+    case CB_OP_LINEAR:
+        if ((n = node(e, "Gemm", gn->name, gn->n_in, in, out, 1)))
+            n->attribute[n->n_attribute++] = int_attr(&e->a, "transB", 1);
+        break;
+    case CB_OP_TANH: n = node(e, "Tanh", gn->name, 1, in, out, 0); break;
+    case CB_OP_RELU: n = node(e, "Relu", gn->name, 1, in, out, 0); break;
+    case CB_OP_SIGMOID: n = node(e, "Sigmoid", gn->name, 1, in, out, 0); break;
+    case CB_OP_FLATTEN:
+        if (gn->ndim == 1) {
+            if ((n = node(e, "Flatten", gn->name, 1, in, out, 1)))
+                n->attribute[n->n_attribute++] = int_attr(&e->a, "axis", 1);
+        } else {
+            char shape_name[CB_MAX_NAME + 16];
+            snprintf(shape_name, sizeof shape_name, "%s.shape", gn->name);
+            int64_t shape[CB_MAX_DIMS + 1] = {-1}, len = gn->ndim + 1;
+            for (int d = 0; d < gn->ndim; d++) shape[d + 1] = gn->dims[d];
+            Onnx__TensorProto *tp = tensor(&e->a, shape_name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, &len, shape,
+                                           (size_t)len * sizeof(int64_t));
+            if (!tp) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+            e->inits[e->n_inits++] = tp;
+            const char *rin[2] = {in[0], shape_name};
+            n = node(e, "Reshape", gn->name, 2, rin, out, 0);
+        }
+        break;
+    default:
+        return cb_fail(CB_ERR_UNSUPPORTED, "ONNX export: op of node '%s' has no ONNX mapping", gn->name);
+    }
+    return n && !e->a.failed ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+}
+
+cb_status cb_onnx_export(const cb_model *m, const char *path)
+{
+    const cb_graph *g = &m->graph;
+    exporter e = {.g = g};
+    e.names = calloc((size_t)g->count, sizeof *e.names);
+    e.nodes = alloc(&e.a, (size_t)g->count * sizeof *e.nodes);
+    /* Reshape shapes add at most one initializer per node. */
+    e.inits = alloc(&e.a, (size_t)g->count * 2 * sizeof *e.inits);
+    cb_status s = e.names && !e.a.failed ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    /* Prediction nodes only: those the outputs depend on. */
+    char *need = calloc((size_t)g->count, 1);
+    if (!need) s = cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    for (int k = 0; s == CB_OK && k < m->n_outputs; k++) need[m->outputs[k]] = 1;
+    for (int i = g->count - 1; s == CB_OK && i >= 0; i--)
+        if (need[i])
+            for (int k = 0; k < g->nodes[i].n_in; k++) need[g->nodes[i].in[k]] = 1;
+    for (int i = 0; s == CB_OK && i < g->count; i++) {
+        const cb_node *gn = &g->nodes[i];
+        if (gn->op == CB_OP_PARAM || gn->op == CB_OP_INPUT) snprintf(e.names[i], sizeof e.names[i], "%s", gn->name);
+        else if (i == m->outputs[0] && m->n_outputs == 1) snprintf(e.names[i], sizeof e.names[i], "output");
+        else snprintf(e.names[i], sizeof e.names[i], "%s.out", gn->name);
+        if (need[i]) s = export_node(&e, i);
+    }
+    Onnx__ModelProto mp;
+    Onnx__GraphProto gp;
+    Onnx__OperatorSetIdProto opset;
+    Onnx__OperatorSetIdProto *opsets[1] = {&opset};
+    onnx__model_proto__init(&mp);
+    onnx__graph_proto__init(&gp);
+    onnx__operator_set_id_proto__init(&opset);
+    if (s == CB_OK) {
+        opset.domain = str(&e.a, "");
+        opset.has_version = 1;
+        opset.version = 13;
+        mp.has_ir_version = 1;
+        mp.ir_version = 7;
+        mp.n_opset_import = 1;
+        mp.opset_import = opsets;
+        mp.producer_name = str(&e.a, "crossbind");
+        mp.producer_version = str(&e.a, CB_VERSION);
+        mp.graph = &gp;
+        gp.name = str(&e.a, m->name);
+        gp.n_node = e.n_nodes;
+        gp.node = e.nodes;
+        gp.n_initializer = e.n_inits;
+        gp.initializer = e.inits;
+        gp.input = alloc(&e.a, (size_t)m->n_inputs * sizeof *gp.input);
+        gp.output = alloc(&e.a, (size_t)m->n_outputs * sizeof *gp.output);
+        for (int k = 0; gp.input && k < m->n_inputs; k++)
+            gp.input[gp.n_input++] = value_info(&e.a, e.names[m->inputs[k]], &g->nodes[m->inputs[k]]);
+        for (int k = 0; gp.output && k < m->n_outputs; k++)
+            gp.output[gp.n_output++] = value_info(&e.a, e.names[m->outputs[k]], &g->nodes[m->outputs[k]]);
+        if (e.a.failed) s = cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    }
+    if (s == CB_OK) {
+        size_t len = onnx__model_proto__get_packed_size(&mp);
+        unsigned char *buf = malloc(len ? len : 1);
+        if (!buf) s = cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        else {
+            onnx__model_proto__pack(&mp, buf);
+            s = cb_write_file_atomic(path, buf, len);
+            free(buf);
+        }
+    }
+    free(need);
+    free(e.names);
+    arena_free(&e.a);
+    return s;
+}

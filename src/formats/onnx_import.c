@@ -1,0 +1,577 @@
+/* ONNX import: an ONNX graph onto crossbind's graph (see onnx.h).
+ *
+ * Values are tracked by name: an activation is a graph node, a constant (an
+ * initializer or a Constant node's output) is a decoded tensor that becomes
+ * a parameter when an op consumes it as weights. Nodes are taken in
+ * dependency order whatever order the file lists them in, which also
+ * detects cycles and references to values nothing defines. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "crossbind/crossbind.h"
+#include "crossbind/formats.h"
+#include "crossbind/onnx.h"
+#include "../core/file.h"
+#include "onnx_util.h"
+
+static const char *const supported[] = {
+    "AveragePool", "Constant", "Conv", "Dropout", "Flatten", "Gemm", "Identity", "MaxPool",
+    "Relu", "Reshape", "Sigmoid", "Tanh", NULL};
+
+const char *const *cb_onnx_supported_ops(void) { return supported; }
+
+typedef struct value {
+    const char *name;   /* borrowed from the ModelProto */
+    int node;           /* activation: its graph node; -1 for a constant */
+    cb_tensor constant; /* constant: decoded data (owned) */
+} value;
+
+/* A parameter created from a constant, filled once the graph is finalized. */
+typedef struct pending { int node; float *data; } pending;
+
+typedef struct importer {
+    const char *what;
+    Onnx__GraphProto *gp;
+    cb_model *m;
+    value *vals;
+    int n_vals, cap_vals;
+    pending *pend;
+    int n_pend, cap_pend;
+} importer;
+
+static value *lookup(importer *im, const char *name)
+{
+    for (int i = im->n_vals - 1; i >= 0; i--)
+        if (strcmp(im->vals[i].name, name) == 0) return &im->vals[i];
+    return NULL;
+}
+
+static value *define(importer *im, const char *name)
+{
+    if (lookup(im, name)) {
+        cb_fail(CB_ERR_FORMAT, "%s: value '%s' is defined twice", im->what, name);
+        return NULL;
+    }
+    if (im->n_vals == im->cap_vals) {
+        int cap = im->cap_vals ? 2 * im->cap_vals : 64;
+        value *v = realloc(im->vals, (size_t)cap * sizeof *v);
+        if (!v) {
+            cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+            return NULL;
+        }
+        im->vals = v;
+        im->cap_vals = cap;
+    }
+    value *v = &im->vals[im->n_vals++];
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    v->node = -1;
+    return v;
+}
+
+static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name)
+{
+    for (size_t i = 0; i < n->n_attribute; i++)
+        if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
+    return NULL;
+}
+
+static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    return a && a->has_i ? a->i : dflt;
+}
+
+static float attr_float(const Onnx__NodeProto *n, const char *name, float dflt)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    return a && a->has_f ? a->f : dflt;
+}
+
+/* Integer-list attribute into out[max]; returns its length, or dflt_len
+ * copies of dflt when absent; -1 when longer than max. */
+static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max, int dflt_len, int64_t dflt)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    if (!a) {
+        for (int i = 0; i < dflt_len; i++) out[i] = dflt;
+        return dflt_len;
+    }
+    if (a->n_ints > (size_t)max) return -1;
+    for (size_t i = 0; i < a->n_ints; i++) out[i] = a->ints[i];
+    return (int)a->n_ints;
+}
+
+static const char *attr_str(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t size)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    if (!a || !a->has_s) return dflt;
+    size_t k = a->s.len < size - 1 ? a->s.len : size - 1;
+    memcpy(buf, a->s.data, k);
+    buf[k] = 0;
+    return buf;
+}
+
+static cb_status unsupported(importer *im, const Onnx__NodeProto *n, const char *why)
+{
+    return cb_fail(CB_ERR_UNSUPPORTED, "%s: node '%s' (%s): %s", im->what, n->name ? n->name : "",
+                   n->op_type, why);
+}
+
+/* The activation feeding input i of node n. */
+static cb_status activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node)
+{
+    if (i >= n->n_input || !n->input[i][0]) return unsupported(im, n, "a required input is missing");
+    value *v = lookup(im, n->input[i]);
+    if (!v || v->node < 0) return unsupported(im, n, "expects a computed tensor where the file gives a constant");
+    *node = v->node;
+    return CB_OK;
+}
+
+/* The constant feeding input i of node n (NULL when the optional input is absent). */
+static cb_status constant(importer *im, const Onnx__NodeProto *n, size_t i, const cb_tensor **out)
+{
+    *out = NULL;
+    if (i >= n->n_input || !n->input[i][0]) return CB_OK;
+    value *v = lookup(im, n->input[i]);
+    if (!v || v->node >= 0)
+        return unsupported(im, n, "its weights must be initializers (constants), not computed or fed at run time");
+    *out = &v->constant;
+    return CB_OK;
+}
+
+/* A parameter node holding `data` (n floats, copied now, stored at finalize). */
+static cb_status param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data,
+                       int *node)
+{
+    char pname[CB_MAX_NAME];
+    if (strlen(name) >= CB_MAX_NAME) return cb_fail(CB_ERR_UNSUPPORTED, "%s: initializer name too long: %.60s...",
+                                                    im->what, name);
+    snprintf(pname, sizeof pname, "%s", name);
+    /* A constant consumed twice (or an activation with the same name) gets
+     * a distinct parameter name. */
+    for (int k = 1; cb_graph_find(&im->m->graph, pname) >= 0; k++)
+        snprintf(pname, sizeof pname, "%.100s#%d", name, k);
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) numel *= dims[d];
+    int64_t fan_in = ndim > 1 ? numel / dims[0] : numel;
+    int id = cb_graph_param(&im->m->graph, pname, ndim, dims, CB_INIT_NONE, fan_in);
+    if (id < 0) return CB_ERR_INVALID_ARG;
+    if (im->n_pend == im->cap_pend) {
+        int cap = im->cap_pend ? 2 * im->cap_pend : 32;
+        pending *p = realloc(im->pend, (size_t)cap * sizeof *p);
+        if (!p) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+        im->pend = p;
+        im->cap_pend = cap;
+    }
+    float *copy = malloc((size_t)(numel ? numel : 1) * sizeof *copy);
+    if (!copy) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    memcpy(copy, data, (size_t)numel * sizeof *copy);
+    im->pend[im->n_pend++] = (pending){id, copy};
+    *node = id;
+    return CB_OK;
+}
+
+static int is_float(const cb_tensor *t) { return t->dtype == CB_F32; }
+
+/* Spatial window attributes shared by Conv and the pools: kernel from the
+ * attribute (or weights), strides, symmetric pads (explicit or auto_pad). */
+static cb_status window(importer *im, const Onnx__NodeProto *n, int x, int kh, int kw, cb_window *w)
+{
+    int64_t k[4], s[4], p[8], d[4];
+    int nk = attr_ints(n, "kernel_shape", k, 4, 2, 0);
+    if (nk == 2 && k[0] == 0) k[0] = kh, k[1] = kw;
+    int ns = attr_ints(n, "strides", s, 4, 2, 1), np = attr_ints(n, "pads", p, 8, 4, 0),
+        nd = attr_ints(n, "dilations", d, 4, 2, 1);
+    if (nk != 2 || ns != 2 || np != 4 || nd != 2)
+        return unsupported(im, n, "only 2-D windows (kernel_shape, strides, dilations of 2, pads of 4) are implemented");
+    if (kh && (k[0] != kh || k[1] != kw)) return unsupported(im, n, "kernel_shape disagrees with the weights");
+    if (d[0] != 1 || d[1] != 1) return unsupported(im, n, "dilations other than 1 are not implemented");
+    if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || k[0] > 4096 || k[1] > 4096 || s[0] > 4096 || s[1] > 4096)
+        return unsupported(im, n, "kernel or stride out of range");
+    char buf[32];
+    const char *ap = attr_str(n, "auto_pad", "NOTSET", buf, sizeof buf);
+    const cb_node *xn = &im->m->graph.nodes[x];
+    if (xn->ndim != 3) return unsupported(im, n, "input must be [N,C,H,W]");
+    if (strcmp(ap, "VALID") == 0) {
+        p[0] = p[1] = p[2] = p[3] = 0;
+    } else if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+        for (int a = 0; a < 2; a++) {
+            int64_t in = xn->dims[1 + a], out = (in + s[a] - 1) / s[a];
+            int64_t total = (out - 1) * s[a] + k[a] - in;
+            if (total < 0) total = 0;
+            if (total % 2) return unsupported(im, n, "auto_pad SAME with odd total padding (asymmetric) is not implemented");
+            p[a] = p[a + 2] = total / 2;
+        }
+    } else if (strcmp(ap, "NOTSET") != 0) {
+        return unsupported(im, n, "unknown auto_pad");
+    }
+    if (p[0] != p[2] || p[1] != p[3]) return unsupported(im, n, "asymmetric padding is not implemented");
+    if (p[0] < 0 || p[1] < 0 || p[0] > 4096 || p[1] > 4096) return unsupported(im, n, "padding out of range");
+    *w = (cb_window){(int)k[0], (int)k[1], (int)s[0], (int)s[1], (int)p[0], (int)p[1]};
+    return CB_OK;
+}
+
+static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x, wi, bi = -1;
+    const cb_tensor *w, *b;
+    cb_status s;
+    if ((s = activation(im, n, 0, &x)) != CB_OK || (s = constant(im, n, 1, &w)) != CB_OK ||
+        (s = constant(im, n, 2, &b)) != CB_OK)
+        return s;
+    if (!w || !is_float(w) || w->ndim != 4) return unsupported(im, n, "only 2-D convolution with float weights [OC,C,KH,KW] is implemented");
+    if (attr_int(n, "group", 1) != 1) return unsupported(im, n, "grouped convolution is not implemented");
+    cb_window win;
+    if ((s = window(im, n, x, (int)w->shape[2], (int)w->shape[3], &win)) != CB_OK) return s;
+    if ((s = param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
+    if (b) {
+        if (!is_float(b) || cb_tensor_numel(b) != w->shape[0]) return unsupported(im, n, "bias does not match the output channels");
+        int64_t bd[1] = {w->shape[0]};
+        if ((s = param(im, n->input[2], 1, bd, b->data, &bi)) != CB_OK) return s;
+    }
+    *out = cb_graph_conv2d_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi, &win);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *out)
+{
+    int x;
+    cb_status s = activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    if (n->n_output > 1 && n->output[1][0]) return unsupported(im, n, "the Indices output is not implemented");
+    if (attr_int(n, "ceil_mode", 0)) return unsupported(im, n, "ceil_mode is not implemented");
+    if (attr_int(n, "storage_order", 0)) return unsupported(im, n, "storage_order 1 is not implemented");
+    cb_window win;
+    if ((s = window(im, n, x, 0, 0, &win)) != CB_OK) return s;
+    if (op == CB_OP_AVGPOOL2D && (win.ph || win.pw) && !attr_int(n, "count_include_pad", 0))
+        return unsupported(im, n, "padded average pooling that excludes the padding from the count is not implemented");
+    *out = cb_graph_pool2d_with(&im->m->graph, op, x, &win);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x, wi, bi = -1;
+    const cb_tensor *w, *c;
+    cb_status s;
+    if ((s = activation(im, n, 0, &x)) != CB_OK || (s = constant(im, n, 1, &w)) != CB_OK ||
+        (s = constant(im, n, 2, &c)) != CB_OK)
+        return s;
+    if (attr_int(n, "transA", 0)) return unsupported(im, n, "transA is not implemented (the batch must be A's rows)");
+    if (im->m->graph.nodes[x].ndim != 1) return unsupported(im, n, "A must be 2-D [batch, K]");
+    if (!w || !is_float(w) || w->ndim != 2) return unsupported(im, n, "B must be a 2-D float initializer");
+    int trans_b = (int)attr_int(n, "transB", 0);
+    float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
+    int64_t nout = trans_b ? w->shape[0] : w->shape[1], k = trans_b ? w->shape[1] : w->shape[0];
+    /* crossbind's linear layer keeps weights as [N,K]; alpha is folded in. */
+    float *wt = malloc((size_t)(nout * k > 0 ? nout * k : 1) * sizeof *wt);
+    if (!wt) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    const float *src = w->data;
+    for (int64_t i = 0; i < nout; i++)
+        for (int64_t j = 0; j < k; j++) wt[i * k + j] = alpha * (trans_b ? src[i * k + j] : src[j * nout + i]);
+    int64_t wd[2] = {nout, k};
+    s = param(im, n->input[1], 2, wd, wt, &wi);
+    free(wt);
+    if (s != CB_OK) return s;
+    if (c) {
+        int64_t cn = cb_tensor_numel(c);
+        if (!is_float(c) || (cn != nout && cn != 1) || (c->ndim == 2 && c->shape[0] != 1))
+            return unsupported(im, n, "C must be a float initializer of shape [N], [1,N] or a scalar");
+        float *bias = malloc((size_t)(nout ? nout : 1) * sizeof *bias);
+        if (!bias) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+        for (int64_t i = 0; i < nout; i++) bias[i] = beta * ((const float *)c->data)[cn == 1 ? 0 : i];
+        int64_t bd[1] = {nout};
+        s = param(im, n->input[2], 1, bd, bias, &bi);
+        free(bias);
+        if (s != CB_OK) return s;
+    }
+    *out = cb_graph_linear_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+static cb_status op_flatten(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    cb_status s = activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    if (attr_int(n, "axis", 1) != 1) return unsupported(im, n, "only axis 1 (keep the batch) is implemented");
+    *out = cb_graph_unary(&im->m->graph, CB_OP_FLATTEN, x);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+/* Reshape to a constant shape whose first entry keeps the batch (0 or -1,
+ * or the model's fixed batch size). */
+static cb_status op_reshape(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    const cb_tensor *shape;
+    cb_status s;
+    if ((s = activation(im, n, 0, &x)) != CB_OK || (s = constant(im, n, 1, &shape)) != CB_OK) return s;
+    if (!shape || shape->dtype != CB_I64 || shape->ndim != 1 || shape->shape[0] < 1 || shape->shape[0] > CB_MAX_DIMS)
+        return unsupported(im, n, "the target shape must be a constant int64 vector");
+    if (attr_int(n, "allowzero", 0)) return unsupported(im, n, "allowzero is not implemented");
+    const int64_t *t = shape->data;
+    const cb_node *xn = &im->m->graph.nodes[x];
+    int64_t fixed = im->m->fixed_batch;
+    int minus_first = t[0] == -1;
+    if (!(t[0] == 0 || minus_first || (fixed > 0 && t[0] == fixed)))
+        return unsupported(im, n, "the first dimension must stay the batch (0, -1 or the batch size)");
+    int nd = (int)shape->shape[0] - 1;
+    int64_t dims[CB_MAX_DIMS], known = 1, total = cb_node_numel(xn);
+    int unknown = -1;
+    for (int i = 0; i < nd; i++) {
+        int64_t v = t[i + 1];
+        if (v == 0) {
+            if (i >= xn->ndim) return unsupported(im, n, "a 0 in the target shape has no input dimension to copy");
+            v = xn->dims[i];
+        }
+        if (v == -1) {
+            if (unknown >= 0 || minus_first) return unsupported(im, n, "more than one -1 in the target shape");
+            unknown = i;
+            v = 1;
+        } else if (v < 0) {
+            return unsupported(im, n, "negative target dimension");
+        }
+        dims[i] = v;
+        known *= v;
+    }
+    if (unknown >= 0) {
+        if (!known || total % known) return unsupported(im, n, "the target shape does not fit the input's size");
+        dims[unknown] = total / known;
+    }
+    *out = cb_graph_reshape(&im->m->graph, x, nd, dims);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+static cb_status op_constant(importer *im, const Onnx__NodeProto *n)
+{
+    const Onnx__AttributeProto *a = attr(n, "value");
+    if (!a || !a->t || n->n_attribute != 1) return unsupported(im, n, "only the tensor 'value' form is implemented");
+    value *v = define(im, n->output[0]);
+    if (!v) return CB_ERR_FORMAT;
+    return cb_onnx_tensor_to_cb(a->t, im->what, &v->constant);
+}
+
+/* Converts one node; the result node is bound to its first output. */
+static cb_status convert(importer *im, const Onnx__NodeProto *n)
+{
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+        return unsupported(im, n, "operators outside the default ONNX domain are not implemented");
+    if (n->n_output < 1 || !n->output[0][0]) return unsupported(im, n, "node without an output");
+    const char *t = n->op_type;
+    int id = -1;
+    cb_status s = CB_OK;
+    if (strcmp(t, "Constant") == 0) return op_constant(im, n);
+    if (strcmp(t, "Conv") == 0) s = op_conv(im, n, &id);
+    else if (strcmp(t, "MaxPool") == 0) s = op_pool(im, n, CB_OP_MAXPOOL2D, &id);
+    else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);
+    else if (strcmp(t, "Gemm") == 0) s = op_gemm(im, n, &id);
+    else if (strcmp(t, "Flatten") == 0) s = op_flatten(im, n, &id);
+    else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
+    else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0) {
+        int x;
+        if ((s = activation(im, n, 0, &x)) == CB_OK) {
+            cb_op op = t[0] == 'R' ? CB_OP_RELU : t[0] == 'T' ? CB_OP_TANH : CB_OP_SIGMOID;
+            id = cb_graph_unary(&im->m->graph, op, x);
+            if (id < 0) s = CB_ERR_SHAPE;
+        }
+    } else if (strcmp(t, "Identity") == 0 || strcmp(t, "Dropout") == 0) {
+        /* Inference: Dropout is the identity; its mask output is not produced. */
+        if (n->n_output > 1 && n->output[1][0]) return unsupported(im, n, "the mask output is not implemented");
+        if (t[0] == 'D' && n->n_input > 2 && n->input[2][0]) {
+            value *tm = lookup(im, n->input[2]);
+            if (!tm || tm->node >= 0 || tm->constant.dtype == CB_F32 || cb_tensor_numel(&tm->constant) != 1 ||
+                ((const int64_t *)tm->constant.data)[0] != 0)
+                return unsupported(im, n, "training_mode must be a constant false");
+        }
+        s = activation(im, n, 0, &id);
+    } else {
+        return cb_fail(CB_ERR_UNSUPPORTED, "%s: operator %s (node '%s') is not implemented by crossbind "
+                       "(see docs/onnx-ops.md)", im->what, t, n->name ? n->name : "");
+    }
+    if (s != CB_OK) return s;
+    value *v = define(im, n->output[0]);
+    if (!v) return CB_ERR_FORMAT;
+    v->node = id;
+    cb_node *gn = &im->m->graph.nodes[id];
+    if (gn->op != CB_OP_INPUT && gn->op != CB_OP_CONV2D && gn->op != CB_OP_LINEAR &&
+        strlen(n->output[0]) < CB_MAX_NAME)
+        snprintf(gn->name, sizeof gn->name, "%s", n->output[0]);
+    return CB_OK;
+}
+
+static cb_status add_inputs(importer *im)
+{
+    Onnx__GraphProto *gp = im->gp;
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *t = gp->initializer[i];
+        if (!t->name || !t->name[0]) return cb_fail(CB_ERR_FORMAT, "%s: initializer without a name", im->what);
+        value *v = define(im, t->name);
+        if (!v) return CB_ERR_FORMAT;
+        cb_status s = cb_onnx_tensor_to_cb(t, im->what, &v->constant);
+        if (s != CB_OK) return s;
+    }
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *in = gp->input[i];
+        if (!in->name) return cb_fail(CB_ERR_FORMAT, "%s: graph input without a name", im->what);
+        if (lookup(im, in->name)) continue; /* an initializer listed as input (IR < 4) */
+        const Onnx__TypeProto *tp = in->type;
+        if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type->shape)
+            return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' is not a tensor with a known shape", im->what, in->name);
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+            return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' is not float32", im->what, in->name);
+        size_t nd = tt->shape->n_dim;
+        if (nd < 1 || nd > CB_MAX_DIMS)
+            return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' has %zu dims (needs a batch dim)", im->what, in->name, nd);
+        int64_t dims[CB_MAX_DIMS];
+        for (size_t d = 0; d < nd; d++) {
+            const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+            int has = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            if (d == 0) {
+                if (has && dim->dim_value < 1)
+                    return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' has an empty batch", im->what, in->name);
+                if (has && im->m->fixed_batch && im->m->fixed_batch != dim->dim_value)
+                    return cb_fail(CB_ERR_UNSUPPORTED, "%s: inputs disagree on the batch size", im->what);
+                if (has) im->m->fixed_batch = dim->dim_value;
+                continue;
+            }
+            if (!has || dim->dim_value < 1 || dim->dim_value > ((int64_t)1 << 30))
+                return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' dim %zu is not a fixed positive size "
+                               "(only the batch may vary)", im->what, in->name, d);
+            dims[d - 1] = dim->dim_value;
+        }
+        if (im->m->n_inputs == CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many inputs", im->what);
+        if (strlen(in->name) >= CB_MAX_NAME) return cb_fail(CB_ERR_UNSUPPORTED, "%s: input name too long", im->what);
+        int id = cb_graph_input(&im->m->graph, in->name, (int)nd - 1, dims);
+        if (id < 0) return CB_ERR_SHAPE;
+        im->m->inputs[im->m->n_inputs++] = id;
+        value *v = define(im, in->name);
+        if (!v) return CB_ERR_FORMAT;
+        v->node = id;
+    }
+    if (!im->m->n_inputs) return cb_fail(CB_ERR_UNSUPPORTED, "%s: the graph has no run-time input", im->what);
+    return CB_OK;
+}
+
+/* Takes nodes in dependency order; fails on cycles and undefined inputs. */
+static cb_status convert_nodes(importer *im)
+{
+    Onnx__GraphProto *gp = im->gp;
+    char *done = calloc(gp->n_node ? gp->n_node : 1, 1);
+    if (!done) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    size_t left = gp->n_node;
+    cb_status s = CB_OK;
+    while (s == CB_OK && left) {
+        int progress = 0;
+        for (size_t i = 0; s == CB_OK && i < gp->n_node; i++) {
+            if (done[i]) continue;
+            const Onnx__NodeProto *n = gp->node[i];
+            int ready = 1;
+            for (size_t k = 0; ready && k < n->n_input; k++) ready = !n->input[k][0] || lookup(im, n->input[k]);
+            if (!ready) continue;
+            if (!n->op_type) s = cb_fail(CB_ERR_FORMAT, "%s: node %zu has no op_type", im->what, i);
+            else s = convert(im, n);
+            done[i] = 1;
+            left--;
+            progress = 1;
+        }
+        if (s == CB_OK && !progress) {
+            for (size_t i = 0; i < gp->n_node; i++) {
+                if (done[i]) continue;
+                const Onnx__NodeProto *n = gp->node[i];
+                for (size_t k = 0; k < n->n_input; k++)
+                    if (n->input[k][0] && !lookup(im, n->input[k])) {
+                        s = cb_fail(CB_ERR_FORMAT, "%s: the graph has a cycle or uses a value nothing defines: "
+                                    "node '%s' (%s) needs '%s'", im->what, n->name ? n->name : "",
+                                    n->op_type ? n->op_type : "?", n->input[k]);
+                        break;
+                    }
+                break;
+            }
+        }
+    }
+    free(done);
+    return s;
+}
+
+static cb_status add_outputs(importer *im, int with_loss)
+{
+    Onnx__GraphProto *gp = im->gp;
+    cb_model *m = im->m;
+    if (gp->n_output < 1) return cb_fail(CB_ERR_FORMAT, "%s: the graph has no output", im->what);
+    if (gp->n_output > CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many outputs", im->what);
+    for (size_t i = 0; i < gp->n_output; i++) {
+        value *v = gp->output[i]->name ? lookup(im, gp->output[i]->name) : NULL;
+        if (!v || v->node < 0)
+            return cb_fail(CB_ERR_UNSUPPORTED, "%s: output '%s' is not computed from the inputs", im->what,
+                           gp->output[i]->name ? gp->output[i]->name : "");
+        m->outputs[m->n_outputs++] = v->node;
+    }
+    m->graph.output = m->outputs[0];
+    m->input = m->inputs[0];
+    const cb_node *o = &m->graph.nodes[m->graph.output];
+    m->classes = o->ndim == 1 ? (int)o->dims[0] : (int)cb_node_numel(o);
+    if (!with_loss) return CB_OK;
+    int64_t one[1] = {1};
+    m->labels = cb_graph_input(&m->graph, "labels", 1, one);
+    if (o->ndim != 1) return cb_fail(CB_ERR_SHAPE, "%s: the first output must be [N,K] to evaluate it", im->what);
+    int loss = cb_graph_loss(&m->graph, m->classes > 1 ? CB_OP_SOFTMAX_XENT : CB_OP_BCE, m->graph.output, m->labels);
+    return loss < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss, cb_model **out)
+{
+    *out = NULL;
+    Onnx__ModelProto *mp;
+    cb_status s = cb_onnx_unpack(buf, len, what, &mp);
+    if (s != CB_OK) return s;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+        if ((!o->domain || !o->domain[0]) && (o->version < 7 || o->version > 17))
+            s = cb_fail(CB_ERR_UNSUPPORTED, "%s: opset %lld is outside the 7-17 this importer reads", what,
+                        (long long)o->version);
+    }
+    importer im = {.what = what, .gp = mp->graph};
+    if (s == CB_OK && !(im.m = calloc(1, sizeof *im.m))) s = cb_fail(CB_ERR_NOMEM, "out of memory importing %s", what);
+    if (s == CB_OK) {
+        snprintf(im.m->name, sizeof im.m->name, "onnx");
+        im.m->labels = -1;
+        cb_graph_init(&im.m->graph);
+        s = add_inputs(&im);
+    }
+    if (s == CB_OK) s = convert_nodes(&im);
+    if (s == CB_OK) s = add_outputs(&im, with_loss);
+    if (s == CB_OK) s = cb_graph_finalize(&im.m->graph);
+    for (int i = 0; i < im.n_pend; i++) {
+        if (s == CB_OK) {
+            const cb_node *n = &im.m->graph.nodes[im.pend[i].node];
+            memcpy(cb_graph_param_data(&im.m->graph, im.pend[i].node), im.pend[i].data,
+                   (size_t)cb_node_numel(n) * sizeof(float));
+        }
+        free(im.pend[i].data);
+    }
+    for (int i = 0; i < im.n_vals; i++) cb_tensor_free(&im.vals[i].constant);
+    free(im.vals);
+    free(im.pend);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (s != CB_OK) {
+        cb_model_free(im.m);
+        return s;
+    }
+    *out = im.m;
+    return CB_OK;
+}
+
+cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out)
+{
+    unsigned char *buf;
+    size_t len;
+    *out = NULL;
+    cb_status s = cb_read_file(path, (size_t)1 << 34, &buf, &len);
+    if (s != CB_OK) return s;
+    s = cb_onnx_import(buf, len, path, with_loss, out);
+    free(buf);
+    return s;
+}

@@ -1,0 +1,73 @@
+/* Models from files, in either load mode, recognised by content:
+ * parameters mode (safetensors, PyTorch state dict) fills a built-in model;
+ * serialization mode (ONNX) takes the graph from the file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "crossbind/crossbind.h"
+#include "crossbind/formats.h"
+#include "crossbind/onnx.h"
+
+static int same_sample_shape(const cb_model *a, const cb_model *b)
+{
+    const cb_node *x = &a->graph.nodes[a->input], *y = &b->graph.nodes[b->input];
+    if (x->ndim != y->ndim) return 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (x->dims[d] != y->dims[d]) return 0;
+    return 1;
+}
+
+cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_model **out, cb_load_info *info)
+{
+    *out = NULL;
+    memset(info, 0, sizeof *info);
+    cb_file_kind kind;
+    cb_status s = cb_file_kind_read(path, &kind);
+    if (s != CB_OK) return s;
+    info->kind = kind;
+    if (kind == CB_FILE_ONNX) {
+        cb_model *m;
+        if ((s = cb_onnx_load(path, with_loss, &m)) != CB_OK) return s;
+        info->serialized = 1;
+        if (name) { /* the named model must at least take the same samples */
+            cb_model *ref;
+            if ((s = cb_model_create(name, &ref)) != CB_OK) {
+                cb_model_free(m);
+                return s;
+            }
+            int same = same_sample_shape(ref, m);
+            cb_model_free(ref);
+            if (!same) {
+                cb_model_free(m);
+                return cb_fail(CB_ERR_SHAPE, "%s: the ONNX model's input shape differs from %s's", path, name);
+            }
+            snprintf(m->name, sizeof m->name, "%s", name);
+        }
+        *out = m;
+        return CB_OK;
+    }
+    if (kind == CB_FILE_TORCH_LEGACY)
+        return cb_fail(CB_ERR_UNSUPPORTED, "%s uses PyTorch's legacy (pre-1.6) serialization; re-save it with "
+                       "torch.save(state_dict, f) from PyTorch 1.6 or later", path);
+    if (kind != CB_FILE_SAFETENSORS && kind != CB_FILE_TORCH_ZIP)
+        return cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format (crossbind reads safetensors, PyTorch "
+                       "state dicts (.pt/.pth) and ONNX, recognised by content)", path);
+    if (!name)
+        return cb_fail(CB_ERR_INVALID_ARG, "%s holds parameters only (%s): name the model that they belong to",
+                       path, cb_file_kind_name(kind));
+    cb_model *m;
+    if ((s = cb_model_create(name, &m)) != CB_OK) return s;
+    cb_tensor_list list;
+    s = kind == CB_FILE_SAFETENSORS ? cb_safetensors_read(path, &list) : cb_torch_read(path, &list);
+    if (s == CB_OK) {
+        s = cb_graph_params_load(&m->graph, &list, &info->match);
+        if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
+        cb_tensor_list_free(&list);
+    }
+    if (s != CB_OK) {
+        cb_model_free(m);
+        return s;
+    }
+    *out = m;
+    return CB_OK;
+}
