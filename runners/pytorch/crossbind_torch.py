@@ -349,11 +349,12 @@ def cmd_eval(args):
     model, mode, kind = load_model(args.model, args.weights, args.arch)
     xte, yte = load_data(args, False)
     evaluate(model, xte, yte, args.batch)  # warm-up
-    times = []
+    times, counts = [], []
     for i in range(args.repeat):
         # F1 and AUC from the last timed pass; its time excludes the metrics
         r = evaluate(model, xte, yte, args.batch, with_metrics=i == args.repeat - 1)
         times.append(r[5])
+        counts.append(r[0])
     if args.predictions:
         with open(args.predictions, "w") as f:
             f.write("index,label,prediction," + ",".join(f"p{j}" for j in range(10)) + "\n")
@@ -364,7 +365,8 @@ def cmd_eval(args):
     res = {"binding": "pytorch", "model": args.model, "load_mode": mode, "format": kind,
            "weights": args.weights, "correct": r[0], "total": len(xte),
            "accuracy": r[1], "loss": r[2], "f1_macro": r[3], "auc_macro": r[4], "batch": args.batch,
-           "threads": args.threads, "times_s": times, "mean_time_s": sum(times) / len(times)}
+           "threads": args.threads, "times_s": times, "correct_per_pass": counts,
+           "mean_time_s": sum(times) / len(times)}
     if args.json:
         print(json.dumps(res))
     else:

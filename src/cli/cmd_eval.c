@@ -78,6 +78,7 @@ int cmd_eval(int argc, char **argv)
     cb_dataset test = {0};
     cb_evaluator *ev = NULL;
     double *times = NULL;
+    int64_t *counts = NULL;
     int rc = 1;
     cb_load_info info;
     cb_status s = cb_set_threads((int)threads);
@@ -93,7 +94,9 @@ int cmd_eval(int argc, char **argv)
         s = cb_fail(CB_ERR_SHAPE, "%s fixes the batch size to %lld: use --batch %lld", weights,
                     (long long)m->fixed_batch, (long long)m->fixed_batch);
     if (s == CB_OK) s = cb_evaluator_create(m, (int)batch, test.n, kernels, &ev);
-    if (s == CB_OK && !(times = calloc((size_t)repeat, sizeof *times))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    if (s == CB_OK && (!(times = calloc((size_t)repeat, sizeof *times)) ||
+                       !(counts = calloc((size_t)repeat, sizeof *counts))))
+        s = cb_fail(CB_ERR_NOMEM, "out of memory");
     cb_eval_result r;
     if (s == CB_OK) s = cb_evaluate(ev, &test, 0, &r); /* warm-up */
     double mean = 0;
@@ -102,6 +105,7 @@ int cmd_eval(int argc, char **argv)
          * the forward passes only, not the metrics. */
         s = cb_evaluate(ev, &test, i == repeat - 1, &r);
         times[i] = r.time_s;
+        counts[i] = r.correct;
         mean += r.time_s / (double)repeat;
     }
     if (s == CB_OK && pred_path) s = write_predictions(pred_path, ev, &test, m->classes);
@@ -130,6 +134,8 @@ int cmd_eval(int argc, char **argv)
         cb_buf_json_number(&b, r.auc_macro);
         cb_buf_printf(&b, ", \"batch\": %ld, \"threads\": %ld, \"times_s\": [", batch, threads);
         for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%.6f", i ? ", " : "", times[i]);
+        cb_buf_printf(&b, "], \"correct_per_pass\": [");
+        for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)counts[i]);
         cb_buf_printf(&b, "], \"mean_time_s\": %.6f}\n", mean);
         if (cb_buf_ok(&b)) fputs(b.data, stdout);
         cb_buf_free(&b);
@@ -142,6 +148,7 @@ int cmd_eval(int argc, char **argv)
     rc = 0;
 done:
     free(times);
+    free(counts);
     cb_evaluator_free(ev);
     cb_dataset_free(&test);
     cb_model_free(m);

@@ -1,0 +1,236 @@
+#!/usr/bin/env node
+// The ONNX Runtime / JavaScript binding of the crossbind study: inference in
+// serialization mode (ONNX files) with the same eval options and JSON as the
+// other bindings, and `run` on .npy tensors.
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const { readNpy, writeNpy } = require('./npy');
+const { loadMnistTest } = require('./data');
+
+const DEFAULT_DATA = '/usr/share/datasets/fashion-mnist';
+
+function fail(msg) {
+  process.stderr.write(`crossbind-ort: error: ${msg}\n`);
+  process.exit(1);
+}
+
+function loadOrt() {
+  try {
+    return require('onnxruntime-node');
+  } catch (e) {
+    fail(`onnxruntime-node is not installed (run scripts/setup.sh): ${e.message}`);
+  }
+}
+
+function usage() {
+  return 'usage: crossbind_ort.js eval [MODEL] --weights FILE.onnx [--data DIR] [--batch N] [--repeat N]\n' +
+    '         [--limit-test N] [--threads N] [--predictions FILE] [--logits FILE.npy] [--json]\n' +
+    '       crossbind_ort.js run --onnx FILE --input X.npy ... --output Y.npy ... [--threads N]\n';
+}
+
+function parse(argv, spec) {
+  const opts = { _: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h' || a === '--help') { process.stdout.write(usage()); process.exit(0); }
+    if (!a.startsWith('--')) { opts._.push(a); continue; }
+    const key = a.slice(2);
+    if (!(key in spec)) fail(`unknown option '${a}'`);
+    if (spec[key] === 'flag') { opts[key] = true; continue; }
+    if (i + 1 >= argv.length) fail(`option ${a} needs a value`);
+    const v = argv[++i];
+    if (spec[key] === 'int') {
+      if (!/^[0-9]+$/.test(v) || Number(v) < 1) fail(`${a} must be a positive integer, got '${v}'`);
+      opts[key] = Number(v);
+    } else if (spec[key] === 'list') {
+      (opts[key] = opts[key] || []).push(v);
+    } else {
+      opts[key] = v;
+    }
+  }
+  return opts;
+}
+
+function checkOnnx(path) {
+  let head;
+  try {
+    const fd = fs.openSync(path, 'r');
+    head = Buffer.alloc(2);
+    fs.readSync(fd, head, 0, 2, 0);
+    fs.closeSync(fd);
+  } catch (e) {
+    fail(`cannot open ${path}: ${e.message}`);
+  }
+  if (head[0] !== 0x08) fail(`${path} is not an ONNX model: ONNX Runtime loads models in serialization mode only`);
+}
+
+async function session(ort, path, threads) {
+  checkOnnx(path);
+  try {
+    return await ort.InferenceSession.create(path, {
+      intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    });
+  } catch (e) {
+    fail(`${path}: ONNX Runtime cannot load it: ${e.message}`);
+  }
+}
+
+// Macro F1 and macro one-vs-rest AUC (ties averaged), as the other bindings.
+function f1Macro(pred, labels, k) {
+  let sum = 0, used = 0;
+  for (let c = 0; c < k; c++) {
+    let tp = 0, fp = 0, fn = 0;
+    for (let i = 0; i < pred.length; i++) {
+      if (pred[i] === c && labels[i] === c) tp++;
+      else if (pred[i] === c) fp++;
+      else if (labels[i] === c) fn++;
+    }
+    if (tp + fp + fn === 0) continue;
+    sum += (2 * tp) / (2 * tp + fp + fn);
+    used++;
+  }
+  return used ? sum / k : NaN;
+}
+
+function aucBinary(score, positive) {
+  const n = score.length;
+  const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => score[a] - score[b]);
+  let pos = 0, rankSum = 0;
+  for (let i = 0; i < n;) {
+    let j = i;
+    while (j + 1 < n && score[idx[j + 1]] === score[idx[i]]) j++;
+    const rank = (i + j + 2) / 2;
+    for (let t = i; t <= j; t++) if (positive[idx[t]]) { rankSum += rank; pos++; }
+    i = j + 1;
+  }
+  const neg = n - pos;
+  if (!pos || !neg) return NaN;
+  return (rankSum - (pos * (pos + 1)) / 2) / (pos * neg);
+}
+
+function aucMacro(probs, labels, k) {
+  const vals = [];
+  for (let c = 0; c < k; c++) {
+    const s = new Float64Array(labels.length), p = new Uint8Array(labels.length);
+    for (let i = 0; i < labels.length; i++) { s[i] = probs[i * k + c]; p[i] = labels[i] === c; }
+    const v = aucBinary(s, p);
+    if (!Number.isNaN(v)) vals.push(v);
+  }
+  return vals.length ? vals.reduce((a, b) => a + b, 0) / vals.length : NaN;
+}
+
+async function evalPass(ort, sess, d, batch, k) {
+  const input = sess.inputNames[0], output = sess.outputNames[0];
+  const logits = new Float32Array(d.n * k);
+  const t0 = process.hrtime.bigint();
+  for (let start = 0; start < d.n; start += batch) {
+    const bs = Math.min(batch, d.n - start);
+    const x = new ort.Tensor('float32', d.images.subarray(start * d.sample, (start + bs) * d.sample), [bs, 1, 28, 28]);
+    const r = await sess.run({ [input]: x });
+    logits.set(r[output].data, start * k);
+  }
+  return { time: Number(process.hrtime.bigint() - t0) / 1e9, logits };
+}
+
+function score(logits, labels, k, withMetrics) {
+  const n = labels.length, pred = new Int32Array(n), probs = new Float64Array(n * k);
+  let correct = 0, loss = 0;
+  for (let i = 0; i < n; i++) {
+    const row = logits.subarray(i * k, (i + 1) * k);
+    let best = 0, m = row[0];
+    for (let j = 1; j < k; j++) if (row[j] > row[best]) best = j;
+    for (let j = 1; j < k; j++) if (row[j] > m) m = row[j];
+    let sum = 0;
+    for (let j = 0; j < k; j++) sum += Math.exp(row[j] - m);
+    for (let j = 0; j < k; j++) probs[i * k + j] = Math.exp(row[j] - m) / sum;
+    loss += Math.log(sum) + m - row[labels[i]];
+    pred[i] = best;
+    if (best === labels[i]) correct++;
+  }
+  return {
+    pred, probs, correct, loss: loss / n,
+    f1: withMetrics ? f1Macro(pred, labels, k) : NaN, auc: withMetrics ? aucMacro(probs, labels, k) : NaN,
+  };
+}
+
+async function cmdEval(argv) {
+  const o = parse(argv, { weights: 'str', data: 'str', batch: 'int', repeat: 'int', 'limit-test': 'int',
+    threads: 'int', predictions: 'str', logits: 'str', json: 'flag' });
+  if (!o.weights) fail('eval: --weights FILE.onnx is required');
+  const model = o._[0] || 'onnx', batch = o.batch || 128, repeat = o.repeat || 5;
+  const threads = o.threads || os.cpus().length;
+  const ort = loadOrt();
+  const sess = await session(ort, o.weights, threads);
+  let d;
+  try {
+    d = loadMnistTest(o.data || DEFAULT_DATA, o['limit-test'] || 0);
+  } catch (e) {
+    fail(e.message);
+  }
+  // The class count from one sample's output.
+  const one = await sess.run({ [sess.inputNames[0]]: new ort.Tensor('float32', d.images.subarray(0, d.sample), [1, 1, 28, 28]) });
+  const k = one[sess.outputNames[0]].data.length;
+  await evalPass(ort, sess, d, batch, k); // warm-up
+  const times = [], counts = [];
+  let last;
+  for (let i = 0; i < repeat; i++) {
+    last = await evalPass(ort, sess, d, batch, k);
+    times.push(last.time);
+    counts.push(score(last.logits, d.labels, k, false).correct);
+  }
+  const r = score(last.logits, d.labels, k, true);
+  if (o.logits) writeNpy(o.logits, [d.n, k], last.logits);
+  if (o.predictions) {
+    const lines = ['index,label,prediction,' + Array.from({ length: k }, (_, j) => `p${j}`).join(',')];
+    for (let i = 0; i < d.n; i++)
+      lines.push(`${i},${d.labels[i]},${r.pred[i]},` + Array.from(r.probs.subarray(i * k, (i + 1) * k), (v) => v.toPrecision(9)).join(','));
+    fs.writeFileSync(o.predictions, lines.join('\n') + '\n');
+  }
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  const res = {
+    binding: 'onnxruntime-node', model, load_mode: 'serialization', format: 'ONNX', weights: o.weights,
+    correct: r.correct, total: d.n, accuracy: r.correct / d.n, loss: r.loss, f1_macro: r.f1, auc_macro: r.auc,
+    batch, threads, times_s: times, correct_per_pass: counts, mean_time_s: mean, onnxruntime: ort.env.versions ? ort.env.versions.node : null,
+  };
+  if (o.json) process.stdout.write(JSON.stringify(res) + '\n');
+  else process.stdout.write(`${model}: ${r.correct}/${d.n} correct, accuracy ${res.accuracy.toFixed(4)}, loss ${r.loss.toFixed(4)}, ` +
+    `macro F1 ${r.f1.toFixed(4)}, AUC ${r.auc.toFixed(4)}, mean time ${mean.toFixed(4)}s over ${repeat} passes\n`);
+}
+
+async function cmdRun(argv) {
+  const o = parse(argv, { onnx: 'str', weights: 'str', input: 'list', output: 'list', threads: 'int' });
+  const file = o.onnx || o.weights;
+  if (!file || !o.input || !o.output) fail('run: --onnx FILE, --input and --output are required');
+  const ort = loadOrt();
+  const sess = await session(ort, file, o.threads || os.cpus().length);
+  if (o.input.length !== sess.inputNames.length) fail(`the model has ${sess.inputNames.length} inputs, ${o.input.length} given`);
+  if (o.output.length > sess.outputNames.length) fail(`the model has ${sess.outputNames.length} outputs`);
+  const feeds = {};
+  o.input.forEach((p, i) => {
+    let t;
+    try {
+      t = readNpy(p);
+    } catch (e) {
+      fail(e.message);
+    }
+    feeds[sess.inputNames[i]] = new ort.Tensor('float32', t.data, t.dims);
+  });
+  let r;
+  try {
+    r = await sess.run(feeds);
+  } catch (e) {
+    fail(`ONNX Runtime failed: ${e.message}`);
+  }
+  o.output.forEach((p, i) => {
+    const t = r[sess.outputNames[i]];
+    writeNpy(p, t.dims, t.data);
+  });
+}
+
+const [cmd, ...rest] = process.argv.slice(2);
+if (cmd === 'eval') cmdEval(rest);
+else if (cmd === 'run') cmdRun(rest);
+else if (cmd === '-h' || cmd === '--help') process.stdout.write(usage());
+else { process.stderr.write(usage()); fail(`unknown command '${cmd || ''}'`); }

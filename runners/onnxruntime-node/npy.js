@@ -1,0 +1,44 @@
+// NumPy .npy files (version 1-3, little-endian float32/float64, C order).
+'use strict';
+const fs = require('fs');
+
+function readNpy(path) {
+  const b = fs.readFileSync(path);
+  if (b.length < 10 || b.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(`${path} is not a .npy file`);
+  const major = b[6];
+  const hlen = major === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
+  const start = major === 1 ? 10 : 12;
+  if (start + hlen > b.length) throw new Error(`${path}: truncated .npy header`);
+  const h = b.toString('latin1', start, start + hlen);
+  const descr = /'descr':\s*'([^']*)'/.exec(h);
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(h);
+  if (!descr || !shape || /'fortran_order':\s*True/.test(h)) throw new Error(`${path}: unsupported .npy header`);
+  const dims = shape[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
+  const n = dims.reduce((a, d) => a * d, 1);
+  const data = b.subarray(start + hlen);
+  let out;
+  if (descr[1] === '<f4' && data.length === 4 * n) {
+    out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = data.readFloatLE(4 * i);
+  } else if (descr[1] === '<f8' && data.length === 8 * n) {
+    out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = data.readDoubleLE(8 * i);
+  } else {
+    throw new Error(`${path}: .npy must hold float32 or float64 data matching its shape`);
+  }
+  return { dims, data: out };
+}
+
+function writeNpy(path, dims, data) {
+  let h = `{'descr': '<f4', 'fortran_order': False, 'shape': (${dims.map((d) => d + ',').join(' ')}), }`;
+  while ((10 + h.length + 1) % 64) h += ' ';
+  h += '\n';
+  const pre = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, h.length & 255, h.length >> 8]);
+  const body = Buffer.alloc(4 * data.length);
+  for (let i = 0; i < data.length; i++) body.writeFloatLE(data[i], 4 * i);
+  const tmp = `${path}.tmp.${process.pid}`;
+  fs.writeFileSync(tmp, Buffer.concat([pre, Buffer.from(h, 'latin1'), body]));
+  fs.renameSync(tmp, path);
+}
+
+module.exports = { readNpy, writeNpy };
