@@ -25,7 +25,7 @@ LDFLAGS := -fopenmp $(OPT)
 
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
-TEST_SRC := $(sort $(wildcard tests/*.c))
+TEST_SRC := $(sort $(filter-out tests/onnx_conformance.c,$(wildcard tests/*.c)))
 # The ONNX schema comes from Debian's libonnx-dev; protoc-c turns it into C.
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 GEN := $(BUILD)/gen
@@ -33,13 +33,18 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN)/onnx.pb-c.o
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-all: $(BUILD)/crossbind $(BUILD)/unit_tests
+all: $(BUILD)/crossbind $(BUILD)/unit_tests $(BUILD)/onnx_conformance
 
 $(BUILD)/libcrossbind.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/crossbind: $(CLI_OBJ) $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/onnx_conformance: $(BUILD)/tests/onnx_conformance.o $(BUILD)/libcrossbind.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/onnx_conformance.o: $(GEN)/onnx.pb-c.h
 
 $(BUILD)/unit_tests: $(TEST_OBJ) $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

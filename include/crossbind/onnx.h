@@ -28,8 +28,10 @@ cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out);
 /* Writes the model's prediction graph and parameters as ONNX. */
 cb_status cb_onnx_export(const cb_model *m, const char *path);
 
-/* The ONNX operator types the importer maps, NULL-terminated. */
+/* The ONNX operator types the importer maps, NULL-terminated, and what of
+ * each one it implements (NULL for an operator it does not map). */
 const char *const *cb_onnx_supported_ops(void);
+const char *cb_onnx_op_notes(const char *op);
 
 #ifdef __cplusplus
 }

@@ -14,11 +14,39 @@
 #include "../core/file.h"
 #include "onnx_util.h"
 
-static const char *const supported[] = {
-    "AveragePool", "Constant", "Conv", "Dropout", "Flatten", "Gemm", "Identity", "MaxPool",
-    "Relu", "Reshape", "Sigmoid", "Tanh", NULL};
+/* The operators the importer maps, with what of each it implements. */
+static const struct { const char *op, *notes; } op_table[] = {
+    {"AveragePool", "2-D; kernel_shape, strides, symmetric pads or auto_pad (VALID, SAME_* when symmetric); "
+                    "count_include_pad=1, or 0 without padding; no ceil_mode"},
+    {"Constant", "the tensor `value` form (float, double, int32, int64)"},
+    {"Conv", "2-D, group 1, no dilation; weights and bias as initializers; symmetric pads or auto_pad"},
+    {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
+    {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
+    {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
+             "scalar; no transA"},
+    {"Identity", "tensors"},
+    {"MaxPool", "2-D; kernel_shape, strides, symmetric pads or auto_pad; no ceil_mode, dilations or Indices output"},
+    {"Relu", "float32"},
+    {"Reshape", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
+                "no allowzero"},
+    {"Sigmoid", "float32"},
+    {"Tanh", "float32"},
+};
+#define N_OPS (sizeof op_table / sizeof op_table[0])
 
-const char *const *cb_onnx_supported_ops(void) { return supported; }
+const char *const *cb_onnx_supported_ops(void)
+{
+    static const char *names[N_OPS + 1];
+    for (size_t i = 0; i < N_OPS; i++) names[i] = op_table[i].op;
+    return names;
+}
+
+const char *cb_onnx_op_notes(const char *op)
+{
+    for (size_t i = 0; i < N_OPS; i++)
+        if (strcmp(op_table[i].op, op) == 0) return op_table[i].notes;
+    return NULL;
+}
 
 typedef struct value {
     const char *name;   /* borrowed from the ModelProto */
@@ -295,7 +323,9 @@ static cb_status op_flatten(importer *im, const Onnx__NodeProto *n, int *out)
     int x;
     cb_status s = activation(im, n, 0, &x);
     if (s != CB_OK) return s;
-    if (attr_int(n, "axis", 1) != 1) return unsupported(im, n, "only axis 1 (keep the batch) is implemented");
+    int64_t axis = attr_int(n, "axis", 1), rank = im->m->graph.nodes[x].ndim + 1;
+    if (axis < 0) axis += rank;
+    if (axis != 1) return unsupported(im, n, "only axis 1 (keep the batch) is implemented");
     *out = cb_graph_unary(&im->m->graph, CB_OP_FLATTEN, x);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
@@ -336,6 +366,8 @@ static cb_status op_reshape(importer *im, const Onnx__NodeProto *n, int *out)
         dims[i] = v;
         known *= v;
     }
+    if (minus_first && known != total)
+        return unsupported(im, n, "the reshape would move elements across the batch dimension");
     if (unknown >= 0) {
         if (!known || total % known) return unsupported(im, n, "the target shape does not fit the input's size");
         dims[unknown] = total / known;

@@ -82,7 +82,7 @@ static void set_dims(cb_node *n, int ndim, const int64_t *dims)
 
 int cb_graph_input(cb_graph *g, const char *name, int ndim, const int64_t *dims)
 {
-    if (ndim < 1 || ndim > CB_MAX_DIMS - 1) {
+    if (ndim < 0 || ndim > CB_MAX_DIMS - 1) { /* 0: one scalar per sample */
         cb_fail(CB_ERR_SHAPE, "graph: input '%s' has %d dimensions", name, ndim);
         return -1;
     }
@@ -196,9 +196,10 @@ int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win)
         cb_fail(CB_ERR_INVALID_ARG, "pool2d: not a pooling op");
         return -1;
     }
-    /* Padding of at most half the window, as PyTorch requires: every window
-     * then overlaps the input, so max pooling never sees only padding. */
-    if (xn->ndim != 3 || !window_ok(win) || 2 * win->ph > win->kh || 2 * win->pw > win->kw ||
+    /* Padding smaller than the window (PyTorch asks for at most half of
+     * it, ONNX for less than all of it): every window then overlaps the
+     * input, so max pooling never sees only padding. */
+    if (xn->ndim != 3 || !window_ok(win) || win->ph >= win->kh || win->pw >= win->kw ||
         xn->dims[1] + 2 * win->ph < win->kh || xn->dims[2] + 2 * win->pw < win->kw) {
         cb_fail(CB_ERR_SHAPE, "pool2d after '%s': invalid kernel %dx%d / stride %dx%d / padding %dx%d "
                 "for its input", xn->name, win->kh, win->kw, win->sh, win->sw, win->ph, win->pw);
