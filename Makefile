@@ -69,3 +69,22 @@ clean:
 	rm -rf build build-san
 
 .PHONY: all clean
+
+# libFuzzer targets for every parser (fuzz/), built with clang, AddressSanitizer
+# and UndefinedBehaviorSanitizer into build-fuzz/. They need only the parsers:
+# no kernels, BLAS or OpenMP. scripts/fuzz.sh runs them.
+FUZZ_BUILD := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -Iinclude -I$(GEN) -Wno-unknown-pragmas
+FUZZ_LIB := src/core/status.c src/core/tensor.c src/core/json.c src/core/file.c src/core/rng.c \
+            $(wildcard src/formats/*.c) src/data/idx.c src/graph/graph.c $(wildcard src/models/*.c)
+FUZZ_TARGETS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard fuzz/fuzz_*.c))
+
+fuzz: $(FUZZ_TARGETS)
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB) $(GEN)/onnx.pb-c.c $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h)
+	@mkdir -p $(FUZZ_BUILD)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(GEN)/onnx.pb-c.c -lprotobuf-c -lz -lm
+
+.PHONY: fuzz

@@ -1,17 +1,36 @@
 #!/bin/bash
-# Installs what crossbind needs from Debian's packages, only when missing.
-# Build: a C compiler, make, OpenBLAS (CBLAS), zlib, OpenMP (with gcc).
-# Reference binding and data: python3-torch, numpy, dataset-fashion-mnist.
+# Installs what crossbind needs from Debian's packages and the npm registry,
+# only when missing.
+# Build: a C compiler, make, OpenBLAS (CBLAS), zlib, OpenMP (with gcc),
+#   protobuf-c and the ONNX schema (libonnx-dev) for ONNX files.
+# Reference bindings and data: python3-torch, numpy, python3-onnx (checker),
+#   Node.js with onnxruntime-node, dataset-fashion-mnist.
+# Tests: the ONNX backend node tests (libonnx-testdata), clang with
+#   libFuzzer (libclang-rt) for the fuzz targets.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make libc6-dev libopenblas-dev zlib1g-dev python3-numpy python3-torch dataset-fashion-mnist gzip; do
+for p in gcc make libc6-dev libopenblas-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+         python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
+         clang libclang-rt-dev; do
     have_pkg "$p" || need+=("$p")
 done
+# Node.js may come from another source than Debian's packages: ask for the commands.
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}"
     SUDO=""
     [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+# The ONNX Runtime runner. onnxruntime-node's install script would try to
+# download GPU libraries; ONNXRUNTIME_NODE_INSTALL=skip keeps it to the CPU
+# runtime shipped inside the package.
+ORT=runners/onnxruntime-node
+if [ ! -f "$ORT/node_modules/onnxruntime-node/package.json" ]; then
+    echo "setup: installing onnxruntime-node (npm)"
+    (cd "$ORT" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi

@@ -67,9 +67,24 @@ static cb_status read_idx(const char *dir, const char *base, int ndim, int64_t l
     if (s == CB_OK) {
         int64_t keep = (limit > 0 && limit < dims[0]) ? limit : dims[0];
         size_t bytes = (size_t)(keep * item);
-        *data = malloc(bytes ? bytes : 1);
+        /* The header's size is not trusted with memory: the buffer grows
+         * with the data actually read, so a lying header cannot make the
+         * reader allocate more than about twice the file's real content. */
+        size_t cap = bytes < ((size_t)1 << 24) ? bytes : ((size_t)1 << 24), have = 0;
+        *data = malloc(cap ? cap : 1);
+        while (*data && have < bytes) {
+            if (have == cap) {
+                size_t ncap = cap * 2 < bytes ? cap * 2 : bytes;
+                uint8_t *nd = realloc(*data, ncap);
+                if (!nd) { free(*data); *data = NULL; break; }
+                *data = nd;
+                cap = ncap;
+            }
+            if (!read_exact(f, *data + have, cap - have)) break;
+            have = cap;
+        }
         if (!*data) s = cb_fail(CB_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, bytes);
-        else if (!read_exact(f, *data, bytes))
+        else if (have < bytes)
             s = cb_fail(CB_ERR_FORMAT, "%s: truncated: the header promises %lld items, the data ends early",
                         path, (long long)dims[0]);
         else if (keep == dims[0]) {

@@ -68,7 +68,7 @@ cb_status cb_npy_parse(const unsigned char *buf, size_t len, const char *what, c
     else if (strncmp(fo, "False", 5) != 0)
         s = cb_fail(CB_ERR_UNSUPPORTED, "%s: Fortran-order .npy arrays are not read", what);
     uint64_t numel = 1;
-    const char *p = shape + 1;
+    const char *p = s == CB_OK ? shape + 1 : NULL;
     while (s == CB_OK) {
         while (*p == ' ' || *p == ',') p++;
         if (*p == ')') break;

@@ -1,0 +1,11 @@
+/* libFuzzer target: safetensors. */
+#include <stddef.h>
+#include <stdint.h>
+#include "crossbind/formats.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    cb_tensor_list l;
+    if (cb_safetensors_parse(data, size, "fuzz.safetensors", &l) == CB_OK) cb_tensor_list_free(&l);
+    return 0;
+}

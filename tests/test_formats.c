@@ -1,0 +1,348 @@
+/* Model formats: the zip container, the state-dict pickle subset, .npy,
+ * ONNX export and import, and parameter matching by name or by order. Bad
+ * and hostile files must fail with a clear error, never crash. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "harness.h"
+#include "crossbind/formats.h"
+#include "crossbind/onnx.h"
+#include "../src/formats/zip.h"
+
+static const char *tmp(const char *name)
+{
+    static char path[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(path[k], sizeof path[k], "%s/%s", test_tmpdir(), name);
+    return path[k];
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)n + 1);
+    *len = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    return b;
+}
+
+/* A .pt archive whose data.pkl is `pkl` and with one storage "0" of `n` floats. */
+static unsigned char *make_pt(const unsigned char *pkl, size_t plen, const float *storage, size_t n, size_t *len)
+{
+    cb_zip_writer *w;
+    unsigned char *buf = NULL;
+    CHECK_OK(cb_zip_writer_create(&w));
+    CHECK_OK(cb_zip_writer_add(w, "model/data.pkl", pkl, plen));
+    CHECK_OK(cb_zip_writer_add(w, "model/data/0", storage, n * sizeof(float)));
+    CHECK_OK(cb_zip_writer_finish(w, &buf, len));
+    return buf;
+}
+
+TEST(zip_round_trip_and_corruption)
+{
+    cb_zip_writer *w;
+    unsigned char *buf;
+    size_t len;
+    const char *text = "hello, zip";
+    CHECK_OK(cb_zip_writer_create(&w));
+    CHECK_OK(cb_zip_writer_add(w, "a/one", text, strlen(text)));
+    CHECK_OK(cb_zip_writer_add(w, "a/two", "", 0));
+    CHECK_OK(cb_zip_writer_finish(w, &buf, &len));
+    cb_zip z;
+    CHECK_OK(cb_zip_open(buf, len, "mem", &z));
+    const cb_zip_entry *e = cb_zip_find(&z, "a/one");
+    CHECK(e && e->size == strlen(text) && memcmp(e->data, text, e->size) == 0);
+    CHECK(((uintptr_t)(e->data - buf)) % 64 == 0); /* storages aligned for memory mapping */
+    CHECK(cb_zip_find(&z, "a/two") && !cb_zip_find(&z, "a/three"));
+    cb_zip_close(&z);
+    /* Every truncation fails cleanly. */
+    for (size_t cut = 0; cut < len; cut += 7) CHECK(cb_zip_open(buf, cut, "mem", &z) != CB_OK);
+    /* A flipped data byte fails the CRC. */
+    unsigned char *bad = malloc(len);
+    memcpy(bad, buf, len);
+    size_t at = (size_t)((const unsigned char *)memmem(buf, len, text, strlen(text)) - buf);
+    memcpy(bad, buf, len);
+    bad[at] ^= 1;
+    CHECK(cb_zip_open(bad, len, "mem", &z) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "CRC") != NULL);
+    free(bad);
+    free(buf);
+}
+
+/* Protocol-2 pickle of OrderedDict{"w": tensor(storage "0", offset, size, stride)}. */
+static size_t tensor_pickle(unsigned char *p, const char *global, int offset, int rows, int cols, int s0, int s1)
+{
+    size_t n = 0;
+#define B(...) do { const unsigned char b_[] = {__VA_ARGS__}; memcpy(p + n, b_, sizeof b_); n += sizeof b_; } while (0)
+#define S(str) do { memcpy(p + n, str, strlen(str)); n += strlen(str); } while (0)
+    B(0x80, 2, 'c'); S("collections\nOrderedDict\n"); B(')', 'R', '(');
+    B('X', 1, 0, 0, 0, 'w');
+    B('c'); S(global); B('(', '(');
+    B('X', 7, 0, 0, 0); S("storage"); B('c'); S("torch\nFloatStorage\n");
+    B('X', 1, 0, 0, 0, '0', 'X', 3, 0, 0, 0); S("cpu"); B('K', 12, 't', 'Q');
+    B('K', (unsigned char)offset, 'K', (unsigned char)rows, 'K', (unsigned char)cols, 0x86);
+    B('K', (unsigned char)s0, 'K', (unsigned char)s1, 0x86, 0x89);
+    B('c'); S("collections\nOrderedDict\n"); B(')', 'R', 't', 'R', 'u', '.');
+#undef B
+#undef S
+    return n;
+}
+
+TEST(state_dict_honours_offset_and_stride)
+{
+    float storage[12];
+    for (int i = 0; i < 12; i++) storage[i] = (float)i;
+    unsigned char pkl[512];
+    /* A transposed view: offset 1, size [3,2], stride [1,4] -> rows (1,5), (2,6), (3,7). */
+    size_t plen = tensor_pickle(pkl, "torch._utils\n_rebuild_tensor_v2\n", 1, 3, 2, 1, 4);
+    size_t len;
+    unsigned char *pt = make_pt(pkl, plen, storage, 12, &len);
+    cb_tensor_list l;
+    CHECK_OK(cb_torch_parse(pt, len, "mem.pt", &l));
+    CHECK(l.count == 1 && l.items[0].ndim == 2 && l.items[0].shape[0] == 3 && l.items[0].shape[1] == 2);
+    const float want[6] = {1, 5, 2, 6, 3, 7};
+    if (l.count == 1) CHECK(memcmp(l.items[0].data, want, sizeof want) == 0);
+    cb_tensor_list_free(&l);
+    free(pt);
+    /* A view reaching past its storage is refused. */
+    plen = tensor_pickle(pkl, "torch._utils\n_rebuild_tensor_v2\n", 7, 3, 2, 1, 4); /* reaches 13 */
+    pt = make_pt(pkl, plen, storage, 12, &len);
+    CHECK(cb_torch_parse(pt, len, "mem.pt", &l) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "addresses element") != NULL);
+    free(pt);
+}
+
+TEST(state_dict_refuses_code)
+{
+    float storage[12] = {0};
+    unsigned char pkl[512];
+    size_t plen = tensor_pickle(pkl, "posix\nsystem\n", 0, 3, 2, 2, 1), len;
+    unsigned char *pt = make_pt(pkl, plen, storage, 12, &len);
+    cb_tensor_list l;
+    CHECK(cb_torch_parse(pt, len, "evil.pt", &l) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "posix.system") && strstr(cb_last_error(), "refused"));
+    free(pt);
+    /* Opcodes outside the subset (here INST, which calls a class) are refused. */
+    const unsigned char inst[] = {0x80, 2, 'i', 'o', 's', '\n', 's', 'y', 's', 't', 'e', 'm', '\n', '.'};
+    pt = make_pt(inst, sizeof inst, storage, 12, &len);
+    CHECK(cb_torch_parse(pt, len, "evil.pt", &l) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "outside the state-dict subset") != NULL);
+    free(pt);
+    /* Memo references to nothing, a stack left empty, truncation. */
+    const unsigned char *bad[] = {(const unsigned char *)"\x80\x02h\x05.", (const unsigned char *)"\x80\x02.",
+                                  (const unsigned char *)"\x80\x02X\xff\xff\xff\x7f", (const unsigned char *)"\x80\x02(t"};
+    size_t bad_len[] = {5, 3, 7, 4};
+    for (int i = 0; i < 4; i++) {
+        pt = make_pt(bad[i], bad_len[i], storage, 12, &len);
+        CHECK(cb_torch_parse(pt, len, "bad.pt", &l) == CB_ERR_FORMAT);
+        free(pt);
+    }
+}
+
+TEST(state_dict_write_read_round_trip)
+{
+    cb_model *m;
+    CHECK_OK(cb_model_create("lenet5", &m));
+    cb_model_init(m, 7);
+    cb_tensor_list a = {0}, b;
+    CHECK_OK(cb_graph_params_to_list(&m->graph, &a));
+    const char *path = tmp("lenet5.pt");
+    CHECK_OK(cb_torch_write(path, &a));
+    cb_file_kind kind;
+    CHECK_OK(cb_file_kind_read(path, &kind));
+    CHECK(kind == CB_FILE_TORCH_ZIP);
+    CHECK_OK(cb_torch_read(path, &b));
+    CHECK(a.count == b.count);
+    for (int i = 0; i < a.count && i < b.count; i++) {
+        CHECK(strcmp(a.items[i].name, b.items[i].name) == 0);
+        CHECK(memcmp(a.items[i].data, b.items[i].data, (size_t)cb_tensor_numel(&a.items[i]) * 4) == 0);
+    }
+    cb_tensor_list_free(&a);
+    cb_tensor_list_free(&b);
+    cb_model_free(m);
+}
+
+TEST(params_load_by_name_then_by_order)
+{
+    cb_model *m, *n;
+    CHECK_OK(cb_model_create("lenet5", &m));
+    CHECK_OK(cb_model_create("lenet5", &n));
+    cb_model_init(m, 3);
+    cb_tensor_list l = {0};
+    CHECK_OK(cb_graph_params_to_list(&m->graph, &l));
+    cb_param_match how;
+    CHECK_OK(cb_graph_params_load(&n->graph, &l, &how));
+    CHECK(how == CB_MATCH_BY_NAME);
+    /* nn.Sequential names: loads by order, same values. */
+    for (int i = 0; i < l.count; i++) snprintf(l.items[i].name, CB_MAX_NAME, "%d.%s", i, i % 2 ? "bias" : "weight");
+    cb_model_init(n, 4);
+    CHECK_OK(cb_graph_params_load(&n->graph, &l, &how));
+    CHECK(how == CB_MATCH_BY_ORDER);
+    CHECK(memcmp(m->graph.params, n->graph.params, m->graph.n_params * sizeof(float)) == 0);
+    /* One tensor too few: neither matches; the message lists what is missing. */
+    l.count--;
+    float before = n->graph.params[0];
+    CHECK(cb_graph_params_load(&n->graph, &l, &how) == CB_ERR_NOT_FOUND);
+    CHECK(strstr(cb_last_error(), "conv1.weight") && strstr(cb_last_error(), "10 parameters"));
+    CHECK(n->graph.params[0] == before); /* nothing changed */
+    l.count++;
+    /* Same count, a swapped shape: refused, naming the position. */
+    int64_t t0 = l.items[0].shape[0];
+    l.items[0].shape[0] = l.items[0].shape[1], l.items[0].shape[1] = t0;
+    CHECK(cb_graph_params_load(&n->graph, &l, &how) == CB_ERR_NOT_FOUND);
+    CHECK(strstr(cb_last_error(), "position 0") != NULL);
+    cb_tensor_list_free(&l);
+    cb_model_free(m);
+    cb_model_free(n);
+}
+
+TEST(npy_round_trip_and_bad_files)
+{
+    float v[6] = {1, 2, 3, 4, 5, 6.5f};
+    cb_tensor t = {.dtype = CB_F32, .ndim = 2, .shape = {2, 3}, .data = v}, r;
+    const char *path = tmp("x.npy");
+    CHECK_OK(cb_npy_write(path, &t));
+    CHECK_OK(cb_npy_read(path, &r));
+    CHECK(r.ndim == 2 && r.shape[0] == 2 && r.shape[1] == 3 && r.dtype == CB_F32);
+    if (r.data) CHECK(memcmp(r.data, v, sizeof v) == 0);
+    cb_tensor_free(&r);
+    size_t len = 0;
+    unsigned char *buf = slurp(path, &len);
+    CHECK(cb_npy_parse(buf, len - 1, "cut.npy", &r) == CB_ERR_FORMAT); /* data shorter than the shape */
+    for (size_t cut = 0; cut < 80; cut += 9) CHECK(cb_npy_parse(buf, cut, "cut.npy", &r) != CB_OK);
+    char *descr = memmem(buf, len, "<f4", 3);
+    if (descr) {
+        descr[1] = 'c'; /* complex: not read */
+        CHECK(cb_npy_parse(buf, len, "c.npy", &r) == CB_ERR_UNSUPPORTED);
+    }
+    free(buf);
+}
+
+/* Runs a model on the same batch and returns its outputs (malloc'd). */
+static float *forward(cb_model *m, const float *x, int batch)
+{
+    cb_exec *ex;
+    CHECK_OK(cb_exec_create(&m->graph, batch, 0, CB_KERNELS_REFERENCE, &ex));
+    int64_t in = cb_node_numel(&m->graph.nodes[m->input]), out = cb_node_numel(&m->graph.nodes[m->graph.output]);
+    memcpy(cb_exec_value(ex, m->input), x, (size_t)(batch * in) * sizeof(float));
+    CHECK_OK(cb_exec_forward(ex, batch));
+    float *y = malloc((size_t)(batch * out) * sizeof(float));
+    memcpy(y, cb_exec_value(ex, m->graph.output), (size_t)(batch * out) * sizeof(float));
+    cb_exec_free(ex);
+    return y;
+}
+
+TEST(onnx_export_import_round_trip)
+{
+    const char *names[] = {"lenet1", "lenet5"};
+    for (int k = 0; k < 2; k++) {
+        cb_model *m, *o;
+        CHECK_OK(cb_model_create(names[k], &m));
+        cb_model_init(m, 11);
+        const char *path = tmp("model.onnx");
+        CHECK_OK(cb_onnx_export(m, path));
+        CHECK_OK(cb_onnx_load(path, 1, &o));
+        if (!o) { cb_model_free(m); continue; }
+        CHECK(o->classes == 10 && o->n_inputs == 1 && o->fixed_batch == 0);
+        float x[3 * 784];
+        for (int i = 0; i < 3 * 784; i++) x[i] = (float)((i * 37) % 101) / 101.0f;
+        float *a = forward(m, x, 3), *b = forward(o, x, 3);
+        CHECK(memcmp(a, b, 30 * sizeof(float)) == 0); /* same graph, same kernels: identical */
+        free(a);
+        free(b);
+        cb_model_free(o);
+        cb_model_free(m);
+    }
+}
+
+TEST(onnx_rejects_bad_graphs)
+{
+    cb_model *m, *o = NULL;
+    CHECK_OK(cb_model_create("lenet1", &m));
+    const char *path = tmp("l1.onnx");
+    CHECK_OK(cb_onnx_export(m, path));
+    cb_model_free(m);
+    size_t len = 0;
+    unsigned char *buf = slurp(path, &len);
+    /* Every truncation is refused without a crash. */
+    for (size_t cut = 0; cut < len; cut += len / 97 + 1) {
+        CHECK(cb_onnx_import(buf, cut, "cut.onnx", 0, &o) != CB_OK);
+        CHECK(o == NULL);
+    }
+    /* An unknown operator: rename Tanh to a 4-letter op crossbind lacks. */
+    unsigned char *t = memmem(buf, len, "Tanh", 4);
+    if (t) {
+        memcpy(t, "Erfx", 4);
+        CHECK(cb_onnx_import(buf, len, "op.onnx", 0, &o) == CB_ERR_UNSUPPORTED);
+        CHECK(strstr(cb_last_error(), "Erfx") != NULL);
+        memcpy(t, "Tanh", 4);
+    }
+    free(buf);
+}
+
+TEST(half_precision_state_dicts_widen_to_float)
+{
+    /* HalfStorage with values 1.0 (0x3c00), -2.0 (0xc000), 65504 (0x7bff), 2^-24 (0x0001). */
+    const uint16_t halves[4] = {0x3c00, 0xc000, 0x7bff, 0x0001};
+    unsigned char pkl[512];
+    size_t plen = tensor_pickle(pkl, "torch._utils\n_rebuild_tensor_v2\n", 0, 2, 2, 2, 1);
+    unsigned char *h = memmem(pkl, plen, "FloatStorage", 12);
+    CHECK(h != NULL);
+    /* Same length name: "HalfStorage" is one shorter, so rebuild the GLOBAL. */
+    if (h) memcpy(h, "HalfStorage\n", 12), memmove(h + 12, h + 13, plen - (size_t)(h + 13 - pkl)), plen--;
+    /* The storage numel (12) must match the 4 halves: patch BININT1 12 -> 4. */
+    unsigned char *k = memmem(pkl, plen, "cpu\x4b\x0c", 5);
+    if (k) k[4] = 4;
+    cb_zip_writer *w;
+    unsigned char *buf;
+    size_t len;
+    CHECK_OK(cb_zip_writer_create(&w));
+    CHECK_OK(cb_zip_writer_add(w, "m/data.pkl", pkl, plen));
+    CHECK_OK(cb_zip_writer_add(w, "m/data/0", halves, sizeof halves));
+    CHECK_OK(cb_zip_writer_finish(w, &buf, &len));
+    cb_tensor_list l;
+    CHECK_OK(cb_torch_parse(buf, len, "half.pt", &l));
+    if (l.count == 1) {
+        const float *f = l.items[0].data;
+        CHECK(l.items[0].dtype == CB_F32 && f[0] == 1.0f && f[1] == -2.0f && f[2] == 65504.0f &&
+              f[3] == 5.9604644775390625e-08f);
+    }
+    cb_tensor_list_free(&l);
+    free(buf);
+}
+
+/* Found by fuzzing: a header without 'shape' used to do pointer arithmetic on NULL. */
+TEST(npy_header_without_shape_is_refused)
+{
+    const char hdr[] = "\x93NUMPY\x01\x00\x1a\x00{'descr': '<f4', 'a': 1}\n";
+    cb_tensor t;
+    CHECK(cb_npy_parse((const unsigned char *)hdr, sizeof hdr - 1, "noshape.npy", &t) == CB_ERR_FORMAT);
+}
+
+/* Found by fuzzing: an IDX header promising 2^40 bytes made the reader
+ * allocate them before reading; now memory follows the data read. */
+TEST(idx_header_cannot_demand_huge_memory)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/idxhuge", test_tmpdir());
+    mkdir(dir, 0700);
+    const unsigned char images[] = {0, 0, 8, 3, 0, 0x0f, 0x42, 0x40, 0, 0, 0x10, 0, 0, 0, 0x10, 0, 1, 2, 3};
+    const unsigned char labels[] = {0, 0, 8, 1, 0, 0, 0, 1, 3};
+    char path[700];
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", dir);
+    FILE *f = fopen(path, "wb");
+    fwrite(images, 1, sizeof images, f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte", dir);
+    f = fopen(path, "wb");
+    fwrite(labels, 1, sizeof labels, f);
+    fclose(f);
+    cb_dataset d;
+    CHECK(cb_mnist_load(dir, 0, 0, &d) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "truncated") != NULL);
+}
