@@ -66,7 +66,7 @@ $(BUILD)/%.o: %.c $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h) $(wild
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 .PHONY: all clean
 

@@ -1,8 +1,10 @@
 #!/bin/bash
 # The whole test suite from a clean clone: installs dependencies, builds the
 # normal and the sanitizer (address + undefined) configurations, regenerates
-# the PyTorch golden file, and runs the unit tests, the command-line tests and
-# the training-parity test. Closes with "N passed, N failed".
+# the PyTorch golden file, and runs the unit tests, the ONNX conformance
+# suite, the command-line tests, the interchange tests against PyTorch and
+# ONNX Runtime, the training-parity test and a bounded fuzzing run.
+# Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -40,7 +42,13 @@ run_suite "unit tests" ./build/unit_tests
 run_suite "unit tests (address + undefined sanitizers)" ./build-san/unit_tests
 run_suite "command line" bash tests/cli_test.sh build
 run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
+ONNX_NODE=/usr/share/libonnx-testdata/data/node
+run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
+run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
+run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build
+run_suite "interchange (sanitizers)" bash tests/interchange_test.sh build-san
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
+run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -6,28 +6,8 @@ set -u
 BIN="$1/crossbind"
 T=$(mktemp -d /tmp/crossbind-cli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-
-# expect_error NAME NEEDLE CMD...: non-zero exit (not a signal), stderr has the needle.
-expect_error() {
-    local name="$1" needle="$2"; shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    local rc=$?
-    if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "crossbind: error: .*$needle" "$T/err"; then
-        echo "ok   cli: $name"; pass=$((pass + 1))
-    else
-        echo "FAIL cli: $name (exit $rc)"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1))
-    fi
-}
-expect_ok() {
-    local name="$1"; shift
-    if "$@" >"$T/out" 2>"$T/err"; then echo "ok   cli: $name"; pass=$((pass + 1))
-    else echo "FAIL cli: $name"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1)); fi
-}
-check() { # check NAME CONDITION...
-    local name="$1"; shift
-    if "$@"; then echo "ok   cli: $name"; pass=$((pass + 1)); else echo "FAIL cli: $name"; fail=$((fail + 1)); fi
-}
+SUITE=cli
+source "$(dirname "$0")/lib.sh"
 
 # A small MNIST-format directory made by the tests themselves.
 python3 - "$T/data" <<'PY'
@@ -83,7 +63,7 @@ else
     expect_error "unwritable output directory" "not writable" "$BIN" train lenet5 --data "$T/data" --out "$T/ro" $Q
 fi
 expect_error "eval without weights" "--weights" "$BIN" eval lenet5 --data "$T/data"
-expect_error "missing weights file" "cannot open weights" "$BIN" eval lenet5 --weights "$T/none.safetensors" --data "$T/data"
+expect_error "missing weights file" "cannot open .*none.safetensors" "$BIN" eval lenet5 --weights "$T/none.safetensors" --data "$T/data"
 head -c 100 "$T/run/final.safetensors" > "$T/trunc.safetensors"
 expect_error "truncated safetensors" "safetensors\|truncated" "$BIN" eval lenet5 --weights "$T/trunc.safetensors" --data "$T/data"
 python3 -c "

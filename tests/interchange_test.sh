@@ -1,0 +1,159 @@
+#!/bin/bash
+# Model interchange end to end, against the other bindings:
+#  - the cross-binding inference experiment (both directions, every binding
+#    and load mode) must be "reproduced" everywhere it is supported;
+#  - an nn.Sequential LeNet-5 state dict and its torch.onnx.export evaluate
+#    in crossbind to PyTorch's exact correct count;
+#  - files crossbind writes load in PyTorch (torch.load weights_only) and pass
+#    onnx.checker, and `crossbind run` matches ONNX Runtime on an ONNX file;
+#  - hostile and malformed files fail with one clear error, running nothing.
+# Usage: tests/interchange_test.sh BUILD_DIR   (prints "N passed, N failed")
+set -u
+cd "$(dirname "$0")/.."
+BIN="$PWD/$1/crossbind"
+T=$(mktemp -d /tmp/crossbind-xchg-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+SUITE=interchange
+source tests/lib.sh
+PY=/usr/bin/python3
+TORCH="$PY runners/pytorch/crossbind_torch.py"
+ORT="node runners/onnxruntime-node/crossbind_ort.js"
+DATA=/usr/share/datasets/fashion-mnist
+LIM="--limit-test 1000"
+
+# 1. The cross-binding experiment, short schedule.
+expect_ok "cross-binding experiment: every supported cell reproduced" \
+    $PY scripts/cross_binding.py --runs 2 --epochs 1 --limit-train 3000 --limit-test 1000 --repeat 2 \
+    --crossbind "$BIN" --out "$T/xb"
+cat "$T/out" | grep -v "unsupported" | sed 's/^/    /'
+check "matrix covers 3 bindings x 2 models x 2 trainers with the expected support" $PY - "$T/xb/matrix.json" <<'PY'
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+ok = {(c["trainer"], c["binding"], c["model"], c["format"]) for c in cells if c["status"] == "reproduced"}
+unsup = {(c["binding"], c["format"]) for c in cells if c["status"] == "unsupported"}
+for t in ("pytorch", "crossbind"):
+    for m in ("lenet1", "lenet5"):
+        for b, f in (("crossbind", "pt"), ("crossbind", "safetensors"), ("crossbind", "onnx"),
+                     ("pytorch", "pt"), ("onnxruntime-node", "onnx")):
+            assert (t, b, m, f) in ok, (t, b, m, f)
+        assert ("pytorch", "pytorch", m, "ts") in ok
+assert ("pytorch", "onnx") in unsup and ("onnxruntime-node", "pt") in unsup and ("crossbind", "ts") in unsup
+for c in cells:
+    for r in c["runs"]:
+        if "label_agreement" in r:
+            assert r["label_agreement"] == 1.0 and r["max_abs_logit_diff"] < 1e-4, (c, r)
+PY
+
+# 2. nn.Sequential LeNet-5 (keys 0.weight ...): parameters by order, and its ONNX export.
+expect_ok "PyTorch trains an nn.Sequential LeNet-5" $TORCH train lenet5 --arch lenet5-sequential --epochs 1 \
+    --limit-train 3000 $LIM --out "$T/seq" --quiet --threads 2
+want=$($PY -c "import json; print(json.load(open('$T/seq/run.json'))['test_correct'])")
+check "its state dict has nn.Sequential keys" $PY -c "
+import torch; k=list(torch.load('$T/seq/final.pt')); assert k[0]=='0.weight' and k[-1].endswith('.bias') and 'conv1.weight' not in k, k"
+expect_ok "crossbind evaluates the nn.Sequential state dict" "$BIN" eval lenet5 --weights "$T/seq/final.pt" $LIM --repeat 1 --json
+check "  ... to PyTorch's exact correct count ($want)" $PY -c "import json; assert json.load(open('$T/out'))['correct']==$want"
+check "  ... with a notice that names were matched by order" grep -q "loaded by order" "$T/err"
+expect_ok "crossbind evaluates torch.onnx.export's file" "$BIN" eval --weights "$T/seq/final.onnx" $LIM --repeat 1 --json
+check "  ... to PyTorch's exact correct count ($want)" $PY -c "import json; assert json.load(open('$T/out'))['correct']==$want"
+$PY - "$T/seq" <<'PY'
+import sys, torch
+sys.path.insert(0, "runners/pytorch")
+import crossbind_torch as ct
+m = ct.lenet5_sequential(); m.load_state_dict(torch.load(sys.argv[1] + "/final.pt")); m.eval()
+torch.onnx.export(m, torch.zeros(1, 1, 28, 28), sys.argv[1] + "/static.onnx", opset_version=13)
+PY
+expect_error "a fixed-batch ONNX file asks for its batch size" "fixes the batch size to 1" \
+    "$BIN" eval --weights "$T/seq/static.onnx" $LIM
+expect_ok "  ... and evaluates at that batch size" "$BIN" eval lenet5 --weights "$T/seq/static.onnx" --limit-test 200 --batch 1 --repeat 1
+
+# 3. crossbind's files in the other bindings.
+expect_ok "crossbind trains and saves every format" "$BIN" train lenet1 --epochs 1 --limit-train 2000 $LIM --out "$T/cb" --quiet
+check "torch.load(weights_only=True) reads crossbind's state dict, equal to its safetensors" $PY - "$T/cb" <<'PY'
+import sys, numpy as np, torch
+sys.path.insert(0, "runners/pytorch")
+import cb_safetensors
+sd = torch.load(sys.argv[1] + "/final.pt", weights_only=True)
+st, _ = cb_safetensors.read(sys.argv[1] + "/final.safetensors")
+assert list(sd) == list(st), (list(sd), list(st))
+for k in sd:
+    assert np.array_equal(sd[k].numpy(), st[k]), k
+PY
+check "onnx.checker (full check) accepts crossbind's ONNX export" $PY -c "
+import onnx; m=onnx.load('$T/cb/final.onnx'); onnx.checker.check_model(m, full_check=True); assert m.opset_import[0].version==13"
+$PY -c "import numpy as np; np.save('$T/x.npy', np.random.RandomState(5).rand(37,1,28,28).astype(np.float32))"
+expect_ok "crossbind run on an ONNX file" "$BIN" run --onnx "$T/cb/final.onnx" --input "$T/x.npy" --output "$T/y_cb.npy"
+expect_ok "ONNX Runtime runs crossbind's ONNX export" $ORT run --onnx "$T/cb/final.onnx" --input "$T/x.npy" --output "$T/y_ort.npy"
+check "crossbind run matches ONNX Runtime within 1e-5" $PY -c "
+import numpy as np; a=np.load('$T/y_cb.npy'); b=np.load('$T/y_ort.npy'); assert a.shape==b.shape==(37,10); d=np.abs(a-b).max(); print('    max abs diff', d); assert d<1e-5"
+expect_ok "crossbind run in parameters mode agrees with the ONNX run" "$BIN" run lenet1 --weights "$T/cb/final.pt" --input "$T/x.npy" --output "$T/y_pt.npy"
+check "  ... exactly" cmp -s "$T/y_pt.npy" "$T/y_cb.npy"
+expect_ok "convert: state dict to ONNX to safetensors" "$BIN" convert lenet1 "$T/cb/final.pt" "$T/c.onnx" --to onnx
+expect_ok "  ..." "$BIN" convert "$T/c.onnx" "$T/c.safetensors" --to safetensors
+check "  ... keeps every parameter bit for bit" $PY - "$T/c.safetensors" "$T/cb/final.safetensors" <<'PY'
+import sys, numpy as np
+sys.path.insert(0, "runners/pytorch")
+import cb_safetensors
+a, _ = cb_safetensors.read(sys.argv[1]); b, _ = cb_safetensors.read(sys.argv[2])
+assert sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a)
+PY
+
+# 4. Hostile and malformed files.
+$PY - "$T" <<'PY'
+import os, pickle, sys, zipfile, numpy as np, torch, onnx
+from onnx import helper, TensorProto
+t = sys.argv[1]
+class Evil:
+    def __reduce__(self):
+        return (os.system, (f"touch {t}/pwned",))
+with zipfile.ZipFile(f"{t}/evil.pt", "w") as z:
+    z.writestr("evil/data.pkl", pickle.dumps({"conv1.weight": Evil()}, protocol=2))
+    z.writestr("evil/version", "3\n")
+blob = open(f"{t}/cb/final.pt", "rb").read()
+open(f"{t}/truncated.pt", "wb").write(blob[: len(blob) // 2])
+import collections
+torch.save(collections.OrderedDict(w=torch.ones(2)), f"{t}/legacy.pt", _use_new_zipfile_serialization=False)
+sd = torch.load(f"{t}/cb/final.pt"); sd["conv1.weight"] = torch.zeros(8, 1, 5, 5)
+torch.save(sd, f"{t}/wrong_shape.pt")
+# safetensors whose offsets point past the end of the file
+hdr = b'{"conv1.weight":{"dtype":"F32","shape":[4],"data_offsets":[400,416]}}'
+open(f"{t}/outside.safetensors", "wb").write(len(hdr).to_bytes(8, "little") + hdr + b"\0" * 16)
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+cyc = helper.make_graph([helper.make_node("Tanh", ["b"], ["a"]), helper.make_node("Relu", ["a"], ["b"]),
+                         helper.make_node("Sigmoid", ["b"], ["y"])], "cycle", [x], [y])
+open(f"{t}/cycle.onnx", "wb").write(helper.make_model(cyc, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+unk = helper.make_graph([helper.make_node("Erf", ["x"], ["y"])], "unknown", [x], [y])
+open(f"{t}/unknown_op.onnx", "wb").write(helper.make_model(unk, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+w = helper.make_tensor("w", TensorProto.FLOAT, [4, 4], np.zeros(16, np.float32).tobytes(), raw=True)
+w.raw_data = np.zeros(4, np.float32).tobytes()  # the data now disagrees with the dims
+g = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "short", [x], [y], [w])
+open(f"{t}/short_data.onnx", "wb").write(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+np.save(f"{t}/wrong_shape.npy", np.zeros((3, 1, 27, 28), np.float32))
+b = open(f"{t}/x.npy", "rb").read(); open(f"{t}/truncated.npy", "wb").write(b[:-100])
+PY
+expect_error "a pickle whose __reduce__ calls os.system is refused" "posix.system.*refused" \
+    "$BIN" eval lenet5 --weights "$T/evil.pt" $LIM
+check "  ... and nothing ran" test ! -e "$T/pwned"
+expect_error "truncated state dict" "zip" "$BIN" eval lenet1 --weights "$T/truncated.pt" $LIM
+expect_error "legacy (pre-1.6) torch.save file" "legacy" "$BIN" eval lenet1 --weights "$T/legacy.pt" $LIM
+expect_error "state dict with the wrong channel count" "conv1.weight.*\[8,1,5,5\]" \
+    "$BIN" eval lenet1 --weights "$T/wrong_shape.pt" $LIM
+expect_error "safetensors offsets outside the file" "data_offsets" "$BIN" eval lenet1 --weights "$T/outside.safetensors" $LIM
+expect_error "ONNX graph with a cycle" "cycle" "$BIN" run --onnx "$T/cycle.onnx" --input "$T/x.npy" --output "$T/o.npy"
+expect_error "ONNX graph with an unknown op" "operator Erf" "$BIN" run --onnx "$T/unknown_op.onnx" --input "$T/x.npy" --output "$T/o.npy"
+expect_error "ONNX tensor whose data disagrees with its dims" "declares 16 elements but holds 4" \
+    "$BIN" run --onnx "$T/short_data.onnx" --input "$T/x.npy" --output "$T/o.npy"
+expect_error "run: input of the wrong shape" "must have shape \[batch,1,28,28\]" \
+    "$BIN" run --onnx "$T/cb/final.onnx" --input "$T/wrong_shape.npy" --output "$T/o.npy"
+expect_error "run: truncated .npy" "truncated" "$BIN" run --onnx "$T/cb/final.onnx" --input "$T/truncated.npy" --output "$T/o.npy"
+check "  ... and no output file was written" test ! -e "$T/o.npy"
+expect_error "parameters file without a model name" "name the model" "$BIN" eval --weights "$T/cb/final.pt" $LIM
+expect_error "convert: unknown target" "--to must be" "$BIN" convert lenet1 "$T/cb/final.pt" "$T/z" --to tflite
+expect_error "ONNX Runtime runner refuses a state dict" "serialization mode only" $ORT eval lenet1 --weights "$T/cb/final.pt"
+expect_error "PyTorch runner reports ONNX as unsupported" "unsupported load mode" $TORCH eval lenet1 --weights "$T/cb/final.onnx"
+
+# 5. The operator table in the docs is the one the importer has.
+check "docs/onnx-ops.md is current (crossbind onnx-ops)" bash -c "'$BIN' onnx-ops | diff -q - docs/onnx-ops.md"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

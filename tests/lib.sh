@@ -1,0 +1,30 @@
+# Helpers shared by the shell test suites. Source after setting T (a scratch
+# directory) and SUITE (the label printed before each test name).
+# Each helper counts into pass/fail; finish with: echo "$pass passed, $fail failed".
+pass=0 fail=0
+
+# expect_error NAME NEEDLE CMD...: non-zero exit (not a signal) and an error
+# line on stderr containing the needle (a grep pattern).
+expect_error() {
+    local name="$1" needle="$2"; shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    local rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "error: .*$needle" "$T/err"; then
+        echo "ok   $SUITE: $name"; pass=$((pass + 1))
+    else
+        echo "FAIL $SUITE: $name (exit $rc)"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1))
+    fi
+}
+
+# expect_ok NAME CMD...: exit status 0 (stdout in $T/out, stderr in $T/err).
+expect_ok() {
+    local name="$1"; shift
+    if "$@" >"$T/out" 2>"$T/err"; then echo "ok   $SUITE: $name"; pass=$((pass + 1))
+    else echo "FAIL $SUITE: $name"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1)); fi
+}
+
+# check NAME CMD...: the command succeeds.
+check() {
+    local name="$1"; shift
+    if "$@"; then echo "ok   $SUITE: $name"; pass=$((pass + 1)); else echo "FAIL $SUITE: $name"; fail=$((fail + 1)); fi
+}
