@@ -30,7 +30,7 @@ static void conv_case(cb_conv_shape s)
     fill(b, s.oc, &r, -1, 1);
     fill(dy, ny, &r, -1, 1);
     cb_conv2d_fwd_ref(&s, x, w, b, y1);
-    cb_conv2d_fwd_fast(&s, x, w, b, y2, ws);
+    cb_conv2d_fwd_fast(&s, x, w, b, CB_ACT_NONE, y2, ws);
     check_close("conv forward", y2, y1, (int64_t)ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     cb_conv2d_bwd_ref(&s, x, w, dy, dx1, dw1, db1);
     cb_conv2d_bwd_fast(&s, x, w, dy, dx2, dw2, db2, ws);
@@ -59,6 +59,7 @@ static void pool_case(int max, cb_conv_shape s)
     float *x = alloc0(nx), *dy = alloc0(ny), *y1 = alloc0(ny), *y2 = alloc0(ny), *dx1 = alloc0(nx), *dx2 = alloc0(nx);
     fill(x, nx, &r, -1, 1);
     x[3] = x[2]; /* a tie: both levels must route the gradient to the first */
+    if (max) x[nx / 2 + 1] = NAN; /* NaN wins its window at both levels */
     fill(dy, ny, &r, -1, 1);
     for (int fast = 0; fast < 2; fast++) {
         float *y = fast ? y2 : y1, *dx = fast ? dx2 : dx1;
@@ -79,8 +80,14 @@ TEST(pool_fast_matches_reference)
 {
     cb_conv_shape a = {.n = 2, .c = 3, .h = 8, .w = 6, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
     cb_conv_shape b = {.n = 2, .c = 2, .h = 7, .w = 7, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+    /* 2x2 fast path: odd sizes (last row and column outside every window),
+     * and planes wide enough to take several row blocks. */
+    cb_conv_shape c = {.n = 2, .c = 2, .h = 7, .w = 9, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    cb_conv_shape d = {.n = 1, .c = 2, .h = 130, .w = 132, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
     pool_case(1, a);
     pool_case(1, b);
+    pool_case(1, c);
+    pool_case(1, d);
     pool_case(0, a);
     pool_case(0, b);
 }

@@ -55,6 +55,7 @@ typedef struct cb_node {
     int ndim;                   /* per-sample for activations, full for params */
     int64_t dims[CB_MAX_DIMS];
     int batched;                /* 1: a leading batch dimension is implicit */
+    int pinned;                 /* 1: the value must stay observable (a model output) */
     /* convolution and pooling attributes */
     int kh, kw, sh, sw, ph, pw;
     /* parameters */

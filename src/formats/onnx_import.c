@@ -540,6 +540,7 @@ static cb_status add_outputs(importer *im, int with_loss)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: output '%s' is not computed from the inputs", im->what,
                            gp->output[i]->name ? gp->output[i]->name : "");
         m->outputs[m->n_outputs++] = v->node;
+        m->graph.nodes[v->node].pinned = 1;
     }
     m->graph.output = m->outputs[0];
     m->input = m->inputs[0];

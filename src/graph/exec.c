@@ -1,12 +1,22 @@
 /* The executor: memory plan, forward pass and reverse-mode backward pass.
  *
  * Plan: every activation gets its own region of one arena (values first,
- * then gradients, then the shared kernel workspace). Flatten is a view of
- * its input. Parameters and their gradients live in the graph. */
+ * then gradients, then the kernel workspace). Flatten is a view of its
+ * input. Parameters and their gradients live in the graph.
+ *
+ * Inference executors (no gradients, fast kernels) split each batch across
+ * the threads by samples: every thread runs the whole graph on its slice
+ * with single-threaded kernels and its own workspace, so the threads meet
+ * once per batch instead of once per op, and no kernel has to be split. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include "crossbind/exec.h"
+#include "crossbind/crossbind.h"
 #include "../ops/ops.h"
+
+#ifndef SLICE_SAMPLES
+#define SLICE_SAMPLES 64
+#endif
 
 struct cb_exec {
     cb_graph *g;
@@ -20,6 +30,9 @@ struct cb_exec {
     unsigned char *needs_grad; /* does the loss depend on this node through a parameter path */
     float *ws;
     size_t ws_floats;
+    int slices;          /* inference: threads the batch is split across (1: no split) */
+    unsigned char *fused; /* inference: an activation node computed by the convolution before it */
+    size_t ws_slice;     /* workspace floats per slice */
 };
 
 static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
@@ -30,6 +43,26 @@ static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
         .oc = (int)n->dims[0], .kh = n->kh, .kw = n->kw, .sh = n->sh, .sw = n->sw,
         .ph = n->ph, .pw = n->pw, .oh = (int)n->dims[1], .ow = (int)n->dims[2]};
     return s;
+}
+
+static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
+
+/* Inference: a convolution whose only consumer is the activation right
+ * after it computes that activation in its output loop (while each plane is
+ * in cache); the activation node then only names the result. The
+ * convolution's own value must not be observable: not the graph's output,
+ * not pinned (an importer's extra outputs). */
+static void plan_fusion(cb_exec *ex)
+{
+    const cb_graph *g = ex->g;
+    for (int i = 0; i + 1 < g->count; i++) {
+        const cb_node *c = &g->nodes[i], *a = &g->nodes[i + 1];
+        if (c->op != CB_OP_CONV2D || !is_act(a->op) || a->in[0] != i || c->pinned || i == g->output) continue;
+        int uses = 0;
+        for (int k = 0; k < g->count; k++)
+            for (int j = 0; j < g->nodes[k].n_in; j++) uses += g->nodes[k].in[j] == i;
+        if (uses == 1) ex->fused[i + 1] = 1;
+    }
 }
 
 static size_t node_floats(const cb_node *n, int batch)
@@ -53,11 +86,20 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->val = calloc((size_t)g->count, sizeof *ex->val);
     ex->grad = calloc((size_t)g->count, sizeof *ex->grad);
     ex->needs_grad = calloc((size_t)g->count, 1);
-    if (!ex->val || !ex->grad || !ex->needs_grad) {
+    ex->fused = calloc((size_t)g->count, 1);
+    if (!ex->val || !ex->grad || !ex->needs_grad || !ex->fused) {
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
 
+    if (!with_grads && kernels == CB_KERNELS_FAST) plan_fusion(ex);
+    /* Inference runs the batch in chunks of at most SLICE_SAMPLES samples,
+     * spread over the threads: small enough that a chunk's activations and
+     * im2col buffers stay in the caches between layers. */
+    int threads = cb_get_threads();
+    ex->slices = (!with_grads && kernels == CB_KERNELS_FAST) ? threads : 1;
+    const int ws_batch = ex->slices > 1 || !with_grads ? (max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES)
+                                                       : max_batch;
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
     size_t vals = 0, grads = 0;
     size_t *voff = calloc((size_t)g->count, sizeof *voff), *goff = calloc((size_t)g->count, sizeof *goff);
@@ -82,11 +124,12 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             grads += node_floats(n, max_batch);
         }
         if (n->op == CB_OP_CONV2D && kernels == CB_KERNELS_FAST) {
-            cb_conv_shape s = conv_shape(g, n, max_batch);
+            cb_conv_shape s = conv_shape(g, n, ws_batch);
             size_t w = cb_conv2d_workspace(&s);
-            if (w > ex->ws_floats) ex->ws_floats = w;
+            if (w > ex->ws_slice) ex->ws_slice = w;
         }
     }
+    ex->ws_floats = ex->ws_slice * (size_t)ex->slices;
     ex->arena_floats = vals + grads + ex->ws_floats;
     ex->arena = calloc(ex->arena_floats ? ex->arena_floats : 1, sizeof(float));
     if (!ex->arena) {
@@ -123,6 +166,7 @@ void cb_exec_free(cb_exec *ex)
     free(ex->val);
     free(ex->grad);
     free(ex->needs_grad);
+    free(ex->fused);
     free(ex);
 }
 
@@ -136,23 +180,45 @@ static cb_act act_of(cb_op op)
     return op == CB_OP_TANH ? CB_ACT_TANH : op == CB_OP_RELU ? CB_ACT_RELU : CB_ACT_SIGMOID;
 }
 
-cb_status cb_exec_forward(cb_exec *ex, int batch)
+static int is_loss(cb_op op) { return op == CB_OP_SOFTMAX_XENT || op == CB_OP_BCE; }
+
+/* A batched node's value for the slice starting at sample b0. */
+static float *slice_of(const cb_exec *ex, int node, int b0)
 {
-    if (batch < 1 || batch > ex->max_batch)
-        return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
+    const cb_node *n = &ex->g->nodes[node];
+    return ex->val[node] + (n->batched ? (size_t)b0 * (size_t)cb_node_numel(n) : 0);
+}
+
+/* A batch-mean loss node over the first `batch` samples. */
+static cb_status loss_forward(cb_exec *ex, int i, int batch)
+{
+    const cb_node *n = &ex->g->nodes[i];
+    const float *x = ex->val[n->in[0]], *labels = ex->val[n->in[1]];
+    if (n->op == CB_OP_SOFTMAX_XENT)
+        return cb_softmax_xent_fwd(batch, (int)ex->g->nodes[n->in[0]].dims[0], x, labels, ex->val[i]);
+    return cb_bce_fwd(batch, x, labels, ex->val[i]);
+}
+
+/* Forward over samples [b0, b0 + batch) with workspace ws; the batch-mean
+ * losses need the whole batch, so `losses` says whether to run them. */
+static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int losses)
+{
     const cb_graph *g = ex->g;
     const int fast = ex->kernels == CB_KERNELS_FAST;
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
-        float *y = ex->val[i];
-        const float *x = n->n_in ? ex->val[n->in[0]] : NULL;
+        if ((is_loss(n->op) && !losses) || ex->fused[i]) continue;
+        float *y = slice_of(ex, i, b0);
+        const float *x = n->n_in ? slice_of(ex, n->in[0], b0) : NULL;
         switch (n->op) {
         case CB_OP_INPUT: case CB_OP_PARAM: case CB_OP_FLATTEN:
             break;
         case CB_OP_CONV2D: {
             cb_conv_shape s = conv_shape(g, n, batch);
             const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-            if (fast) cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, y, ex->ws);
+            if (fast && i + 1 < g->count && ex->fused[i + 1])
+                cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), slice_of(ex, i + 1, b0), ws);
+            else if (fast) cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, CB_ACT_NONE, y, ws);
             else cb_conv2d_fwd_ref(&s, x, ex->val[n->in[1]], b, y);
             break;
         }
@@ -172,14 +238,8 @@ cb_status cb_exec_forward(cb_exec *ex, int batch)
         case CB_OP_TANH: case CB_OP_RELU: case CB_OP_SIGMOID:
             cb_act_fwd(act_of(n->op), (int64_t)node_floats(n, batch), x, y, fast);
             break;
-        case CB_OP_SOFTMAX_XENT: {
-            cb_status s = cb_softmax_xent_fwd(batch, (int)g->nodes[n->in[0]].dims[0], x,
-                                              ex->val[n->in[1]], y);
-            if (s != CB_OK) return s;
-            break;
-        }
-        case CB_OP_BCE: {
-            cb_status s = cb_bce_fwd(batch, x, ex->val[n->in[1]], y);
+        case CB_OP_SOFTMAX_XENT: case CB_OP_BCE: {
+            cb_status s = loss_forward(ex, i, batch); /* only reached with the whole batch (b0 = 0) */
             if (s != CB_OK) return s;
             break;
         }
@@ -188,6 +248,35 @@ cb_status cb_exec_forward(cb_exec *ex, int batch)
         }
     }
     return CB_OK;
+}
+
+cb_status cb_exec_forward(cb_exec *ex, int batch)
+{
+    if (batch < 1 || batch > ex->max_batch)
+        return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
+    if (ex->slices > 1 || (!ex->with_grads && ex->kernels == CB_KERNELS_FAST)) {
+        /* Threads may have been lowered since the plan; never raised above it. */
+        int threads = ex->slices < cb_get_threads() ? ex->slices : cb_get_threads();
+        const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+        cb_status failed = CB_OK;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (int c = 0; c < chunks; c++) {
+            int b0 = c * SLICE_SAMPLES, b1 = b0 + SLICE_SAMPLES < batch ? b0 + SLICE_SAMPLES : batch;
+            cb_status st = forward_range(ex, b0, b1 - b0, ex->ws + (size_t)omp_get_thread_num() * ex->ws_slice, 0);
+            if (st != CB_OK) {
+#pragma omp critical
+                failed = st;
+            }
+        }
+        if (failed != CB_OK) return failed;
+        for (int i = 0; i < ex->g->count; i++) /* the batch-mean losses, over the whole batch */
+            if (is_loss(ex->g->nodes[i].op)) {
+                cb_status s = loss_forward(ex, i, batch);
+                if (s != CB_OK) return s;
+            }
+        return CB_OK;
+    }
+    return forward_range(ex, 0, batch, ex->ws, 1);
 }
 
 cb_status cb_exec_backward(cb_exec *ex, int batch)

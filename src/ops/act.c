@@ -4,6 +4,7 @@
  * threads. Backward uses the forward output, as PyTorch's kernels do. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "ops.h"
 
 /* exp(x) for float, Cephes' expf scheme: x = n ln2 + r, a degree-6
@@ -51,6 +52,7 @@ static float act_ref(cb_act a, float v)
     case CB_ACT_TANH: return (float)tanh((double)v);
     case CB_ACT_RELU: return v > 0.0f ? v : (isnan(v) ? v : 0.0f);
     case CB_ACT_SIGMOID: return (float)(1.0 / (1.0 + exp(-(double)v)));
+    case CB_ACT_NONE: break;
     }
     return v;
 }
@@ -74,6 +76,26 @@ void cb_act_fwd(cb_act a, int64_t n, const float *x, float *y, int fast)
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < n; i++) y[i] = x[i] != x[i] ? x[i] : 1.0f / (1.0f + exp_approx(-x[i]));
         break;
+    case CB_ACT_NONE:
+        if (y != x) memmove(y, x, (size_t)n * sizeof *y);
+        break;
+    }
+}
+
+void cb_act_fwd_inplace(cb_act a, int64_t n, float *y)
+{
+    switch (a) {
+    case CB_ACT_TANH:
+        for (int64_t i = 0; i < n; i++) y[i] = tanh_approx(y[i]);
+        break;
+    case CB_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : (isnan(y[i]) ? y[i] : 0.0f);
+        break;
+    case CB_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] != y[i] ? y[i] : 1.0f / (1.0f + exp_approx(-y[i]));
+        break;
+    case CB_ACT_NONE:
+        break;
     }
 }
 
@@ -91,6 +113,9 @@ void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx,
     case CB_ACT_SIGMOID:
 #pragma omp parallel for schedule(static) if (fast)
         for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i] * (1.0f - y[i]);
+        break;
+    case CB_ACT_NONE:
+        for (int64_t i = 0; i < n; i++) dx[i] += dy[i];
         break;
     }
 }

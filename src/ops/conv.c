@@ -172,7 +172,7 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
     }
 }
 
-void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b,
+void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws)
 {
     const int K = (int)kdim(s), P = (int)ohw(s), step = chunk_samples(s);
@@ -191,6 +191,8 @@ void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
             float bias = b ? b[o] : 0.0f;
             for (int p = 0; p < P; p++) dst[p] = src[p] + bias;
         }
+        /* The fused activation over the chunk's output, still in cache. */
+        cb_act_fwd_inplace(act, (int64_t)nc * s->oc * P, y + (size_t)n0 * s->oc * P);
     }
 }
 

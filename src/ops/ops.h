@@ -17,6 +17,9 @@
 void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
              const float *b, int ldb, float beta, float *c, int ldc);
 
+/* Elementwise activations (also fused into convolution outputs). */
+typedef enum { CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID, CB_ACT_NONE } cb_act;
+
 typedef struct cb_conv_shape {
     int n, c, h, w;      /* input */
     int oc, kh, kw;      /* weight [oc, c, kh, kw] */
@@ -29,7 +32,8 @@ void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
 void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                        float *dx, float *dw, float *db);
 size_t cb_conv2d_workspace(const cb_conv_shape *s); /* floats the fast kernels need */
-void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b,
+/* act: an activation fused into the output loop (inference), or CB_ACT_NONE. */
+void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws);
@@ -52,8 +56,10 @@ void cb_linear_bwd_fast(int n, int k, int o, const float *x, const float *w, con
                         float *dx, float *dw, float *db);
 
 /* Elementwise activations. The backward kernels use the forward OUTPUT y. */
-typedef enum { CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID } cb_act;
 void cb_act_fwd(cb_act a, int64_t n, const float *x, float *y, int fast);
+/* The fast forward of an activation in place on one thread, for kernels
+ * that fuse it into their output loop (CB_ACT_NONE: nothing). */
+void cb_act_fwd_inplace(cb_act a, int64_t n, float *y);
 void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast);
 
 /* Losses: the mean over the batch. Labels are class indices (softmax
