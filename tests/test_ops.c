@@ -47,6 +47,40 @@ TEST(conv_fast_matches_reference)
     conv_case((cb_conv_shape){.n = 4, .c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2});
     conv_case((cb_conv_shape){.n = 2, .c = 5, .h = 6, .w = 6, .oc = 3, .kh = 1, .kw = 1, .sh = 1, .sw = 1, .ph = 0, .pw = 0});
     conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 5, .w = 8, .oc = 2, .kh = 3, .kw = 3, .sh = 1, .sw = 3, .ph = 2, .pw = 2});
+    /* The direct kernel's tilings: across channels (OC = 8, 16, 24, with
+     * pixel remainders), across rows (1, 2, 3 and 4+ vectors per row, channel
+     * remainders), rectangular windows and unequal padding. */
+    conv_case((cb_conv_shape){.n = 3, .c = 6, .h = 14, .w = 14, .oc = 16, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
+    conv_case((cb_conv_shape){.n = 2, .c = 3, .h = 9, .w = 17, .oc = 24, .kh = 3, .kw = 2, .sh = 1, .sw = 1, .ph = 1, .pw = 0});
+    conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 7, .w = 11, .oc = 8, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
+    conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 6, .w = 45, .oc = 7, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
+    conv_case((cb_conv_shape){.n = 2, .c = 1, .h = 8, .w = 20, .oc = 5, .kh = 2, .kw = 4, .sh = 1, .sw = 1, .ph = 0, .pw = 2});
+    conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 8, .w = 13, .oc = 13, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
+    conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 8, .w = 8, .oc = 14, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
+    /* A window covering the whole input: computed as a fully connected layer. */
+    conv_case((cb_conv_shape){.n = 3, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
+}
+
+TEST(conv_fused_activation_matches_separate)
+{
+    cb_conv_shape s = {.n = 3, .c = 1, .h = 12, .w = 12, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2,
+                       .oh = 12, .ow = 12};
+    const cb_act acts[3] = {CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID};
+    size_t nx = 3 * 144, nw = 6 * 25, ny = 3 * 6 * 144;
+    float *x = alloc0(nx), *w = alloc0(nw), *b = alloc0(6), *y1 = alloc0(ny), *y2 = alloc0(ny);
+    float *ws = alloc0(cb_conv2d_workspace(&s));
+    cb_rng r;
+    cb_rng_seed(&r, 9);
+    fill(x, nx, &r, -1, 1);
+    fill(w, nw, &r, -1, 1);
+    fill(b, 6, &r, -1, 1);
+    for (int k = 0; k < 3; k++) {
+        cb_conv2d_fwd_fast(&s, x, w, b, CB_ACT_NONE, y1, ws);
+        cb_act_fwd(acts[k], (int64_t)ny, y1, y1, 1);
+        cb_conv2d_fwd_fast(&s, x, w, b, acts[k], y2, ws);
+        check_close("fused activation", y2, y1, (int64_t)ny, 0, 0);
+    }
+    free(x); free(w); free(b); free(y1); free(y2); free(ws);
 }
 
 static void pool_case(int max, cb_conv_shape s)

@@ -5,6 +5,7 @@
  * of samples instead of many thin per-sample products (LeNet's layers have
  * 6-16 output channels: per-sample GEMMs would leave BLAS starved).
  * The products are split across the engine's threads by cb_gemm. */
+#include <omp.h>
 #include <string.h>
 #include "ops.h"
 
@@ -104,9 +105,18 @@ static int chunk_samples(const cb_conv_shape *s)
     return (int)nc;
 }
 
+/* The direct kernel wins where the GEMM would be small: few channels in or
+ * out, and rows wide enough to fill a register tile. */
+static int use_direct(const cb_conv_shape *s)
+{
+    return cb_conv2d_direct_ok(s) && s->ow >= 6 && kdim(s) <= 512 && s->oc <= 64;
+}
+
 size_t cb_conv2d_workspace(const cb_conv_shape *s)
 {
-    return (size_t)chunk_samples(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc);
+    size_t gemm = (size_t)chunk_samples(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc);
+    size_t direct = use_direct(s) ? cb_conv2d_direct_workspace(s, omp_get_max_threads()) : 0;
+    return gemm > direct ? gemm : direct;
 }
 
 /* cols[(c*KH+i)*KW+j][s*OHW + oy*OW + ox] = x[n0+s][c][oy*SH-PH+i][ox*SW-PW+j] */
@@ -175,6 +185,21 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws)
 {
+    if (use_direct(s)) {
+        cb_conv2d_fwd_direct(s, x, w, b, act, y, ws);
+        return;
+    }
+    if (s->oh == 1 && s->ow == 1 && s->ph == 0 && s->pw == 0 && s->kh == s->h && s->kw == s->w) {
+        /* The window covers the whole unpadded input (LeNet-5's conv3): a
+         * fully connected layer, y[n, OC] = x[n, K] . W[OC, K]^T, with no
+         * im2col and the output already in NCHW order. */
+        const int K = (int)kdim(s);
+        for (int n = 0; n < s->n; n++)
+            for (int o = 0; o < s->oc; o++) y[(size_t)n * s->oc + o] = b ? b[o] : 0.0f;
+        cb_gemm(0, 1, s->n, s->oc, K, 1.0f, x, K, w, K, 1.0f, y, s->oc);
+        cb_act_fwd_inplace(act, (int64_t)s->n * s->oc, y);
+        return;
+    }
     const int K = (int)kdim(s), P = (int)ohw(s), step = chunk_samples(s);
     for (int n0 = 0; n0 < s->n; n0 += step) {
         int nc = s->n - n0 < step ? s->n - n0 : step;

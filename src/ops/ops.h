@@ -32,6 +32,12 @@ void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
 void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                        float *dx, float *dw, float *db);
 size_t cb_conv2d_workspace(const cb_conv_shape *s); /* floats the fast kernels need */
+/* Direct stride-1 convolution, forward (conv_direct.c): used by the fast
+ * forward for small layers, where it beats im2col + SGEMM. */
+int cb_conv2d_direct_ok(const cb_conv_shape *s);
+size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads);
+void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
+                          float *y, float *ws);
 /* act: an activation fused into the output loop (inference), or CB_ACT_NONE. */
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);

@@ -1,0 +1,192 @@
+/* Direct 2-D convolution (stride 1), forward only: the fast path for the
+ * small convolutions where im2col + SGEMM wastes most of the machine (LeNet's
+ * 1 -> 6 channel layer multiplies a 6 x 25 matrix; its 6 -> 16 layer has
+ * 10-pixel rows).
+ *
+ * Each sample's input is first copied into a zero-padded buffer, so that
+ * every tap of the window is a plain unaligned load. Then one of two register
+ * tilings accumulates whole output tiles in vector registers over all
+ * C * KH * KW taps before storing them once:
+ *  - across output channels (OC a multiple of 8): a tile is RX pixels of one
+ *    row times 8 or 16 channels; weights are repacked [c][i][j][oc] so that
+ *    each tap loads whole channel vectors and broadcasts one input value per
+ *    pixel;
+ *  - across the output row (any OC): a tile is OB channels times up to 32
+ *    pixels of one row; each tap loads row vectors and broadcasts one weight
+ *    per channel.
+ * GCC's vector extensions keep this portable C; tile sizes are constants at
+ * each call site so the accumulators live in registers. */
+#include <string.h>
+#include <omp.h>
+#include "ops.h"
+
+#define VL 8
+typedef float v8 __attribute__((vector_size(VL * sizeof(float))));
+
+static inline v8 load8(const float *p)
+{
+    v8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline v8 splat(float x) { return (v8){x, x, x, x, x, x, x, x}; }
+
+int cb_conv2d_direct_ok(const cb_conv_shape *s)
+{
+    return s->sh == 1 && s->sw == 1 && s->ow >= 1 && s->ow <= 4096 && s->c >= 1 &&
+           (long)s->c * s->kh * s->kw <= 4096;
+}
+
+/* Padded row length: room for the widest tile's loads past the last pixel. */
+static int padded_w(const cb_conv_shape *s) { return ((s->ow + 31) / 32) * 32 + s->kw + VL; }
+static int padded_h(const cb_conv_shape *s) { return s->h + 2 * s->ph; }
+
+static size_t per_thread(const cb_conv_shape *s)
+{
+    return (size_t)s->c * padded_h(s) * padded_w(s)         /* padded sample */
+           + (size_t)s->c * s->kh * s->kw * ((s->oc + 15) / 16 * 16) /* repacked weights */
+           + 16 * 16;                                        /* output tile */
+}
+
+size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads)
+{
+    return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
+}
+
+static void pad_sample(const cb_conv_shape *s, const float *x, float *xp)
+{
+    const int hp = padded_h(s), wp = padded_w(s);
+    memset(xp, 0, (size_t)s->c * hp * wp * sizeof *xp);
+    for (int c = 0; c < s->c; c++)
+        for (int iy = 0; iy < s->h; iy++)
+            memcpy(xp + ((size_t)c * hp + iy + s->ph) * wp + s->pw, x + ((size_t)c * s->h + iy) * s->w,
+                   (size_t)s->w * sizeof *xp);
+}
+
+/* ---- tiling across output channels: RX pixels x NV vectors of channels */
+
+static inline __attribute__((always_inline)) void tile_oc(const cb_conv_shape *s, const float *xp, const float *wt,
+                                                         const float *b, float *y, int oy, int ox0, int o0,
+                                                         float *tmp, const int RX, const int NV)
+{
+    const int hp = padded_h(s), wp = padded_w(s), ocp = (s->oc + 15) / 16 * 16, P = s->oh * s->ow;
+    v8 acc[12];
+    for (int v = 0; v < NV; v++) {
+        v8 bias = b ? load8(b + o0 + VL * v) : splat(0.0f);
+        for (int r = 0; r < RX; r++) acc[r * NV + v] = bias;
+    }
+    for (int c = 0; c < s->c; c++)
+        for (int i = 0; i < s->kh; i++) {
+            const float *row = xp + ((size_t)c * hp + oy + i) * wp + ox0;
+            const float *wk = wt + ((size_t)(c * s->kh + i) * s->kw) * ocp + o0;
+            for (int j = 0; j < s->kw; j++) {
+                v8 wv[2];
+                for (int v = 0; v < NV; v++) wv[v] = load8(wk + (size_t)j * ocp + VL * v);
+                for (int r = 0; r < RX; r++) {
+                    v8 xv = splat(row[j + r]);
+                    for (int v = 0; v < NV; v++) acc[r * NV + v] += xv * wv[v];
+                }
+            }
+        }
+    /* Pixel-major tile to the channel-major output. */
+    for (int r = 0; r < RX; r++)
+        for (int v = 0; v < NV; v++) memcpy(tmp + r * 16 + VL * v, &acc[r * NV + v], sizeof(v8));
+    for (int o = 0; o < NV * VL; o++) {
+        float *dst = y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0;
+        for (int r = 0; r < RX; r++) dst[r] = tmp[r * 16 + o];
+    }
+}
+
+static void sample_oc(const cb_conv_shape *s, const float *xp, const float *wt, const float *b, float *y,
+                      float *tmp)
+{
+    for (int oy = 0; oy < s->oh; oy++)
+        for (int o0 = 0; o0 < s->oc; o0 += 16) {
+            const int two = s->oc - o0 >= 16;
+            int ox0 = 0;
+            if (two) {
+                for (; ox0 + 6 <= s->ow; ox0 += 6) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 6, 2);
+                for (; ox0 < s->ow; ox0++) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 1, 2);
+            } else {
+                for (; ox0 + 12 <= s->ow; ox0 += 12) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 12, 1);
+                for (; ox0 < s->ow; ox0++) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 1, 1);
+            }
+        }
+}
+
+/* ---- tiling across the output row: OB channels x NV row vectors */
+
+static inline __attribute__((always_inline)) void tile_row(const cb_conv_shape *s, const float *xp, const float *w,
+                                                          const float *b, float *y, int oy, int ox0, int o0,
+                                                          const int OB, const int NV)
+{
+    const int hp = padded_h(s), wp = padded_w(s), taps = s->c * s->kh * s->kw, P = s->oh * s->ow;
+    v8 acc[12];
+    for (int o = 0; o < OB; o++)
+        for (int v = 0; v < NV; v++) acc[o * NV + v] = splat(b ? b[o0 + o] : 0.0f);
+    for (int c = 0; c < s->c; c++)
+        for (int i = 0; i < s->kh; i++) {
+            const float *row = xp + ((size_t)c * hp + oy + i) * wp + ox0;
+            const float *wk = w + (size_t)o0 * taps + (size_t)(c * s->kh + i) * s->kw;
+            for (int j = 0; j < s->kw; j++) {
+                v8 xv[4];
+                for (int v = 0; v < NV; v++) xv[v] = load8(row + j + VL * v);
+                for (int o = 0; o < OB; o++) {
+                    v8 wv = splat(wk[(size_t)o * taps + j]);
+                    for (int v = 0; v < NV; v++) acc[o * NV + v] += wv * xv[v];
+                }
+            }
+        }
+    const int n = s->ow - ox0 < NV * VL ? s->ow - ox0 : NV * VL;
+    for (int o = 0; o < OB; o++) {
+        float tmp[4 * VL];
+        for (int v = 0; v < NV; v++) memcpy(tmp + VL * v, &acc[o * NV + v], sizeof(v8));
+        memcpy(y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0, tmp, (size_t)n * sizeof(float));
+    }
+}
+
+static void sample_row(const cb_conv_shape *s, const float *xp, const float *w, const float *b, float *y)
+{
+    for (int oy = 0; oy < s->oh; oy++)
+        for (int ox0 = 0; ox0 < s->ow; ox0 += 32) {
+            const int left = s->ow - ox0, nv = left >= 32 ? 4 : (left + VL - 1) / VL;
+            for (int o0 = 0; o0 < s->oc;) {
+                const int rest = s->oc - o0;
+                switch (nv) {
+                case 4: if (rest >= 3) { tile_row(s, xp, w, b, y, oy, ox0, o0, 3, 4); o0 += 3; }
+                        else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 4); o0 += 1; } break;
+                case 3: if (rest >= 4) { tile_row(s, xp, w, b, y, oy, ox0, o0, 4, 3); o0 += 4; }
+                        else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 3); o0 += 1; } break;
+                case 2: if (rest >= 6) { tile_row(s, xp, w, b, y, oy, ox0, o0, 6, 2); o0 += 6; }
+                        else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 2); o0 += 1; } break;
+                default: if (rest >= 12) { tile_row(s, xp, w, b, y, oy, ox0, o0, 12, 1); o0 += 12; }
+                         else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 1); o0 += 1; } break;
+                }
+            }
+        }
+}
+
+void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
+                          float *y, float *ws)
+{
+    const size_t xs = (size_t)s->c * s->h * s->w, ys = (size_t)s->oc * s->oh * s->ow;
+    const int by_channel = s->oc % VL == 0;
+    const int taps = s->c * s->kh * s->kw, ocp = (s->oc + 15) / 16 * 16;
+#pragma omp parallel
+    {
+        float *mine = ws + per_thread(s) * (size_t)omp_get_thread_num();
+        float *xp = mine, *wt = xp + (size_t)s->c * padded_h(s) * padded_w(s), *tmp = wt + (size_t)taps * ocp;
+        if (by_channel) { /* weights [oc][tap] -> [tap][oc], once per thread */
+            for (int t = 0; t < taps; t++)
+                for (int o = 0; o < ocp; o++) wt[(size_t)t * ocp + o] = o < s->oc ? w[(size_t)o * taps + t] : 0.0f;
+        }
+#pragma omp for schedule(static)
+        for (int n = 0; n < s->n; n++) {
+            pad_sample(s, x + (size_t)n * xs, xp);
+            if (by_channel) sample_oc(s, xp, wt, b, y + (size_t)n * ys, tmp);
+            else sample_row(s, xp, w, b, y + (size_t)n * ys);
+            cb_act_fwd_inplace(act, (int64_t)ys, y + (size_t)n * ys);
+        }
+    }
+}
