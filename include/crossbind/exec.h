@@ -26,6 +26,11 @@ void cb_exec_free(cb_exec *ex);
 /* The buffer of a node (batch-major for activations). Inputs are written
  * here before cb_exec_forward; outputs read from here after it. */
 float *cb_exec_value(cb_exec *ex, int node);
+/* Points an input node at caller memory (batch x per-sample floats, kept
+ * alive and unchanged until the next bind) instead of copying into the
+ * executor's buffer; NULL restores the executor's own buffer. Inputs that
+ * need gradients cannot be bound. */
+cb_status cb_exec_bind(cb_exec *ex, int node, float *data);
 /* The gradient buffer of a node (NULL when not planned). */
 float *cb_exec_grad(cb_exec *ex, int node);
 size_t cb_exec_bytes(const cb_exec *ex); /* planned memory, for reports */

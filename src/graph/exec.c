@@ -26,6 +26,7 @@ struct cb_exec {
     float *arena;
     size_t arena_floats;
     float **val;
+    float **own_val;     /* the planned buffer of each node (val may be rebound) */
     float **grad;
     unsigned char *needs_grad; /* does the loss depend on this node through a parameter path */
     float *ws;
@@ -84,10 +85,11 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->with_grads = with_grads;
     ex->kernels = kernels;
     ex->val = calloc((size_t)g->count, sizeof *ex->val);
+    ex->own_val = calloc((size_t)g->count, sizeof *ex->own_val);
     ex->grad = calloc((size_t)g->count, sizeof *ex->grad);
     ex->needs_grad = calloc((size_t)g->count, 1);
     ex->fused = calloc((size_t)g->count, 1);
-    if (!ex->val || !ex->grad || !ex->needs_grad || !ex->fused) {
+    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused) {
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
@@ -153,6 +155,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             if (with_grads && ex->needs_grad[i]) ex->grad[i] = ex->arena + vals + goff[i];
         }
     }
+    memcpy(ex->own_val, ex->val, (size_t)g->count * sizeof *ex->val);
     free(voff);
     free(goff);
     *out = ex;
@@ -164,6 +167,7 @@ void cb_exec_free(cb_exec *ex)
     if (!ex) return;
     free(ex->arena);
     free(ex->val);
+    free(ex->own_val);
     free(ex->grad);
     free(ex->needs_grad);
     free(ex->fused);
@@ -171,6 +175,19 @@ void cb_exec_free(cb_exec *ex)
 }
 
 float *cb_exec_value(cb_exec *ex, int node) { return ex->val[node]; }
+
+cb_status cb_exec_bind(cb_exec *ex, int node, float *data)
+{
+    cb_graph *g = ex->g;
+    if (node < 0 || node >= g->count || g->nodes[node].op != CB_OP_INPUT)
+        return cb_fail(CB_ERR_INVALID_ARG, "only input nodes can be bound to caller memory");
+    if (ex->with_grads && ex->grad[node])
+        return cb_fail(CB_ERR_INVALID_ARG, "input '%s' needs a gradient: it cannot be bound", g->nodes[node].name);
+    ex->val[node] = data ? data : ex->own_val[node];
+    for (int i = node + 1; i < g->count; i++) /* views follow what they view */
+        if (g->nodes[i].op == CB_OP_FLATTEN) ex->val[i] = ex->val[g->nodes[i].in[0]];
+    return CB_OK;
+}
 float *cb_exec_grad(cb_exec *ex, int node) { return ex->grad[node]; }
 size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float); }
 float cb_exec_loss(const cb_exec *ex) { return ex->val[ex->g->loss][0]; }

@@ -15,22 +15,17 @@
  *    pixels of one row; each tap loads row vectors and broadcasts one weight
  *    per channel.
  * GCC's vector extensions keep this portable C; tile sizes are constants at
- * each call site so the accumulators live in registers. */
+ * each call site so the accumulators live in registers. A fused activation
+ * runs over each sample's output right after it is written. */
 #include <string.h>
 #include <omp.h>
 #include "ops.h"
+#include "vec.h"
 
-#define VL 8
-typedef float v8 __attribute__((vector_size(VL * sizeof(float))));
-
-static inline v8 load8(const float *p)
-{
-    v8 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline v8 splat(float x) { return (v8){x, x, x, x, x, x, x, x}; }
+#define VL CB_VL
+typedef v8f v8;
+#define load8 v8_load
+#define splat v8_splat
 
 int cb_conv2d_direct_ok(const cb_conv_shape *s)
 {
@@ -91,7 +86,7 @@ static inline __attribute__((always_inline)) void tile_oc(const cb_conv_shape *s
         }
     /* Pixel-major tile to the channel-major output. */
     for (int r = 0; r < RX; r++)
-        for (int v = 0; v < NV; v++) memcpy(tmp + r * 16 + VL * v, &acc[r * NV + v], sizeof(v8));
+        for (int v = 0; v < NV; v++) v8_store(tmp + r * 16 + VL * v, acc[r * NV + v]);
     for (int o = 0; o < NV * VL; o++) {
         float *dst = y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0;
         for (int r = 0; r < RX; r++) dst[r] = tmp[r * 16 + o];
@@ -141,7 +136,7 @@ static inline __attribute__((always_inline)) void tile_row(const cb_conv_shape *
     const int n = s->ow - ox0 < NV * VL ? s->ow - ox0 : NV * VL;
     for (int o = 0; o < OB; o++) {
         float tmp[4 * VL];
-        for (int v = 0; v < NV; v++) memcpy(tmp + VL * v, &acc[o * NV + v], sizeof(v8));
+        for (int v = 0; v < NV; v++) v8_store(tmp + VL * v, acc[o * NV + v]);
         memcpy(y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0, tmp, (size_t)n * sizeof(float));
     }
 }
@@ -186,6 +181,7 @@ void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w
             pad_sample(s, x + (size_t)n * xs, xp);
             if (by_channel) sample_oc(s, xp, wt, b, y + (size_t)n * ys, tmp);
             else sample_row(s, xp, w, b, y + (size_t)n * ys);
+            /* The fused activation over the sample's output, still in cache. */
             cb_act_fwd_inplace(act, (int64_t)ys, y + (size_t)n * ys);
         }
     }
