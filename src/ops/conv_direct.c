@@ -41,6 +41,7 @@ static size_t per_thread(const cb_conv_shape *s)
 {
     return (size_t)s->c * padded_h(s) * padded_w(s)         /* padded sample */
            + (size_t)s->c * s->kh * s->kw * ((s->oc + 15) / 16 * 16) /* repacked weights */
+           + (s->oc + 15) / 16 * 16                          /* padded bias */
            + 16 * 16;                                        /* output tile */
 }
 
@@ -68,7 +69,7 @@ static inline __attribute__((always_inline)) void tile_oc(const cb_conv_shape *s
     const int hp = padded_h(s), wp = padded_w(s), ocp = (s->oc + 15) / 16 * 16, P = s->oh * s->ow;
     v8 acc[12];
     for (int v = 0; v < NV; v++) {
-        v8 bias = b ? load8(b + o0 + VL * v) : splat(0.0f);
+        v8 bias = load8(b + o0 + VL * v); /* b: the bias padded to ocp channels */
         for (int r = 0; r < RX; r++) acc[r * NV + v] = bias;
     }
     for (int c = 0; c < s->c; c++)
@@ -87,7 +88,8 @@ static inline __attribute__((always_inline)) void tile_oc(const cb_conv_shape *s
     /* Pixel-major tile to the channel-major output. */
     for (int r = 0; r < RX; r++)
         for (int v = 0; v < NV; v++) v8_store(tmp + r * 16 + VL * v, acc[r * NV + v]);
-    for (int o = 0; o < NV * VL; o++) {
+    const int real = s->oc - o0 < NV * VL ? s->oc - o0 : NV * VL; /* padding channels are not stored */
+    for (int o = 0; o < real; o++) {
         float *dst = y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0;
         for (int r = 0; r < RX; r++) dst[r] = tmp[r * 16 + o];
     }
@@ -98,13 +100,16 @@ static void sample_oc(const cb_conv_shape *s, const float *xp, const float *wt, 
 {
     for (int oy = 0; oy < s->oh; oy++)
         for (int o0 = 0; o0 < s->oc; o0 += 16) {
-            const int two = s->oc - o0 >= 16;
             int ox0 = 0;
-            if (two) {
+            if (s->oc - o0 > 8) { /* two channel vectors: tiles of 6, 4, 2, 1 pixels */
                 for (; ox0 + 6 <= s->ow; ox0 += 6) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 6, 2);
+                for (; ox0 + 4 <= s->ow; ox0 += 4) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 4, 2);
+                for (; ox0 + 2 <= s->ow; ox0 += 2) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 2, 2);
                 for (; ox0 < s->ow; ox0++) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 1, 2);
-            } else {
+            } else { /* one channel vector: tiles of 12, 8, 4, 1 pixels */
                 for (; ox0 + 12 <= s->ow; ox0 += 12) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 12, 1);
+                for (; ox0 + 8 <= s->ow; ox0 += 8) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 8, 1);
+                for (; ox0 + 4 <= s->ow; ox0 += 4) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 4, 1);
                 for (; ox0 < s->ow; ox0++) tile_oc(s, xp, wt, b, y, oy, ox0, o0, tmp, 1, 1);
             }
         }
@@ -171,15 +176,17 @@ void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w
 #pragma omp parallel
     {
         float *mine = ws + per_thread(s) * (size_t)omp_get_thread_num();
-        float *xp = mine, *wt = xp + (size_t)s->c * padded_h(s) * padded_w(s), *tmp = wt + (size_t)taps * ocp;
-        if (by_channel) { /* weights [oc][tap] -> [tap][oc], once per thread */
+        float *xp = mine, *wt = xp + (size_t)s->c * padded_h(s) * padded_w(s), *bp = wt + (size_t)taps * ocp,
+              *tmp = bp + ocp;
+        if (by_channel) { /* weights [oc][tap] -> [tap][oc] and the bias, padded with zero channels */
             for (int t = 0; t < taps; t++)
                 for (int o = 0; o < ocp; o++) wt[(size_t)t * ocp + o] = o < s->oc ? w[(size_t)o * taps + t] : 0.0f;
+            for (int o = 0; o < ocp; o++) bp[o] = b && o < s->oc ? b[o] : 0.0f;
         }
 #pragma omp for schedule(static)
         for (int n = 0; n < s->n; n++) {
             pad_sample(s, x + (size_t)n * xs, xp);
-            if (by_channel) sample_oc(s, xp, wt, b, y + (size_t)n * ys, tmp);
+            if (by_channel) sample_oc(s, xp, wt, bp, y + (size_t)n * ys, tmp);
             else sample_row(s, xp, w, b, y + (size_t)n * ys);
             /* The fused activation over the sample's output, still in cache. */
             cb_act_fwd_inplace(act, (int64_t)ys, y + (size_t)n * ys);
