@@ -2,8 +2,11 @@
 # The main job until the study harness exists: trains and evaluates LeNet-5
 # on Fashion-MNIST (Debian's dataset-fashion-mnist, a stand-in for MNIST in
 # MNIST's own format) in crossbind and in the PyTorch runner, from the same
-# initial weights, and prints both results side by side.
-# Environment: EPOCHS (default 3), THREADS (default: all cores).
+# initial weights, and prints both results side by side; then runs the
+# cross-binding inference experiment (LeNet-1 and LeNet-5, five runs each on a
+# short schedule, every binding and load mode, both directions).
+# Environment: EPOCHS (default 3), THREADS (default: all cores),
+# XBIND_EPOCHS (default 1; 0 skips the experiment).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -44,3 +47,11 @@ print(f"\ntraining-time ratio crossbind / PyTorch: {c['training_time_s'] / t['tr
       f"inference-time ratio: {ec['mean_time_s'] / et['mean_time_s']:.2f}")
 print(f"results: {out}/crossbind/run.json, {out}/pytorch/run.json")
 PY
+XBIND_EPOCHS=${XBIND_EPOCHS:-1}
+if [ "$XBIND_EPOCHS" -gt 0 ]; then
+    echo
+    echo "== cross-binding inference experiment: $XBIND_EPOCHS epoch(s), 10,000 training / 2,000 test images"
+    /usr/bin/python3 scripts/cross_binding.py --epochs "$XBIND_EPOCHS" --limit-train 10000 --limit-test 2000 \
+        --threads "$THREADS" --out "$OUT/cross-binding"
+    echo "matrix: $OUT/cross-binding/matrix.md, $OUT/cross-binding/matrix.json"
+fi
