@@ -156,6 +156,16 @@ def main():
         if b not in BINDINGS:
             ap.error(f"unknown binding {b} (known: {', '.join(BINDINGS)})")
     os.makedirs(args.out, exist_ok=True)
+    # Results are reused only for the same experiment: anything that changes
+    # a measurement is part of the configuration kept beside them.
+    config = {k: getattr(args, k) for k in ("epochs", "limit_train", "limit_test", "data", "batch", "repeat",
+                                             "threads")}
+    config_path = os.path.join(args.out, "config.json")
+    old = read_json(config_path)
+    if old is not None and old != config:
+        raise SystemExit(f"cross-binding: {args.out} holds results of another configuration ({old}); "
+                         "use another --out or remove it")
+    write_json(config_path, config)
 
     cells = []
     total = len(trainers) * len(models) * args.runs
