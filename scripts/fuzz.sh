@@ -16,7 +16,7 @@ for bin in build-fuzz/fuzz_*; do
     log=build-fuzz/$name.log
     if "$bin" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
             -artifact_prefix=build-fuzz/artifacts/"$name"- "$work" "fuzz/corpus/$name" >"$log" 2>&1; then
-        echo "ok   fuzz_$name: $(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#') runs in ${secs}s, no crash"
+        echo "ok   fuzz_$name: $(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#') runs in ${secs}s, no crash"
         pass=$((pass + 1))
     else
         echo "FAIL fuzz_$name (see $log):"; grep -E "ERROR|SUMMARY" "$log" | head -5
