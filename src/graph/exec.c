@@ -48,39 +48,21 @@ static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
 
 static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
 
-static int consumers(const cb_graph *g, int node)
-{
-    int uses = 0;
-    for (int k = 0; k < g->count; k++)
-        for (int j = 0; j < g->nodes[k].n_in; j++) uses += g->nodes[k].in[j] == node;
-    return uses;
-}
-
-/* A node whose value only its one consumer reads: nobody can observe it. */
-static int private_value(const cb_graph *g, int node)
-{
-    return !g->nodes[node].pinned && node != g->output && consumers(g, node) == 1;
-}
-
-static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch);
-
 /* Inference: a convolution whose only consumer is the activation right
- * after it computes that activation in its output loop (while each sample's
- * output is in cache), and, where the direct kernel runs, also a max pooling
- * right after the activation. The fused nodes are skipped: their values are
- * never observable (not the graph's output, not pinned by an importer, one
- * consumer each). */
+ * after it computes that activation in its output loop (while each plane is
+ * in cache); the activation node then only names the result. The
+ * convolution's own value must not be observable: not the graph's output,
+ * not pinned (an importer's extra outputs). */
 static void plan_fusion(cb_exec *ex)
 {
     const cb_graph *g = ex->g;
     for (int i = 0; i + 1 < g->count; i++) {
         const cb_node *c = &g->nodes[i], *a = &g->nodes[i + 1];
-        if (c->op != CB_OP_CONV2D || !is_act(a->op) || a->in[0] != i || !private_value(g, i)) continue;
-        ex->fused[i + 1] = 1;
-        cb_conv_shape cs = conv_shape(g, c, 1);
-        if (i + 2 < g->count && g->nodes[i + 2].op == CB_OP_MAXPOOL2D && g->nodes[i + 2].in[0] == i + 1 &&
-            private_value(g, i + 1) && cb_conv2d_can_fuse_pool(&cs))
-            ex->fused[i + 2] = 1;
+        if (c->op != CB_OP_CONV2D || !is_act(a->op) || a->in[0] != i || c->pinned || i == g->output) continue;
+        int uses = 0;
+        for (int k = 0; k < g->count; k++)
+            for (int j = 0; j < g->nodes[k].n_in; j++) uses += g->nodes[k].in[j] == i;
+        if (uses == 1) ex->fused[i + 1] = 1;
     }
 }
 
@@ -251,17 +233,9 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
         case CB_OP_CONV2D: {
             cb_conv_shape s = conv_shape(g, n, batch);
             const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-            if (fast && i + 2 < g->count && ex->fused[i + 1] && ex->fused[i + 2] &&
-                g->nodes[i + 2].op == CB_OP_MAXPOOL2D) { /* conv + activation + max pool */
-                cb_conv_shape ps = conv_shape(g, &g->nodes[i + 2], batch);
-                cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), &ps,
-                                   slice_of(ex, i + 2, b0), ws);
-            } else if (fast && i + 1 < g->count && ex->fused[i + 1]) { /* conv + activation */
-                cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), NULL,
-                                   slice_of(ex, i + 1, b0), ws);
-            } else if (fast) {
-                cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, CB_ACT_NONE, NULL, y, ws);
-            }
+            if (fast && i + 1 < g->count && ex->fused[i + 1])
+                cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), slice_of(ex, i + 1, b0), ws);
+            else if (fast) cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, CB_ACT_NONE, y, ws);
             else cb_conv2d_fwd_ref(&s, x, ex->val[n->in[1]], b, y);
             break;
         }

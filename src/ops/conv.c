@@ -182,13 +182,11 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
     }
 }
 
-int cb_conv2d_can_fuse_pool(const cb_conv_shape *s) { return use_direct(s); }
-
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
-                        const cb_conv_shape *pool, float *y, float *ws)
+                        float *y, float *ws)
 {
     if (use_direct(s)) {
-        cb_conv2d_fwd_direct(s, x, w, b, act, pool, y, ws);
+        cb_conv2d_fwd_direct(s, x, w, b, act, y, ws);
         return;
     }
     if (s->oh == 1 && s->ow == 1 && s->ph == 0 && s->pw == 0 && s->kh == s->h && s->kw == s->w) {

@@ -42,8 +42,7 @@ static size_t per_thread(const cb_conv_shape *s)
     return (size_t)s->c * padded_h(s) * padded_w(s)         /* padded sample */
            + (size_t)s->c * s->kh * s->kw * ((s->oc + 15) / 16 * 16) /* repacked weights */
            + (s->oc + 15) / 16 * 16                          /* padded bias */
-           + 16 * 16                                         /* output tile */
-           + (size_t)s->oc * s->oh * s->ow;                  /* one sample's output, before pooling */
+           + 16 * 16;                                        /* output tile */
 }
 
 size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads)
@@ -169,7 +168,7 @@ static void sample_row(const cb_conv_shape *s, const float *xp, const float *w, 
 }
 
 void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
-                          const cb_conv_shape *pool, float *y, float *ws)
+                          float *y, float *ws)
 {
     const size_t xs = (size_t)s->c * s->h * s->w, ys = (size_t)s->oc * s->oh * s->ow;
     const int by_channel = s->oc % VL == 0;
@@ -178,7 +177,7 @@ void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w
     {
         float *mine = ws + per_thread(s) * (size_t)omp_get_thread_num();
         float *xp = mine, *wt = xp + (size_t)s->c * padded_h(s) * padded_w(s), *bp = wt + (size_t)taps * ocp,
-              *tmp = bp + ocp, *out1 = tmp + 16 * 16;
+              *tmp = bp + ocp;
         if (by_channel) { /* weights [oc][tap] -> [tap][oc] and the bias, padded with zero channels */
             for (int t = 0; t < taps; t++)
                 for (int o = 0; o < ocp; o++) wt[(size_t)t * ocp + o] = o < s->oc ? w[(size_t)o * taps + t] : 0.0f;
@@ -186,19 +185,11 @@ void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w
         }
 #pragma omp for schedule(static)
         for (int n = 0; n < s->n; n++) {
-            /* With pooling, the sample's convolution output stays in this
-             * thread's buffer and only the pooled values are written out. */
-            float *yn = pool ? out1 : y + (size_t)n * ys;
             pad_sample(s, x + (size_t)n * xs, xp);
-            if (by_channel) sample_oc(s, xp, wt, bp, yn, tmp);
-            else sample_row(s, xp, w, b, yn);
-            /* The fused activation and pooling, while the output is in cache. */
-            cb_act_fwd_inplace(act, (int64_t)ys, yn);
-            if (pool) {
-                cb_conv_shape one = *pool;
-                one.n = 1;
-                cb_maxpool_fwd_serial(&one, yn, y + (size_t)n * pool->c * pool->oh * pool->ow);
-            }
+            if (by_channel) sample_oc(s, xp, wt, bp, y + (size_t)n * ys, tmp);
+            else sample_row(s, xp, w, b, y + (size_t)n * ys);
+            /* The fused activation over the sample's output, still in cache. */
+            cb_act_fwd_inplace(act, (int64_t)ys, y + (size_t)n * ys);
         }
     }
 }

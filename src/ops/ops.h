@@ -36,16 +36,11 @@ size_t cb_conv2d_workspace(const cb_conv_shape *s); /* floats the fast kernels n
  * forward for small layers, where it beats im2col + SGEMM. */
 int cb_conv2d_direct_ok(const cb_conv_shape *s);
 size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads);
-/* pool: a max pooling applied after the activation, sample by sample while
- * the sample's output is in cache (inference); y is then the pool's output.
- * NULL: none. */
 void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
-                          const cb_conv_shape *pool, float *y, float *ws);
-/* act: an activation fused into the output loop (inference), or CB_ACT_NONE;
- * pool: a max pooling fused after it (only where cb_conv2d_can_fuse_pool). */
+                          float *y, float *ws);
+/* act: an activation fused into the output loop (inference), or CB_ACT_NONE. */
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
-                        const cb_conv_shape *pool, float *y, float *ws);
-int cb_conv2d_can_fuse_pool(const cb_conv_shape *s);
+                        float *y, float *ws);
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws);
 
@@ -54,8 +49,6 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
  * scan order, as PyTorch does. Average pooling counts padding (PyTorch's
  * default count_include_pad = true). */
 void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
-/* The fast forward on the calling thread only (for kernels that fuse it). */
-void cb_maxpool_fwd_serial(const cb_conv_shape *s, const float *x, float *y);
 void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast);
 void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
 void cb_avgpool_bwd(const cb_conv_shape *s, const float *dy, float *dx, int fast);

@@ -51,61 +51,50 @@ static inline int argmax_2x2(const float *xp, int w, int oy, int ox)
  * the window's values in scan order gives the value at window_argmax. */
 static inline float max_nan(float m, float v) { return (v > m || v != v) ? v : m; }
 
-/* One plane of the 2x2 fast path. Values only (the backward pass finds the
- * argmax again), in two branch-free passes the compiler vectorises: pairs
- * along each row (a plane's rows have even width, so its pairs are
- * consecutive), then the two rows of each window. Folding row 0's pair
- * before row 1's keeps the scan order, so ties resolve as window_argmax. */
-static void maxpool_2x2_plane(const cb_conv_shape *s, const float *xp, float *yp)
-{
-    const int w = s->w, ow = s->ow, oh = s->oh;
-    /* Row pairs per block, so that a block's pairs fit a stack buffer. */
-    const int block = ow > 0 && 2 * ow <= 2048 ? 2048 / (2 * ow) : 1;
-    float pairs[4096];
-    for (int oy0 = 0; oy0 < oh; oy0 += block) {
-        int rows = 2 * (oy0 + block < oh ? block : oh - oy0);
-        const float *a = xp + (size_t)2 * oy0 * w;
-        if (w == 2 * ow) { /* consecutive pairs over the whole block */
-            for (int k = 0; k < rows * ow; k++) pairs[k] = max_nan(a[2 * k], a[2 * k + 1]);
-        } else { /* odd width: the last column is outside every window */
-            for (int r = 0; r < rows; r++)
-                for (int k = 0; k < ow; k++)
-                    pairs[r * ow + k] = max_nan(a[(size_t)r * w + 2 * k], a[(size_t)r * w + 2 * k + 1]);
-        }
-        float *yo = yp + (size_t)oy0 * ow;
-        for (int r = 0; r < rows / 2; r++)
-            for (int k = 0; k < ow; k++)
-                yo[r * ow + k] = max_nan(pairs[2 * r * ow + k], pairs[(2 * r + 1) * ow + k]);
-    }
-}
-
-static void maxpool_plane(const cb_conv_shape *s, const float *xp, float *yp)
-{
-    for (int oy = 0; oy < s->oh; oy++)
-        for (int ox = 0; ox < s->ow; ox++) {
-            int a = window_argmax(s, xp, oy, ox);
-            yp[oy * s->ow + ox] = a >= 0 ? xp[a] : -INFINITY;
-        }
-}
-
 void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
 {
-    const int planes = s->n * s->c, two = fast && is_2x2(s);
-    const size_t in = (size_t)s->h * s->w, out = (size_t)s->oh * s->ow;
+    if (fast && is_2x2(s)) {
+        /* Values only (the backward pass finds the argmax again), in two
+         * branch-free passes the compiler vectorises: pairs along each row
+         * (a plane's rows have even width, so its pairs are consecutive),
+         * then the two rows of each window. Folding row 0's pair before
+         * row 1's keeps the scan order, so ties resolve as window_argmax. */
+        const int planes = s->n * s->c, w = s->w, ow = s->ow, oh = s->oh;
+        /* Row pairs per block, so that a block's pairs fit a stack buffer. */
+        const int block = ow > 0 && 2 * ow <= 2048 ? 2048 / (2 * ow) : 1;
+#pragma omp parallel for schedule(static)
+        for (int p = 0; p < planes; p++) {
+            const float *xp = x + (size_t)p * s->h * w;
+            float *yp = y + (size_t)p * oh * ow;
+            float pairs[4096];
+            for (int oy0 = 0; oy0 < oh; oy0 += block) {
+                int rows = 2 * (oy0 + block < oh ? block : oh - oy0);
+                const float *a = xp + (size_t)2 * oy0 * w;
+                if (w == 2 * ow) { /* consecutive pairs over the whole block */
+                    for (int k = 0; k < rows * ow; k++) pairs[k] = max_nan(a[2 * k], a[2 * k + 1]);
+                } else { /* odd width: the last column is outside every window */
+                    for (int r = 0; r < rows; r++)
+                        for (int k = 0; k < ow; k++)
+                            pairs[r * ow + k] = max_nan(a[(size_t)r * w + 2 * k], a[(size_t)r * w + 2 * k + 1]);
+                }
+                float *yo = yp + (size_t)oy0 * ow;
+                for (int r = 0; r < rows / 2; r++)
+                    for (int k = 0; k < ow; k++)
+                        yo[r * ow + k] = max_nan(pairs[2 * r * ow + k], pairs[(2 * r + 1) * ow + k]);
+            }
+        }
+        return;
+    }
+    const int planes = s->n * s->c;
 #pragma omp parallel for schedule(static) if (fast)
     for (int p = 0; p < planes; p++) {
-        if (two) maxpool_2x2_plane(s, x + p * in, y + p * out);
-        else maxpool_plane(s, x + p * in, y + p * out);
-    }
-}
-
-void cb_maxpool_fwd_serial(const cb_conv_shape *s, const float *x, float *y)
-{
-    const int planes = s->n * s->c, two = is_2x2(s);
-    const size_t in = (size_t)s->h * s->w, out = (size_t)s->oh * s->ow;
-    for (int p = 0; p < planes; p++) {
-        if (two) maxpool_2x2_plane(s, x + p * in, y + p * out);
-        else maxpool_plane(s, x + p * in, y + p * out);
+        const float *xp = x + (size_t)p * s->h * s->w;
+        float *yp = y + (size_t)p * s->oh * s->ow;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                int a = window_argmax(s, xp, oy, ox);
+                yp[oy * s->ow + ox] = a >= 0 ? xp[a] : -INFINITY;
+            }
     }
 }
 
