@@ -298,3 +298,41 @@ TEST(gradients_match_finite_differences)
         fd_check("fd linear + sigmoid + binary cross-entropy", 7, 0, 0, b_linear, 1, kern, 0.1f);
     }
 }
+
+/* Inference executors fuse convolution and activation and split batches
+ * across threads; their outputs must match those of an executor that
+ * runs every node on its own (a training executor), for any batch size. The
+ * fused kernels compute the same values; only the fully connected layers'
+ * GEMMs see other row counts, which may sum in another order. */
+TEST(fused_inference_equals_unfused)
+{
+    const char *names[] = {"lenet1", "lenet5"};
+    for (int k = 0; k < 2; k++) {
+        cb_model *m;
+        CHECK_OK(cb_model_create(names[k], &m));
+        cb_model_init(m, 5);
+        cb_exec *inf, *train;
+        CHECK_OK(cb_exec_create(&m->graph, 100, 0, CB_KERNELS_FAST, &inf));
+        CHECK_OK(cb_exec_create(&m->graph, 100, 1, CB_KERNELS_FAST, &train));
+        cb_rng r;
+        cb_rng_seed(&r, 3);
+        const int batches[3] = {1, 37, 100};
+        for (int t = 0; t < 3; t++) {
+            int n = batches[t];
+            float *x1 = cb_exec_value(inf, m->input), *x2 = cb_exec_value(train, m->input);
+            fill(x1, (size_t)n * 784, &r, 0, 1);
+            memcpy(x2, x1, (size_t)n * 784 * sizeof(float));
+            memset(cb_exec_value(inf, m->labels), 0, (size_t)n * sizeof(float));
+            memset(cb_exec_value(train, m->labels), 0, (size_t)n * sizeof(float));
+            CHECK_OK(cb_exec_forward(inf, n));
+            CHECK_OK(cb_exec_forward(train, n));
+            check_close("fused logits", cb_exec_value(inf, m->graph.output), cb_exec_value(train, m->graph.output),
+                        (int64_t)n * 10, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+            float l1 = cb_exec_loss(inf), l2 = cb_exec_loss(train);
+            check_close("fused loss", &l1, &l2, 1, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        }
+        cb_exec_free(inf);
+        cb_exec_free(train);
+        cb_model_free(m);
+    }
+}
