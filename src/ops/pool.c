@@ -3,6 +3,7 @@
  * parallel, which cannot change any result because planes are independent. */
 #include <math.h>
 #include "ops.h"
+#include "vec.h"
 
 /* Index (into the input plane) of the window's maximum: the first maximum in
  * scan order, NaN counting as the maximum, as PyTorch's CPU kernel. -1 if the
@@ -78,9 +79,24 @@ void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
                             pairs[r * ow + k] = max_nan(a[(size_t)r * w + 2 * k], a[(size_t)r * w + 2 * k + 1]);
                 }
                 float *yo = yp + (size_t)oy0 * ow;
-                for (int r = 0; r < rows / 2; r++)
-                    for (int k = 0; k < ow; k++)
-                        yo[r * ow + k] = max_nan(pairs[2 * r * ow + k], pairs[(2 * r + 1) * ow + k]);
+                if (ow >= CB_VL) {
+                    /* Whole vectors; the last one overlaps the one before
+                     * rather than leaving a scalar tail (rows are short:
+                     * 14 outputs for LeNet's first pooling). */
+                    for (int r = 0; r < rows / 2; r++) {
+                        const float *p0 = pairs + 2 * r * ow, *p1 = p0 + ow;
+                        float *yr = yo + r * ow;
+                        for (int k = 0;; k += CB_VL) {
+                            if (k > ow - CB_VL) k = ow - CB_VL;
+                            v8_store(yr + k, v8_max_nan(v8_load(p0 + k), v8_load(p1 + k)));
+                            if (k == ow - CB_VL) break;
+                        }
+                    }
+                } else {
+                    for (int r = 0; r < rows / 2; r++)
+                        for (int k = 0; k < ow; k++)
+                            yo[r * ow + k] = max_nan(pairs[2 * r * ow + k], pairs[(2 * r + 1) * ow + k]);
+                }
             }
         }
         return;
