@@ -56,5 +56,7 @@ int check_close(const char *what, const float *a, const float *r, int64_t n, dou
 
 /* A temporary directory for this process's files (created once). */
 const char *test_tmpdir(void);
+/* test_tmpdir()/name, in one of 8 rotating buffers (valid for 8 calls). */
+const char *test_tmp(const char *name);
 
 #endif

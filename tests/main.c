@@ -51,6 +51,15 @@ int check_close(const char *what, const float *a, const float *r, int64_t n, dou
     return 1;
 }
 
+const char *test_tmp(const char *name)
+{
+    static char path[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(path[k], sizeof path[k], "%s/%s", test_tmpdir(), name);
+    return path[k];
+}
+
 const char *test_tmpdir(void)
 {
     static char dir[256];

@@ -9,14 +9,7 @@
 #include "crossbind/onnx.h"
 #include "../src/formats/zip.h"
 
-static const char *tmp(const char *name)
-{
-    static char path[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(path[k], sizeof path[k], "%s/%s", test_tmpdir(), name);
-    return path[k];
-}
+#define tmp test_tmp
 
 static unsigned char *slurp(const char *path, size_t *len)
 {

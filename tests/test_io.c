@@ -6,14 +6,7 @@
 #include "harness.h"
 #include "../src/core/json.h"
 
-static const char *tmp(const char *name)
-{
-    static char path[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(path[k], sizeof path[k], "%s/%s", test_tmpdir(), name);
-    return path[k];
-}
+#define tmp test_tmp
 
 static void write_bytes(const char *path, const void *data, size_t n)
 {

@@ -40,6 +40,17 @@ cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, 
     return CB_OK;
 }
 
+cb_status cb_parse_file(const char *path, size_t max_bytes, cb_buffer_parser parse, void *out)
+{
+    unsigned char *buf;
+    size_t len;
+    cb_status s = cb_read_file(path, max_bytes, &buf, &len);
+    if (s != CB_OK) return s;
+    s = parse(buf, len, path, out);
+    free(buf);
+    return s;
+}
+
 const char *cb_basename(const char *path)
 {
     const char *slash = strrchr(path, '/');

@@ -10,6 +10,11 @@
  * larger than max_bytes are refused rather than read. */
 cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len);
 
+/* Reads `path` whole and hands it to a from-memory parser (the buffer is
+ * freed afterwards): the one way every *_read function works. */
+typedef cb_status (*cb_buffer_parser)(const unsigned char *buf, size_t len, const char *what, void *out);
+cb_status cb_parse_file(const char *path, size_t max_bytes, cb_buffer_parser parse, void *out);
+
 /* The final path component, for messages. */
 const char *cb_basename(const char *path);
 

@@ -93,16 +93,15 @@ cb_status cb_npy_parse(const unsigned char *buf, size_t len, const char *what, c
     return CB_OK;
 }
 
+static cb_status parse_tensor(const unsigned char *buf, size_t len, const char *what, void *out)
+{
+    return cb_npy_parse(buf, len, what, out);
+}
+
 cb_status cb_npy_read(const char *path, cb_tensor *out)
 {
     memset(out, 0, sizeof *out);
-    unsigned char *buf;
-    size_t len;
-    cb_status s = cb_read_file(path, (size_t)1 << 40, &buf, &len);
-    if (s != CB_OK) return s;
-    s = cb_npy_parse(buf, len, path, out);
-    free(buf);
-    return s;
+    return cb_parse_file(path, (size_t)1 << 40, parse_tensor, out);
 }
 
 cb_status cb_npy_write(const char *path, const cb_tensor *t)

@@ -94,16 +94,15 @@ cb_status cb_safetensors_parse(const unsigned char *buf, size_t size, const char
     return s;
 }
 
+static cb_status parse_list(const unsigned char *buf, size_t len, const char *what, void *out)
+{
+    return cb_safetensors_parse(buf, len, what, out);
+}
+
 cb_status cb_safetensors_read(const char *path, cb_tensor_list *out)
 {
     memset(out, 0, sizeof *out);
-    unsigned char *buf;
-    size_t size;
-    cb_status s = cb_read_file(path, (size_t)1 << 40, &buf, &size);
-    if (s != CB_OK) return s;
-    s = cb_safetensors_parse(buf, size, path, out);
-    free(buf);
-    return s;
+    return cb_parse_file(path, (size_t)1 << 40, parse_list, out);
 }
 
 cb_status cb_safetensors_write(const char *path, const cb_tensor_list *list,

@@ -160,16 +160,15 @@ cb_status cb_torch_parse(const unsigned char *buf, size_t len, const char *what,
     return s;
 }
 
+static cb_status parse_list(const unsigned char *buf, size_t len, const char *what, void *out)
+{
+    return cb_torch_parse(buf, len, what, out);
+}
+
 cb_status cb_torch_read(const char *path, cb_tensor_list *out)
 {
     memset(out, 0, sizeof *out);
-    unsigned char *buf;
-    size_t len;
-    cb_status s = cb_read_file(path, (size_t)1 << 40, &buf, &len);
-    if (s != CB_OK) return s;
-    s = cb_torch_parse(buf, len, path, out);
-    free(buf);
-    return s;
+    return cb_parse_file(path, (size_t)1 << 40, parse_list, out);
 }
 
 /* ---- writer: pickle protocol 2, the layout torch.save produces ---- */
