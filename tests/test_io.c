@@ -2,6 +2,7 @@
  * of bad file failing with a clear error instead of a crash. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <math.h>
 #include "harness.h"
 #include "../src/core/json.h"
@@ -252,4 +253,64 @@ TEST(error_messages_can_wrap_the_previous_one)
     cb_fail(CB_ERR_SHAPE, "inner %d", 42);
     CHECK(cb_fail(CB_ERR_IO, "outer: %s", cb_last_error()) == CB_ERR_IO);
     CHECK(strcmp(cb_last_error(), "outer: inner 42") == 0);
+}
+
+/* The CIFAR-format stand-in from a small MNIST-format set, read back by the
+ * CIFAR-10 reader: padding, channel copies, labels, split into 5 batches. */
+TEST(cifar_stand_in_round_trip)
+{
+    char mn[600], cf[600];
+    snprintf(mn, sizeof mn, "%s/cifar_src", test_tmpdir());
+    snprintf(cf, sizeof cf, "%s/cifar_out", test_tmpdir());
+    mkdir(mn, 0700);
+    mkdir(cf, 0700);
+    uint8_t px[12 * 784], lab[12];
+    for (int i = 0; i < 12 * 784; i++) px[i] = (uint8_t)(i * 7 % 251);
+    for (int i = 0; i < 12; i++) lab[i] = (uint8_t)(i % 10);
+    char p[700];
+    const char *names[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                            "t10k-labels-idx1-ubyte"};
+    for (int k = 0; k < 4; k++) {
+        snprintf(p, sizeof p, "%s/%s", mn, names[k]);
+        int64_t n = k < 2 ? 12 : 3;
+        CHECK_OK(k % 2 ? cb_idx_write_labels(p, lab, n) : cb_idx_write_images(p, px, n, 28, 28));
+    }
+    int64_t ntr = 0, nte = 0;
+    CHECK_OK(cb_cifar_from_mnist(mn, cf, &ntr, &nte));
+    CHECK(ntr == 12 && nte == 3);
+    cb_dataset d;
+    CHECK_OK(cb_cifar_load(cf, 1, 0, &d));
+    CHECK(d.n == 12 && d.c == 3 && d.h == 32 && d.w == 32);
+    int bad = 0;
+    for (int64_t i = 0; i < d.n && !bad; i++) {
+        bad |= d.y[i] != (float)lab[i];
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < 32; y++)
+                for (int x = 0; x < 32; x++) {
+                    int inside = y >= 2 && y < 30 && x >= 2 && x < 30;
+                    float want = inside ? px[i * 784 + (y - 2) * 28 + x - 2] / 255.0f : 0.0f;
+                    bad |= d.x[((i * 3 + c) * 32 + y) * 32 + x] != want;
+                }
+    }
+    CHECK(!bad);
+    cb_dataset_free(&d);
+    CHECK_OK(cb_cifar_load(cf, 1, 5, &d)); /* a limit across batch files */
+    CHECK(d.n == 5 && d.y[4] == 4.0f);
+    cb_dataset_free(&d);
+    /* A batch that is not a whole number of records, and a label over 9. */
+    snprintf(p, sizeof p, "%s/test_batch.bin", cf);
+    FILE *f = fopen(p, "ab");
+    fputc(1, f);
+    fclose(f);
+    CHECK(cb_cifar_load(cf, 0, 0, &d) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "whole number of 3073-byte") != NULL);
+    unsigned char rec[3073] = {12};
+    f = fopen(p, "wb");
+    fwrite(rec, 1, sizeof rec, f);
+    fclose(f);
+    CHECK(cb_cifar_load(cf, 0, 0, &d) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "label 12") != NULL);
+    snprintf(p, sizeof p, "%s/data_batch_3.bin", cf);
+    remove(p);
+    CHECK(cb_cifar_load(cf, 1, 0, &d) == CB_ERR_IO);
 }

@@ -25,6 +25,16 @@ typedef struct cb_dataset {
 cb_status cb_mnist_load(const char *dir, int train, int64_t limit, cb_dataset *out);
 void cb_dataset_free(cb_dataset *d);
 
+/* CIFAR-10 binary batches in `dir`: data_batch_1..5.bin (train) or
+ * test_batch.bin (test); limit > 0 keeps the first `limit` images. A file
+ * that is not a whole number of 3073-byte records is refused. */
+cb_status cb_cifar_load(const char *dir, int train, int64_t limit, cb_dataset *out);
+/* The CIFAR-format stand-in: an MNIST-format set (Fashion-MNIST) padded to
+ * 32x32, replicated to 3 channels, written as CIFAR-10 binary batches in
+ * file order (train split into 5 equal batches), with a README saying what
+ * it is. */
+cb_status cb_cifar_from_mnist(const char *mnist_dir, const char *out_dir, int64_t *n_train, int64_t *n_test);
+
 /* Writes IDX files (uncompressed): images [n, rows, cols] uint8, labels [n]. */
 cb_status cb_idx_write_images(const char *path, const uint8_t *pixels, int64_t n, int rows, int cols);
 cb_status cb_idx_write_labels(const char *path, const uint8_t *labels, int64_t n);

@@ -40,3 +40,31 @@ def load_mnist(directory, train, limit=0):
         raise ValueError(f"{directory}: {len(x)} images but {len(y)} labels")
     images = x.astype(np.float32)[:, None, :, :] / np.float32(255.0)
     return images, y.astype(np.int64)
+
+
+CIFAR_RECORD = 1 + 3 * 32 * 32
+
+
+def load_cifar(directory, train, limit=0):
+    """CIFAR-10 binary batches (data_batch_1..5.bin or test_batch.bin), as
+    crossbind reads them: (images float32 [n,3,32,32] in [0,1], labels int64 [n])."""
+    names = [f"data_batch_{i}.bin" for i in range(1, 6)] if train else ["test_batch.bin"]
+    xs, ys, total = [], [], 0
+    for name in names:
+        if limit and total >= limit:
+            break
+        path = os.path.join(directory, name)
+        with open(path, "rb") as f:
+            blob = f.read()
+        if not blob or len(blob) % CIFAR_RECORD:
+            raise ValueError(f"{path}: {len(blob)} bytes is not a whole number of {CIFAR_RECORD}-byte records")
+        rec = np.frombuffer(blob, dtype=np.uint8).reshape(-1, CIFAR_RECORD)
+        if limit:
+            rec = rec[: limit - total]
+        if (rec[:, 0] > 9).any():
+            raise ValueError(f"{path}: a label is outside 0-9")
+        xs.append(rec[:, 1:].reshape(-1, 3, 32, 32))
+        ys.append(rec[:, 0])
+        total += len(rec)
+    x = np.concatenate(xs).astype(np.float32) / np.float32(255.0)
+    return x, np.concatenate(ys).astype(np.int64)
