@@ -37,6 +37,17 @@ static const cb_tensor *get(const char *model, const char *what)
     return t;
 }
 
+/* A golden tensor by its full name (a failure when absent). */
+static const cb_tensor *need(const char *name)
+{
+    const cb_tensor *t = cb_tensor_list_find(&golden, name);
+    if (!t) {
+        fprintf(stderr, "  golden file lacks %s\n", name);
+        test_failures++;
+    }
+    return t;
+}
+
 /* The model's parameters from the golden file (prefix "<model>.param."). */
 static void load_params(cb_model *m)
 {
@@ -155,3 +166,62 @@ TEST(golden_lenet1_fast) { check_model("lenet1", CB_KERNELS_FAST); }
 TEST(golden_lenet1_reference) { check_model("lenet1", CB_KERNELS_REFERENCE); }
 TEST(golden_lenet5_fast) { check_model("lenet5", CB_KERNELS_FAST); }
 TEST(golden_lenet5_reference) { check_model("lenet5", CB_KERNELS_REFERENCE); }
+
+/* nn.BatchNorm2d(3), PyTorch's defaults: training-mode output and gradients,
+ * running statistics after 3 training passes, evaluation-mode output. The
+ * input goes through an identity 1x1 convolution so that the gradient with
+ * respect to the normalisation's input is the convolution's output gradient
+ * (inputs themselves carry none); a loss after it only makes the executor
+ * plan gradients: the backward pass starts at the normalisation, seeded
+ * with PyTorch's dy. */
+static void check_batchnorm(cb_kernels kernels)
+{
+    if (!load_golden()) return;
+    const cb_tensor *x = need("bn.input"), *dy = need("bn.dy"), *w = need("bn.weight"), *b = need("bn.bias");
+    if (!x || !dy || !w || !b) return;
+    cb_graph g;
+    cb_graph_init(&g);
+    int64_t dims[3] = {3, 5, 5}, one[1] = {1};
+    int in = cb_graph_input(&g, "x", 3, dims);
+    int conv = cb_graph_conv2d(&g, "id", in, 3, 1, 1, 0, 0);
+    int bn = cb_graph_batchnorm2d(&g, "bn", conv, 1e-5f, 0.1f);
+    int flat = cb_graph_unary(&g, CB_OP_FLATTEN, bn);
+    int labels = cb_graph_input(&g, "labels", 1, one);
+    CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, flat, labels) >= 0);
+    CHECK_OK(cb_graph_finalize(&g));
+    float *idw = cb_graph_param_data(&g, cb_graph_find(&g, "id.weight"));
+    for (int o = 0; o < 3; o++) idw[o * 3 + o] = 1.0f;
+    memcpy(cb_graph_param_data(&g, cb_graph_find(&g, "bn.weight")), w->data, 3 * sizeof(float));
+    memcpy(cb_graph_param_data(&g, cb_graph_find(&g, "bn.bias")), b->data, 3 * sizeof(float));
+    cb_exec *train, *eval;
+    CHECK_OK(cb_exec_create(&g, 4, 1, kernels, &train));
+    CHECK_OK(cb_exec_create(&g, 4, 0, kernels, &eval));
+    memcpy(cb_exec_value(train, in), x->data, 300 * sizeof(float));
+    memset(cb_exec_value(train, labels), 0, 4 * sizeof(float));
+    CHECK_OK(cb_exec_forward(train, 4));
+    check_close("bn training output", cb_exec_value(train, bn), need("bn.train_output")->data, 300,
+                TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    CHECK_OK(cb_exec_backward_from(train, bn, dy->data, 4));
+    check_close("bn d input", cb_exec_grad(train, conv), need("bn.grad.input")->data, 300, TOL_GRAD_ATOL,
+                TOL_GRAD_RTOL);
+    check_close("bn d weight", cb_graph_param_grad(&g, cb_graph_find(&g, "bn.weight")), need("bn.grad.weight")->data,
+                3, TOL_GRAD_ATOL, TOL_GRAD_RTOL);
+    check_close("bn d bias", cb_graph_param_grad(&g, cb_graph_find(&g, "bn.bias")), need("bn.grad.bias")->data, 3,
+                TOL_GRAD_ATOL, TOL_GRAD_RTOL);
+    for (int k = 1; k < 3; k++) CHECK_OK(cb_exec_forward(train, 4)); /* 3 updates of the running statistics */
+    check_close("bn running mean", cb_graph_param_data(&g, cb_graph_find(&g, "bn.running_mean")),
+                need("bn.running_mean")->data, 3, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    check_close("bn running var", cb_graph_param_data(&g, cb_graph_find(&g, "bn.running_var")),
+                need("bn.running_var")->data, 3, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    memcpy(cb_exec_value(eval, in), x->data, 300 * sizeof(float));
+    memset(cb_exec_value(eval, labels), 0, 4 * sizeof(float));
+    CHECK_OK(cb_exec_forward(eval, 4));
+    check_close("bn evaluation output", cb_exec_value(eval, bn), need("bn.eval_output")->data, 300, TOL_TORCH_ATOL,
+                TOL_TORCH_RTOL);
+    cb_exec_free(train);
+    cb_exec_free(eval);
+    cb_graph_free(&g);
+}
+
+TEST(golden_batchnorm_fast) { check_batchnorm(CB_KERNELS_FAST); }
+TEST(golden_batchnorm_reference) { check_batchnorm(CB_KERNELS_REFERENCE); }

@@ -220,6 +220,10 @@ TEST(losses_match_closed_forms)
  * central differences of the loss. */
 typedef int (*build_fn)(cb_graph *g, int x);
 
+/* Dropout draws a new mask on every forward pass; finite differences need
+ * the same mask each time, so fd_check reseeds before every pass. */
+static const uint64_t fd_seed = 7;
+
 static void fd_check(const char *what, int64_t c, int64_t h, int64_t w, build_fn build, int binary,
                      cb_kernels kernels, float spacing)
 {
@@ -249,6 +253,7 @@ static void fd_check(const char *what, int64_t c, int64_t h, int64_t w, build_fn
     cb_exec *ex;
     CHECK_OK(cb_exec_create(&g, 1, 1, kernels, &ex));
     cb_exec_value(ex, labels)[0] = 1;
+    cb_exec_seed(ex, fd_seed);
     CHECK_OK(cb_exec_forward(ex, 1));
     CHECK_OK(cb_exec_backward(ex, 1));
     float *analytic = malloc(g.n_params * sizeof(float)), *numeric = malloc(g.n_params * sizeof(float));
@@ -257,9 +262,11 @@ static void fd_check(const char *what, int64_t c, int64_t h, int64_t w, build_fn
     for (size_t i = 0; i < g.n_params; i++) {
         float keep = g.params[i];
         g.params[i] = keep + eps;
+        cb_exec_seed(ex, fd_seed);
         cb_exec_forward(ex, 1);
         double up = cb_exec_loss(ex);
         g.params[i] = keep - eps;
+        cb_exec_seed(ex, fd_seed);
         cb_exec_forward(ex, 1);
         double down = cb_exec_loss(ex);
         g.params[i] = keep;
@@ -281,6 +288,10 @@ static int b_tanh(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_TANH, x);
 static int b_relu(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_RELU, x); }
 static int b_sigmoid(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_SIGMOID, x); }
 static int b_linear(cb_graph *g, int x) { return cb_graph_linear(g, "fc", x, 4, 1); }
+/* Batch normalisation in training mode (statistics over one sample's 4x4
+ * plane per channel), and dropout with a fixed mask. */
+static int b_bn(cb_graph *g, int x) { return cb_graph_batchnorm2d(g, "bn", x, 1e-5f, 0.1f); }
+static int b_dropout(cb_graph *g, int x) { return cb_graph_dropout(g, x, 0.4f); }
 
 TEST(gradients_match_finite_differences)
 {
@@ -296,6 +307,8 @@ TEST(gradients_match_finite_differences)
         fd_check("fd sigmoid", 2, 3, 3, b_sigmoid, 0, kern, 0.2f);
         fd_check("fd linear + softmax cross-entropy", 7, 0, 0, b_linear, 0, kern, 0.1f);
         fd_check("fd linear + sigmoid + binary cross-entropy", 7, 0, 0, b_linear, 1, kern, 0.1f);
+        fd_check("fd batchnorm (training)", 2, 4, 4, b_bn, 0, kern, 0.05f);
+        fd_check("fd dropout", 2, 3, 3, b_dropout, 0, kern, 0.1f);
     }
 }
 

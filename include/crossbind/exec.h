@@ -26,6 +26,8 @@ void cb_exec_free(cb_exec *ex);
 /* The buffer of a node (batch-major for activations). Inputs are written
  * here before cb_exec_forward; outputs read from here after it. */
 float *cb_exec_value(cb_exec *ex, int node);
+/* Seeds the generator of dropout masks (training executors; default 0). */
+void cb_exec_seed(cb_exec *ex, uint64_t seed);
 /* Points an input node at caller memory (batch x per-sample floats, kept
  * alive and unchanged until the next bind) instead of copying into the
  * executor's buffer; NULL restores the executor's own buffer. Inputs that
@@ -40,6 +42,10 @@ cb_status cb_exec_forward(cb_exec *ex, int batch);
 /* Gradients of the loss with respect to every parameter (into the graph's
  * gradient buffer, overwriting it) and every activation that needs one. */
 cb_status cb_exec_backward(cb_exec *ex, int batch);
+/* The reverse pass from any node, given the gradient of its value (batch x
+ * per-sample floats): for custom objectives and for tests. The executor's
+ * graph must have a loss (it decides which nodes carry gradients). */
+cb_status cb_exec_backward_from(cb_exec *ex, int node, const float *dy, int batch);
 /* The loss value of the last forward pass (the graph must have a loss). */
 float cb_exec_loss(const cb_exec *ex);
 

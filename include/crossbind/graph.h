@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define CB_MAX_INPUTS 4
+#define CB_MAX_INPUTS 5
 
 typedef enum cb_op {
     CB_OP_INPUT = 0,   /* fed by the caller: images, labels */
@@ -35,6 +35,8 @@ typedef enum cb_op {
     CB_OP_RELU,
     CB_OP_SIGMOID,
     CB_OP_FLATTEN,     /* a view with new per-sample dims (flatten, reshape): shares memory */
+    CB_OP_BATCHNORM2D, /* in: x[C,H,W], weight[C], bias[C], running_mean[C], running_var[C] */
+    CB_OP_DROPOUT,     /* training: zero with probability p, scale the rest by 1/(1-p); inference: identity */
     CB_OP_SOFTMAX_XENT,/* in: logits[K], labels[1] (class index as float): mean loss */
     CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
     CB_OP_COUNT
@@ -44,7 +46,8 @@ typedef enum cb_op {
 typedef enum cb_init {
     CB_INIT_NONE = 0,
     CB_INIT_KAIMING_UNIFORM, /* a = sqrt(5): U(+-1/sqrt(fan_in)) */
-    CB_INIT_FAN_IN_UNIFORM   /* U(+-1/sqrt(fan_in)), biases */
+    CB_INIT_FAN_IN_UNIFORM,  /* U(+-1/sqrt(fan_in)), biases */
+    CB_INIT_ONE              /* 1 (BatchNorm weights and running variances) */
 } cb_init;
 
 typedef struct cb_node {
@@ -58,7 +61,10 @@ typedef struct cb_node {
     int pinned;                 /* 1: the value must stay observable (a model output) */
     /* convolution and pooling attributes */
     int kh, kw, sh, sw, ph, pw;
+    /* batch normalisation and dropout */
+    float eps, momentum, p;
     /* parameters */
+    int buffer;                 /* 1: state, not trained (BatchNorm running statistics) */
     cb_init init;
     int64_t fan_in;
     size_t param_offset;        /* in floats, into cb_graph.params / .grads */
@@ -71,7 +77,8 @@ typedef struct cb_graph {
     int loss;                   /* the training loss, -1 if none */
     float *params;              /* one allocation for all parameters ... */
     float *grads;               /* ... and one for their gradients */
-    size_t n_params;            /* total floats */
+    size_t n_params;            /* total floats, buffers included */
+    size_t n_trainable;         /* the first n_trainable floats are trained; buffers follow */
 } cb_graph;
 
 cb_status cb_graph_init(cb_graph *g);
@@ -96,6 +103,18 @@ typedef struct cb_window { int kh, kw, sh, sw, ph, pw; } cb_window;
 int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win);
 int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win);
 int cb_graph_linear_with(cb_graph *g, const char *name, int x, int w, int b);
+/* A non-trained parameter (state saved with the weights), initialised by
+ * `init` (CB_INIT_NONE: zeros, CB_INIT_ONE: ones). */
+int cb_graph_buffer(cb_graph *g, const char *name, int ndim, const int64_t *dims, cb_init init);
+/* 2-D batch normalisation over x[C,H,W] with parameters "<name>.weight",
+ * "<name>.bias" and buffers "<name>.running_mean", "<name>.running_var";
+ * PyTorch's semantics (biased variance to normalise, unbiased to update the
+ * running variance; running = (1 - momentum) * running + momentum * batch).
+ * Training executors use batch statistics, inference executors the running
+ * ones. */
+int cb_graph_batchnorm2d(cb_graph *g, const char *name, int x, float eps, float momentum);
+/* Dropout with probability p (training executors only). */
+int cb_graph_dropout(cb_graph *g, int x, float p);
 /* A view of x with new per-sample dims (same element count). */
 int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims);
 int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, flatten */

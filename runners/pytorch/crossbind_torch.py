@@ -421,11 +421,43 @@ def golden_for(name, steps=5, batch=16):
     return out
 
 
+def golden_batchnorm(steps=3):
+    """nn.BatchNorm2d(3) with PyTorch's defaults on x [4,3,5,5]: training-mode
+    outputs, the gradients of sum(y * r) for a fixed r, the running statistics
+    after `steps` training passes, and evaluation-mode outputs with them."""
+    torch.manual_seed(20240702)
+    bn = nn.BatchNorm2d(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.rand(3) + 0.5)
+        bn.bias.copy_(torch.rand(3) - 0.5)
+    x = (torch.rand(4, 3, 5, 5) * 3 - 1).requires_grad_()
+    r = torch.rand(4, 3, 5, 5)
+    out = {"bn.input": x.detach().numpy().copy(), "bn.dy": r.numpy(), "bn.weight": bn.weight.detach().numpy().copy(),
+           "bn.bias": bn.bias.detach().numpy().copy()}
+    bn.train()
+    y = bn(x)
+    (y * r).sum().backward()
+    out["bn.train_output"] = y.detach().numpy()
+    out["bn.grad.input"] = x.grad.numpy()
+    out["bn.grad.weight"] = bn.weight.grad.numpy()
+    out["bn.grad.bias"] = bn.bias.grad.numpy()
+    with torch.no_grad():
+        for _ in range(steps - 1):
+            bn(x)
+    out["bn.running_mean"] = bn.running_mean.numpy().copy()
+    out["bn.running_var"] = bn.running_var.numpy().copy()
+    bn.eval()
+    with torch.no_grad():
+        out["bn.eval_output"] = bn(x).numpy()
+    return out
+
+
 def cmd_golden(args):
     torch.set_num_threads(1)
     out = {}
     for name in MODELS:
         out.update(golden_for(name))
+    out.update(golden_batchnorm())
     cb_safetensors.write(args.out, out, {"format": GOLDEN_FORMAT, "torch": torch.__version__,
                                          "optimizers": "sgd: lr .05; sgdm: lr .05 momentum .9 wd 1e-3; "
                                                        "adam: lr 1e-3; adamw: lr 1e-3 betas .8,.99 eps 1e-6 wd 1e-2"})

@@ -33,6 +33,8 @@ struct cb_exec {
     size_t ws_floats;
     int slices;          /* inference: threads the batch is split across (1: no split) */
     unsigned char *fused; /* inference: an activation node computed by the convolution before it */
+    float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
+    cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */
 };
 
@@ -89,7 +91,9 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->grad = calloc((size_t)g->count, sizeof *ex->grad);
     ex->needs_grad = calloc((size_t)g->count, 1);
     ex->fused = calloc((size_t)g->count, 1);
-    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused) {
+    ex->aux = calloc((size_t)g->count, sizeof *ex->aux);
+    cb_rng_seed(&ex->rng, 0);
+    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->aux) {
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
@@ -103,11 +107,13 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     const int ws_batch = ex->slices > 1 || !with_grads ? (max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES)
                                                        : max_batch;
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
-    size_t vals = 0, grads = 0;
+    size_t vals = 0, grads = 0, auxs = 0;
     size_t *voff = calloc((size_t)g->count, sizeof *voff), *goff = calloc((size_t)g->count, sizeof *goff);
-    if (!voff || !goff) {
+    size_t *aoff = calloc((size_t)g->count, sizeof *aoff);
+    if (!voff || !goff || !aoff) {
         free(voff);
         free(goff);
+        free(aoff);
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning an executor");
     }
@@ -125,6 +131,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             goff[i] = grads;
             grads += node_floats(n, max_batch);
         }
+        if (with_grads && (n->op == CB_OP_BATCHNORM2D || n->op == CB_OP_DROPOUT)) {
+            aoff[i] = auxs + 1; /* +1: 0 means none */
+            auxs += n->op == CB_OP_BATCHNORM2D ? 2 * (size_t)n->dims[0] : node_floats(n, max_batch);
+        }
         if (n->op == CB_OP_CONV2D && kernels == CB_KERNELS_FAST) {
             cb_conv_shape s = conv_shape(g, n, ws_batch);
             size_t w = cb_conv2d_workspace(&s);
@@ -132,16 +142,17 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         }
     }
     ex->ws_floats = ex->ws_slice * (size_t)ex->slices;
-    ex->arena_floats = vals + grads + ex->ws_floats;
+    ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->arena = calloc(ex->arena_floats ? ex->arena_floats : 1, sizeof(float));
     if (!ex->arena) {
         free(voff);
         free(goff);
+        free(aoff);
         size_t bytes = ex->arena_floats * sizeof(float);
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory: the executor needs %zu MiB", bytes >> 20);
     }
-    ex->ws = ex->arena + vals + grads;
+    ex->ws = ex->arena + vals + grads + auxs;
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if (n->op == CB_OP_PARAM) {
@@ -154,7 +165,9 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             ex->val[i] = ex->arena + voff[i];
             if (with_grads && ex->needs_grad[i]) ex->grad[i] = ex->arena + vals + goff[i];
         }
+        if (aoff[i]) ex->aux[i] = ex->arena + vals + grads + aoff[i] - 1;
     }
+    free(aoff);
     memcpy(ex->own_val, ex->val, (size_t)g->count * sizeof *ex->val);
     free(voff);
     free(goff);
@@ -171,10 +184,13 @@ void cb_exec_free(cb_exec *ex)
     free(ex->grad);
     free(ex->needs_grad);
     free(ex->fused);
+    free(ex->aux);
     free(ex);
 }
 
 float *cb_exec_value(cb_exec *ex, int node) { return ex->val[node]; }
+
+void cb_exec_seed(cb_exec *ex, uint64_t seed) { cb_rng_seed(&ex->rng, seed); }
 
 cb_status cb_exec_bind(cb_exec *ex, int node, float *data)
 {
@@ -255,6 +271,18 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
         case CB_OP_TANH: case CB_OP_RELU: case CB_OP_SIGMOID:
             cb_act_fwd(act_of(n->op), (int64_t)node_floats(n, batch), x, y, fast);
             break;
+        case CB_OP_BATCHNORM2D: {
+            /* Training executors normalise with the batch's statistics and
+             * update the running ones; inference executors use the latter. */
+            cb_bn_shape s = {batch, (int)n->dims[0], (int)n->dims[1], (int)n->dims[2], n->eps, n->momentum};
+            cb_bn_fwd(&s, ex->with_grads, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
+                      ex->val[n->in[4]], ex->aux[i], y, fast);
+            break;
+        }
+        case CB_OP_DROPOUT:
+            if (ex->with_grads) cb_dropout_fwd((int64_t)node_floats(n, batch), n->p, &ex->rng, x, ex->aux[i], y);
+            else memcpy(y, x, node_floats(n, batch) * sizeof *y);
+            break;
         case CB_OP_SOFTMAX_XENT: case CB_OP_BCE: {
             cb_status s = loss_forward(ex, i, batch); /* only reached with the whole batch (b0 = 0) */
             if (s != CB_OK) return s;
@@ -296,21 +324,26 @@ cb_status cb_exec_forward(cb_exec *ex, int batch)
     return forward_range(ex, 0, batch, ex->ws, 1);
 }
 
-cb_status cb_exec_backward(cb_exec *ex, int batch)
+/* Reverse pass from node `top`, whose gradient is `seed` (NULL: 1, for a
+ * scalar loss). */
+static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batch)
 {
     if (!ex->with_grads) return cb_fail(CB_ERR_INVALID_ARG, "executor was created without gradients");
     if (batch < 1 || batch > ex->max_batch)
         return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
     cb_graph *g = ex->g;
+    if (top < 0 || top >= g->count || !ex->grad[top])
+        return cb_fail(CB_ERR_INVALID_ARG, "node %d has no gradient to start the backward pass from", top);
     const int fast = ex->kernels == CB_KERNELS_FAST;
     /* Gradients accumulate, so every buffer starts at zero. */
     memset(g->grads, 0, g->n_params * sizeof(float));
     for (int i = 0; i < g->count; i++)
         if (ex->grad[i] && g->nodes[i].op != CB_OP_PARAM && g->nodes[i].op != CB_OP_FLATTEN)
             memset(ex->grad[i], 0, node_floats(&g->nodes[i], batch) * sizeof(float));
-    ex->grad[g->loss][0] = 1.0f;
+    if (seed) memcpy(ex->grad[top], seed, node_floats(&g->nodes[top], batch) * sizeof(float));
+    else ex->grad[top][0] = 1.0f;
 
-    for (int i = g->loss; i >= 0; i--) {
+    for (int i = top; i >= 0; i--) {
         const cb_node *n = &g->nodes[i];
         if (!ex->needs_grad[i]) continue;
         const float *dy = ex->grad[i];
@@ -345,6 +378,14 @@ cb_status cb_exec_backward(cb_exec *ex, int batch)
         case CB_OP_TANH: case CB_OP_RELU: case CB_OP_SIGMOID:
             if (dx) cb_act_bwd(act_of(n->op), (int64_t)node_floats(n, batch), ex->val[i], dy, dx, fast);
             break;
+        case CB_OP_BATCHNORM2D: {
+            cb_bn_shape s = {batch, (int)n->dims[0], (int)n->dims[1], (int)n->dims[2], n->eps, n->momentum};
+            cb_bn_bwd(&s, x, ex->val[n->in[1]], ex->aux[i], dy, dx, ex->grad[n->in[1]], ex->grad[n->in[2]], fast);
+            break;
+        }
+        case CB_OP_DROPOUT:
+            if (dx) cb_dropout_bwd((int64_t)node_floats(n, batch), ex->aux[i], dy, dx);
+            break;
         case CB_OP_SOFTMAX_XENT:
             if (dx) cb_softmax_xent_bwd(batch, (int)g->nodes[n->in[0]].dims[0], x, ex->val[n->in[1]],
                                         dy[0], dx);
@@ -357,4 +398,11 @@ cb_status cb_exec_backward(cb_exec *ex, int batch)
         }
     }
     return CB_OK;
+}
+
+cb_status cb_exec_backward(cb_exec *ex, int batch) { return backward_from(ex, ex->g->loss, NULL, batch); }
+
+cb_status cb_exec_backward_from(cb_exec *ex, int node, const float *dy, int batch)
+{
+    return backward_from(ex, node, dy, batch);
 }

@@ -273,6 +273,53 @@ int cb_graph_linear(cb_graph *g, const char *name, int x, int out_features, int 
     return cb_graph_linear_with(g, name, x, wi, bi);
 }
 
+int cb_graph_buffer(cb_graph *g, const char *name, int ndim, const int64_t *dims, cb_init init)
+{
+    int id = cb_graph_param(g, name, ndim, dims, init, 0);
+    if (id >= 0) g->nodes[id].buffer = 1;
+    return id;
+}
+
+int cb_graph_batchnorm2d(cb_graph *g, const char *name, int x, float eps, float momentum)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (g->nodes[x].ndim != 3 || !(eps > 0) || !(momentum >= 0 && momentum <= 1)) {
+        cb_fail(CB_ERR_SHAPE, "batchnorm '%s': needs an input [C,H,W], eps > 0 and momentum in [0, 1]", name);
+        return -1;
+    }
+    int64_t c[1] = {g->nodes[x].dims[0]};
+    char pname[CB_MAX_NAME + 16];
+    int w = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 1, c, CB_INIT_ONE, 0);
+    int b = cb_graph_param(g, join(pname, sizeof pname, name, "bias"), 1, c, CB_INIT_NONE, 0);
+    int rm = cb_graph_buffer(g, join(pname, sizeof pname, name, "running_mean"), 1, c, CB_INIT_NONE);
+    int rv = cb_graph_buffer(g, join(pname, sizeof pname, name, "running_var"), 1, c, CB_INIT_ONE);
+    if (w < 0 || b < 0 || rm < 0 || rv < 0) return -1;
+    int in[5] = {x, w, b, rm, rv};
+    int id = add_node(g, CB_OP_BATCHNORM2D, name, in, 5);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    set_dims(n, 3, g->nodes[x].dims);
+    n->eps = eps;
+    n->momentum = momentum;
+    return id;
+}
+
+int cb_graph_dropout(cb_graph *g, int x, float p)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (!(p >= 0 && p < 1)) {
+        cb_fail(CB_ERR_INVALID_ARG, "dropout: probability must be in [0, 1), got %g", (double)p);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "dropout%d", g->count);
+    int id = add_node(g, CB_OP_DROPOUT, name, &x, 1);
+    if (id < 0) return -1;
+    set_dims(&g->nodes[id], g->nodes[x].ndim, g->nodes[x].dims);
+    g->nodes[id].p = p;
+    return id;
+}
+
 int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims)
 {
     if (x < 0 || x >= g->count) return -1;
@@ -294,7 +341,7 @@ static const char *op_name(cb_op op)
 {
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
-        "sigmoid", "flatten", "softmax_xent", "bce"};
+        "sigmoid", "flatten", "batchnorm", "dropout", "softmax_xent", "bce"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
@@ -345,6 +392,17 @@ int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels)
 cb_status cb_graph_finalize(cb_graph *g)
 {
     if (g->params) return CB_OK;
+    /* Trained parameters first, buffers after them, so that optimizers step
+     * exactly the first n_trainable floats. */
+    size_t off = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < g->count; i++) {
+            cb_node *n = &g->nodes[i];
+            if (n->op != CB_OP_PARAM || n->buffer != pass) continue;
+            n->param_offset = off;
+            off += (size_t)cb_node_numel(n);
+            if (pass == 0) g->n_trainable = off;
+        }
     size_t n = g->n_params ? g->n_params : 1;
     g->params = calloc(n, sizeof(float));
     g->grads = calloc(n, sizeof(float));
@@ -354,6 +412,9 @@ cb_status cb_graph_finalize(cb_graph *g)
         g->params = g->grads = NULL;
         return cb_fail(CB_ERR_NOMEM, "graph: out of memory for %zu parameters", g->n_params);
     }
+    for (int i = 0; i < g->count; i++) /* constant initialisations (also for imported graphs) */
+        if (g->nodes[i].op == CB_OP_PARAM && g->nodes[i].init == CB_INIT_ONE)
+            for (int64_t j = 0; j < cb_node_numel(&g->nodes[i]); j++) g->params[g->nodes[i].param_offset + j] = 1.0f;
     return CB_OK;
 }
 
@@ -362,6 +423,11 @@ void cb_graph_init_params(cb_graph *g, cb_rng *rng)
     for (int i = 0; i < g->count; i++) {
         cb_node *n = &g->nodes[i];
         if (n->op != CB_OP_PARAM || n->init == CB_INIT_NONE) continue;
+        if (n->init == CB_INIT_ONE) { /* not drawn: the generator's sequence is PyTorch's draw order */
+            float *p = g->params + n->param_offset;
+            for (int64_t j = 0; j < cb_node_numel(n); j++) p[j] = 1.0f;
+            continue;
+        }
         /* Both PyTorch defaults reduce to U(-1/sqrt(fan_in), 1/sqrt(fan_in)):
          * kaiming_uniform with a = sqrt(5) has gain sqrt(1/3) and bound
          * gain * sqrt(3 / fan_in). */

@@ -10,12 +10,26 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "crossbind/rng.h"
 #include "crossbind/status.h"
 
 /* C = alpha op(A) op(B) + beta C, row-major, split across the engine's
  * threads (gemm.c). ta/tb: 1 = transposed. */
 void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
              const float *b, int ldb, float beta, float *c, int ldc);
+
+/* Batch normalisation (norm.c). saved: 2*C floats, the batch mean and
+ * 1/sqrt(var + eps) per channel, written by the forward pass (may be NULL
+ * in inference) and read by the backward pass. */
+typedef struct cb_bn_shape { int n, c, h, w; float eps, momentum; } cb_bn_shape;
+void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *gamma, const float *beta,
+               float *running_mean, float *running_var, float *saved, float *y, int fast);
+void cb_bn_bwd(const cb_bn_shape *s, const float *x, const float *gamma, const float *saved, const float *dy,
+               float *dx, float *dgamma, float *dbeta, int fast);
+
+/* Dropout (dropout.c): mask holds 0 or 1/(1-p) per value. */
+void cb_dropout_fwd(int64_t n, float p, cb_rng *rng, const float *x, float *mask, float *y);
+void cb_dropout_bwd(int64_t n, const float *mask, const float *dy, float *dx);
 
 /* Elementwise activations (also fused into convolution outputs). */
 typedef enum { CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID, CB_ACT_NONE } cb_act;

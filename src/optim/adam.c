@@ -10,7 +10,7 @@ void cb_adam_step(cb_optim *o)
 {
     const float lr = o->cfg.lr, b1 = o->cfg.beta1, b2 = o->cfg.beta2, eps = o->cfg.eps;
     const float wd = o->cfg.weight_decay;
-    const long n = (long)o->g->n_params;
+    const long n = (long)o->g->n_trainable; /* buffers (after them) are not trained */
     float *p = o->g->params, *grad = o->g->grads, *m = o->state, *v = o->state + n;
     const double bc1 = 1.0 - pow(b1, (double)o->steps);
     const double bc2_sqrt = sqrt(1.0 - pow(b2, (double)o->steps));

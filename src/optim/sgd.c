@@ -8,7 +8,7 @@ void cb_sgd_step(cb_optim *o)
 {
     const float lr = o->cfg.lr, mu = o->cfg.momentum, wd = o->cfg.weight_decay;
     float *p = o->g->params, *grad = o->g->grads, *buf = o->state;
-    const long n = (long)o->g->n_params;
+    const long n = (long)o->g->n_trainable; /* buffers (after them) are not trained */
     const int first = o->steps == 1;
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
