@@ -29,6 +29,12 @@ void cb_dataset_free(cb_dataset *d);
  * test_batch.bin (test); limit > 0 keeps the first `limit` images. A file
  * that is not a whole number of 3073-byte records is refused. */
 cb_status cb_cifar_load(const char *dir, int train, int64_t limit, cb_dataset *out);
+/* A data set by format name ("mnist" or "cifar"). */
+cb_status cb_dataset_load(const char *format, const char *dir, int train, int64_t limit, cb_dataset *out);
+/* Where each format is found when the user names no directory:
+ * Debian's Fashion-MNIST, and the stand-in `crossbind data cifar-stand-in`
+ * writes to data/cifar-stand-in. */
+const char *cb_dataset_default_dir(const char *format);
 /* The CIFAR-format stand-in: an MNIST-format set (Fashion-MNIST) padded to
  * 32x32, replicated to 3 channels, written as CIFAR-10 binary batches in
  * file order (train split into 5 equal batches), with a README saying what

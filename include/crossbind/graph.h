@@ -113,6 +113,9 @@ int cb_graph_buffer(cb_graph *g, const char *name, int ndim, const int64_t *dims
  * Training executors use batch statistics, inference executors the running
  * ones. */
 int cb_graph_batchnorm2d(cb_graph *g, const char *name, int x, float eps, float momentum);
+/* The same over parameter nodes that already exist (importers). */
+int cb_graph_batchnorm2d_with(cb_graph *g, const char *name, int x, int w, int b, int rm, int rv, float eps,
+                              float momentum);
 /* Dropout with probability p (training executors only). */
 int cb_graph_dropout(cb_graph *g, int x, float p);
 /* A view of x with new per-sample dims (same element count). */

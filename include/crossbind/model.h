@@ -21,6 +21,9 @@ typedef struct cb_model {
     int n_outputs, outputs[CB_MAX_IO];
     /* A batch size fixed by the model file (ONNX input dims), 0 if free. */
     int64_t fixed_batch;
+    /* The data set format it takes: "mnist" (28x28x1) or "cifar" (32x32x3);
+     * empty for imported models (chosen by their input shape). */
+    char data_format[16];
 } cb_model;
 
 /* Names of the built-in models, NULL-terminated. */

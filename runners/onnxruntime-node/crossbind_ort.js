@@ -6,7 +6,7 @@
 const fs = require('fs');
 const os = require('os');
 const { readNpy, writeNpy } = require('./npy');
-const { loadMnistTest } = require('./data');
+const { loadTest } = require('./data');
 
 const DEFAULT_DATA = '/usr/share/datasets/fashion-mnist';
 
@@ -127,7 +127,7 @@ async function evalPass(ort, sess, d, batch, k) {
   const t0 = process.hrtime.bigint();
   for (let start = 0; start < d.n; start += batch) {
     const bs = Math.min(batch, d.n - start);
-    const x = new ort.Tensor('float32', d.images.subarray(start * d.sample, (start + bs) * d.sample), [bs, 1, 28, 28]);
+    const x = new ort.Tensor('float32', d.images.subarray(start * d.sample, (start + bs) * d.sample), [bs, ...d.dims]);
     const r = await sess.run({ [input]: x });
     logits.set(r[output].data, start * k);
   }
@@ -165,12 +165,12 @@ async function cmdEval(argv) {
   const sess = await session(ort, o.weights, threads);
   let d;
   try {
-    d = loadMnistTest(o.data || DEFAULT_DATA, o['limit-test'] || 0);
+    d = loadTest(o.data || DEFAULT_DATA, o['limit-test'] || 0);
   } catch (e) {
     fail(e.message);
   }
   // The class count from one sample's output.
-  const one = await sess.run({ [sess.inputNames[0]]: new ort.Tensor('float32', d.images.subarray(0, d.sample), [1, 1, 28, 28]) });
+  const one = await sess.run({ [sess.inputNames[0]]: new ort.Tensor('float32', d.images.subarray(0, d.sample), [1, ...d.dims]) });
   const k = one[sess.outputNames[0]].data.length;
   await evalPass(ort, sess, d, batch, k); // warm-up
   const times = [], counts = [];

@@ -30,4 +30,27 @@ function loadMnistTest(dir, limit) {
   return { n: x.dims[0], sample: x.dims[1] * x.dims[2], images, labels: Uint8Array.from(y.bytes) };
 }
 
-module.exports = { loadMnistTest };
+// CIFAR-10 binary test batch (test_batch.bin): records of a label byte and
+// 3 x 32 x 32 pixel bytes; pixels scaled to [0, 1].
+function loadCifarTest(dir, limit) {
+  const file = path.join(dir, 'test_batch.bin');
+  const b = fs.readFileSync(file);
+  const rec = 1 + 3 * 32 * 32;
+  if (!b.length || b.length % rec) throw new Error(`${file}: not a whole number of ${rec}-byte records`);
+  const n = limit ? Math.min(limit, b.length / rec) : b.length / rec;
+  const images = new Float32Array(n * (rec - 1)), labels = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    labels[i] = b[i * rec];
+    if (labels[i] > 9) throw new Error(`${file}: record ${i} has label ${labels[i]}`);
+    for (let p = 1; p < rec; p++) images[i * (rec - 1) + p - 1] = b[i * rec + p] / 255;
+  }
+  return { n, sample: rec - 1, dims: [3, 32, 32], images, labels };
+}
+
+// The test set in whichever format the directory holds.
+function loadTest(dir, limit) {
+  if (fs.existsSync(path.join(dir, 'test_batch.bin'))) return loadCifarTest(dir, limit);
+  return { ...loadMnistTest(dir, limit), dims: [1, 28, 28] };
+}
+
+module.exports = { loadMnistTest, loadCifarTest, loadTest };

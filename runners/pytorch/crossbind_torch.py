@@ -71,9 +71,38 @@ def lenet5_sequential():
         nn.Linear(120, 84), nn.Tanh(), nn.Linear(84, 10))
 
 
-MODELS = {"lenet1": LeNet1, "lenet5": LeNet5}
+VGG16_PLAN = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]
+
+
+class VGG16(nn.Module):
+    """The protocol's VGG-16 for 32x32x3: 3x3 convs without bias, each with
+    BatchNorm (PyTorch defaults) and ReLU; dense 512-4096-4096-10 with ReLU
+    and dropout. The module layout (features / classifier) gives the
+    state-dict names crossbind uses."""
+
+    def __init__(self, dropout=0.5):
+        super().__init__()
+        layers, c = [], 3
+        for v in VGG16_PLAN:
+            if v == "M":
+                layers.append(nn.MaxPool2d(2))
+            else:
+                layers += [nn.Conv2d(c, v, 3, padding=1, bias=False), nn.BatchNorm2d(v), nn.ReLU()]
+                c = v
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Sequential(nn.Linear(512, 4096), nn.ReLU(), nn.Dropout(dropout),
+                                        nn.Linear(4096, 4096), nn.ReLU(), nn.Dropout(dropout),
+                                        nn.Linear(4096, 10))
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(self.features(x), 1))
+
+
+MODELS = {"lenet1": LeNet1, "lenet5": LeNet5, "vgg16": VGG16}
 ARCHS = {"lenet5-sequential": lenet5_sequential}
-INPUT_SHAPES = {"lenet1": (1, 28, 28), "lenet5": (1, 28, 28)}
+INPUT_SHAPES = {"lenet1": (1, 28, 28), "lenet5": (1, 28, 28), "vgg16": (3, 32, 32)}
+DATA_FORMATS = {"lenet1": "mnist", "lenet5": "mnist", "vgg16": "cifar"}
+DEFAULT_DIRS = {"mnist": DEFAULT_DATA, "cifar": "data/cifar-stand-in"}
 
 
 def build(name, arch=None):
@@ -140,13 +169,19 @@ def load_weights(model, path):
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
             fail(f"cannot read weights {path}: {e}")
     state = model.state_dict()
+    # BatchNorm's step counter is not a parameter crossbind keeps (momentum
+    # is fixed): absent, it starts at 0.
+    for k, v in state.items():
+        if k.endswith("num_batches_tracked") and k not in tensors:
+            tensors[k] = np.zeros(v.shape, dtype=np.int64)
     missing = [k for k in state if k not in tensors]
     if missing:
         fail(f"{path}: parameters missing from the file: {', '.join(missing)}")
     for k, v in state.items():
         if tuple(tensors[k].shape) != tuple(v.shape):
             fail(f"{path}: parameter {k} has shape {list(tensors[k].shape)}, the model needs {list(v.shape)}")
-    model.load_state_dict({k: torch.from_numpy(tensors[k].astype(np.float32)) for k in state})
+    model.load_state_dict({k: torch.from_numpy(np.asarray(tensors[k]).astype(
+        np.int64 if k.endswith("num_batches_tracked") else np.float32)) for k in state})
 
 
 def save_weights(model, path, name):
@@ -234,8 +269,10 @@ def evaluate(model, x, y, batch, with_metrics=False):
 
 def load_data(args, train):
     limit = args.limit_train if train else args.limit_test
+    fmt = DATA_FORMATS[args.model]
+    directory = args.data or DEFAULT_DIRS[fmt]
     try:
-        x, y = cb_data.load_mnist(args.data, train, limit)
+        x, y = (cb_data.load_cifar if fmt == "cifar" else cb_data.load_mnist)(directory, train, limit)
     except (OSError, ValueError) as e:
         fail(str(e))
     return torch.from_numpy(x), torch.from_numpy(y)
@@ -282,7 +319,7 @@ def cmd_train(args):
     gen = torch.Generator().manual_seed(seed)
     info = {
         "format": "crossbind-run/1", "status": "incomplete", "binding": "pytorch", "model": args.model,
-        "seed": seed, "run": args.run or (0 if args.seed is not None else 1), "data": args.data,
+        "seed": seed, "run": args.run or (0 if args.seed is not None else 1), "data": args.data or DEFAULT_DIRS[DATA_FORMATS[args.model]],
         "n_train": len(xtr), "n_test": len(xte), "batch": args.batch, "optimizer": args.optimizer,
         "lr": args.lr, "momentum": args.momentum, "weight_decay": args.weight_decay,
         "shuffle": args.shuffle, "init": args.init, "threads": args.threads,
@@ -469,7 +506,7 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train")
     t.add_argument("model", choices=sorted(MODELS))
-    t.add_argument("--data", default=DEFAULT_DATA)
+    t.add_argument("--data", help="the model's data set (MNIST IDX or CIFAR-10 batches; default per model)")
     t.add_argument("--epochs", type=int, default=200)
     t.add_argument("--batch", type=int, default=128)
     t.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
@@ -490,7 +527,7 @@ def main():
     e = sub.add_parser("eval")
     e.add_argument("model", choices=sorted(MODELS))
     e.add_argument("--weights", required=True)
-    e.add_argument("--data", default=DEFAULT_DATA)
+    e.add_argument("--data", help="the model's data set (MNIST IDX or CIFAR-10 batches; default per model)")
     e.add_argument("--batch", type=int, default=128)
     e.add_argument("--repeat", type=int, default=5)
     e.add_argument("--limit-test", type=int, default=0)

@@ -14,7 +14,8 @@ static void help(void)
            "  FILE is safetensors, a PyTorch state dict (.pt/.pth) or ONNX, recognised by\n"
            "  content. Parameters files need MODEL (lenet1, lenet5); an ONNX file brings its\n"
            "  own graph (serialization mode), and MODEL, if given, must take the same input.\n"
-           "  --data DIR          MNIST-format directory (default %s)\n"
+           "  --data DIR          MNIST format for the LeNets (default %s), CIFAR-10\n"
+           "                      binary batches for vgg16 (default data/cifar-stand-in)\n"
            "  --batch N           batch size (default 128)\n"
            "  --repeat N          timed passes after one warm-up pass (default 5)\n"
            "  --limit-test N      use the first N test samples\n"
@@ -47,7 +48,7 @@ static cb_status write_predictions(const char *path, const cb_evaluator *ev, con
 
 int cmd_eval(int argc, char **argv)
 {
-    const char *model = NULL, *weights = NULL, *data = CB_DEFAULT_DATA, *pred_path = NULL, *logits_path = NULL, *v;
+    const char *model = NULL, *weights = NULL, *data = NULL, *pred_path = NULL, *logits_path = NULL, *v;
     long batch = 128, repeat = 5, limit = 0, threads = sysconf(_SC_NPROCESSORS_ONLN);
     int json = 0;
     cb_kernels kernels = CB_KERNELS_FAST;
@@ -84,7 +85,13 @@ int cmd_eval(int argc, char **argv)
     cb_status s = cb_set_threads((int)threads);
     if (s == CB_OK) s = cb_model_load(model, weights, 1, &m, &info);
     if (s == CB_OK) cli_notice_load(weights, &info);
-    if (s == CB_OK) s = cb_mnist_load(data, 0, limit, &test);
+    /* The data set: the model's format, or for an imported model the one
+     * whose samples have its input's size. */
+    const char *format = "mnist";
+    if (s == CB_OK && m->data_format[0]) format = m->data_format;
+    else if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) == 3 * 32 * 32) format = "cifar";
+    if (!data) data = cb_dataset_default_dir(format);
+    if (s == CB_OK) s = cb_dataset_load(format, data, 0, limit, &test);
     if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) != (int64_t)test.c * test.h * test.w)
         s = cb_fail(CB_ERR_SHAPE, "%s takes %lld values per sample, the data set has %dx%dx%d", weights,
                     (long long)cb_node_numel(&m->graph.nodes[m->input]), test.c, test.h, test.w);

@@ -22,8 +22,10 @@ typedef struct train_cli {
 
 static void help(void)
 {
-    printf("usage: crossbind train lenet1|lenet5 [options]\n"
-           "  --data DIR          MNIST-format directory (default %s)\n"
+    printf("usage: crossbind train lenet1|lenet5|vgg16 [options]\n"
+           "  --data DIR          the model's data set: MNIST format for the LeNets (default %s),\n"
+           "                      CIFAR-10 binary batches for vgg16 (default data/cifar-stand-in,\n"
+           "                      made by: crossbind data cifar-stand-in --out data/cifar-stand-in)\n"
            "  --epochs N          epochs (default 200, the protocol's)\n"
            "  --batch N           batch size (default 128)\n"
            "  --optimizer sgd|adam (default sgd)\n"
@@ -217,7 +219,7 @@ static cb_status save_model(const cb_model *m, const char *dir, const char *stem
 
 int cmd_train(int argc, char **argv)
 {
-    train_cli c = {.data = CB_DEFAULT_DATA, .epochs = 200, .batch = 128, .threads = sysconf(_SC_NPROCESSORS_ONLN)};
+    train_cli c = {.data = NULL, .epochs = 200, .batch = 128, .threads = sysconf(_SC_NPROCESSORS_ONLN)};
     c.opt.optim = cb_optim_defaults(CB_OPTIM_SGD, 0.05f);
     c.opt.kernels = CB_KERNELS_FAST;
     if (c.threads < 1) c.threads = 1;
@@ -246,8 +248,15 @@ int cmd_train(int argc, char **argv)
     snprintf(c.run_json, sizeof c.run_json, "%s/run.json", c.out);
     remove(c.run_json); /* a stale result must not pass for this run's */
     if ((s = cb_set_threads((int)c.threads)) != CB_OK) { rc = cli_status(s); goto done; }
-    if ((s = cb_mnist_load(c.data, 1, c.limit_train, &train)) != CB_OK) { rc = cli_status(s); goto done; }
-    if ((s = cb_mnist_load(c.data, 0, c.limit_test, &test)) != CB_OK) { rc = cli_status(s); goto done; }
+    if (!c.data) c.data = cb_dataset_default_dir(m->data_format);
+    if ((s = cb_dataset_load(m->data_format, c.data, 1, c.limit_train, &train)) != CB_OK ||
+        (s = cb_dataset_load(m->data_format, c.data, 0, c.limit_test, &test)) != CB_OK) {
+        rc = cli_status(s);
+        if (!strcmp(m->data_format, "cifar"))
+            fprintf(stderr, "crossbind: the CIFAR-format stand-in is made by: crossbind data cifar-stand-in --out %s\n",
+                    c.data);
+        goto done;
+    }
     c.train_set = &train;
     c.test_set = &test;
     if (c.init) s = cli_load_weights(m, c.init);

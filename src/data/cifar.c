@@ -152,3 +152,16 @@ cb_status cb_cifar_from_mnist(const char *mnist_dir, const char *out_dir, int64_
     cb_dataset_free(&te);
     return s;
 }
+
+cb_status cb_dataset_load(const char *format, const char *dir, int train, int64_t limit, cb_dataset *out)
+{
+    if (strcmp(format, "mnist") == 0) return cb_mnist_load(dir, train, limit, out);
+    if (strcmp(format, "cifar") == 0) return cb_cifar_load(dir, train, limit, out);
+    memset(out, 0, sizeof *out);
+    return cb_fail(CB_ERR_INVALID_ARG, "unknown data set format '%s' (known: mnist, cifar)", format);
+}
+
+const char *cb_dataset_default_dir(const char *format)
+{
+    return strcmp(format, "cifar") == 0 ? "data/cifar-stand-in" : "/usr/share/datasets/fashion-mnist";
+}

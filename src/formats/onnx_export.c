@@ -112,6 +112,19 @@ static Onnx__AttributeProto *ints_attr(arena *a, const char *name, int n, const 
     return at;
 }
 
+static Onnx__AttributeProto *float_attr(arena *a, const char *name, float v)
+{
+    Onnx__AttributeProto *at = alloc(a, sizeof *at);
+    if (!at) return NULL;
+    onnx__attribute_proto__init(at);
+    at->name = str(a, name);
+    at->has_type = 1;
+    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    at->has_f = 1;
+    at->f = v;
+    return at;
+}
+
 static Onnx__AttributeProto *int_attr(arena *a, const char *name, int64_t v)
 {
     Onnx__AttributeProto *at = alloc(a, sizeof *at);
@@ -169,7 +182,7 @@ static cb_status export_node(exporter *e, int i)
 {
     const cb_graph *g = e->g;
     const cb_node *gn = &g->nodes[i];
-    const char *in[3];
+    const char *in[CB_MAX_INPUTS];
     for (int k = 0; k < gn->n_in; k++) in[k] = e->names[gn->in[k]];
     const char *out = e->names[i];
     Onnx__NodeProto *n = NULL;
@@ -198,6 +211,14 @@ static cb_status export_node(exporter *e, int i)
         if ((n = node(e, "Gemm", gn->name, gn->n_in, in, out, 1)))
             n->attribute[n->n_attribute++] = int_attr(&e->a, "transB", 1);
         break;
+    case CB_OP_BATCHNORM2D: /* inference semantics: the running statistics */
+        if ((n = node(e, "BatchNormalization", gn->name, 5, in, out, 2))) {
+            n->attribute[n->n_attribute++] = float_attr(&e->a, "epsilon", gn->eps);
+            /* ONNX keeps the share of the old running value: 1 - PyTorch's momentum. */
+            n->attribute[n->n_attribute++] = float_attr(&e->a, "momentum", 1.0f - gn->momentum);
+        }
+        break;
+    case CB_OP_DROPOUT: n = node(e, "Identity", gn->name, 1, in, out, 0); break; /* inference: identity */
     case CB_OP_TANH: n = node(e, "Tanh", gn->name, 1, in, out, 0); break;
     case CB_OP_RELU: n = node(e, "Relu", gn->name, 1, in, out, 0); break;
     case CB_OP_SIGMOID: n = node(e, "Sigmoid", gn->name, 1, in, out, 0); break;

@@ -18,6 +18,8 @@
 static const struct { const char *op, *notes; } op_table[] = {
     {"AveragePool", "2-D; kernel_shape, strides, symmetric pads or auto_pad (VALID, SAME_* when symmetric); "
                     "count_include_pad=1, or 0 without padding; no ceil_mode"},
+    {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
+                           "momentum; no training_mode, one output"},
     {"Constant", "the tensor `value` form (float, double, int32, int64)"},
     {"Conv", "2-D, group 1, no dilation; weights and bias as initializers; symmetric pads or auto_pad"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
@@ -318,6 +320,30 @@ static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
+static cb_status op_batchnorm(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x, ids[4];
+    const cb_tensor *t[4];
+    cb_status s = activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    if (attr_int(n, "training_mode", 0)) return unsupported(im, n, "training_mode is not implemented");
+    if (n->n_output > 1) for (size_t k = 1; k < n->n_output; k++)
+        if (n->output[k][0]) return unsupported(im, n, "only the normalised output is implemented");
+    if (im->m->graph.nodes[x].ndim != 3) return unsupported(im, n, "only [N,C,H,W] inputs are implemented");
+    int64_t c[1] = {im->m->graph.nodes[x].dims[0]};
+    for (int k = 0; k < 4; k++) {
+        if ((s = constant(im, n, (size_t)k + 1, &t[k])) != CB_OK) return s;
+        if (!t[k] || !is_float(t[k]) || cb_tensor_numel(t[k]) != c[0])
+            return unsupported(im, n, "scale, B, mean and var must be float initializers of the channel count");
+        if ((s = param(im, n->input[k + 1], 1, c, t[k]->data, &ids[k])) != CB_OK) return s;
+    }
+    im->m->graph.nodes[ids[2]].buffer = im->m->graph.nodes[ids[3]].buffer = 1;
+    float eps = attr_float(n, "epsilon", 1e-5f), momentum = 1.0f - attr_float(n, "momentum", 0.9f);
+    *out = cb_graph_batchnorm2d_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, ids[0],
+                                     ids[1], ids[2], ids[3], eps, momentum);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
 static cb_status op_flatten(importer *im, const Onnx__NodeProto *n, int *out)
 {
     int x;
@@ -400,6 +426,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);
     else if (strcmp(t, "Gemm") == 0) s = op_gemm(im, n, &id);
     else if (strcmp(t, "Flatten") == 0) s = op_flatten(im, n, &id);
+    else if (strcmp(t, "BatchNormalization") == 0) s = op_batchnorm(im, n, &id);
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
     else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0) {
         int x;

@@ -293,7 +293,25 @@ int cb_graph_batchnorm2d(cb_graph *g, const char *name, int x, float eps, float 
     int b = cb_graph_param(g, join(pname, sizeof pname, name, "bias"), 1, c, CB_INIT_NONE, 0);
     int rm = cb_graph_buffer(g, join(pname, sizeof pname, name, "running_mean"), 1, c, CB_INIT_NONE);
     int rv = cb_graph_buffer(g, join(pname, sizeof pname, name, "running_var"), 1, c, CB_INIT_ONE);
-    if (w < 0 || b < 0 || rm < 0 || rv < 0) return -1;
+    return cb_graph_batchnorm2d_with(g, name, x, w, b, rm, rv, eps, momentum);
+}
+
+int cb_graph_batchnorm2d_with(cb_graph *g, const char *name, int x, int w, int b, int rm, int rv, float eps,
+                              float momentum)
+{
+    if (x < 0 || w < 0 || b < 0 || rm < 0 || rv < 0 || x >= g->count) return -1;
+    const int64_t c = g->nodes[x].dims[0];
+    const int ps[4] = {w, b, rm, rv};
+    for (int k = 0; k < 4; k++)
+        if (ps[k] >= g->count || g->nodes[ps[k]].op != CB_OP_PARAM || g->nodes[ps[k]].ndim != 1 ||
+            g->nodes[ps[k]].dims[0] != c || g->nodes[x].ndim != 3) {
+            cb_fail(CB_ERR_SHAPE, "batchnorm '%s': needs an input [C,H,W] and four parameters [C]", name);
+            return -1;
+        }
+    if (!(eps > 0) || !(momentum >= 0 && momentum <= 1)) {
+        cb_fail(CB_ERR_INVALID_ARG, "batchnorm '%s': eps must be > 0 and momentum in [0, 1]", name);
+        return -1;
+    }
     int in[5] = {x, w, b, rm, rv};
     int id = add_node(g, CB_OP_BATCHNORM2D, name, in, 5);
     if (id < 0) return -1;

@@ -6,5 +6,6 @@
 
 int cb_build_lenet1(cb_graph *g, int x);
 int cb_build_lenet5(cb_graph *g, int x);
+int cb_build_vgg16(cb_graph *g, int x);
 
 #endif

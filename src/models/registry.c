@@ -7,6 +7,7 @@
 
 typedef struct model_entry {
     const char *name;
+    const char *data; /* the data set format it trains on */
     int ndim;
     int64_t input[3];
     int classes;
@@ -15,8 +16,9 @@ typedef struct model_entry {
 } model_entry;
 
 static const model_entry models[] = {
-    {"lenet1", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet1},
-    {"lenet5", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet5},
+    {"lenet1", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet1},
+    {"lenet5", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet5},
+    {"vgg16", "cifar", 3, {3, 32, 32}, 10, CB_OP_SOFTMAX_XENT, cb_build_vgg16},
 };
 #define N_MODELS (sizeof models / sizeof models[0])
 
@@ -41,6 +43,7 @@ cb_status cb_model_create(const char *name, cb_model **out)
     cb_model *m = calloc(1, sizeof *m);
     if (!m) return cb_fail(CB_ERR_NOMEM, "out of memory creating model %s", name);
     snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->data_format, sizeof m->data_format, "%s", e->data);
     m->classes = e->classes;
     cb_graph *g = &m->graph;
     cb_graph_init(g);
