@@ -225,3 +225,84 @@ static void check_batchnorm(cb_kernels kernels)
 
 TEST(golden_batchnorm_fast) { check_batchnorm(CB_KERNELS_FAST); }
 TEST(golden_batchnorm_reference) { check_batchnorm(CB_KERNELS_REFERENCE); }
+
+/* VGG-16 with dropout 0, PyTorch's initial weights: training-mode logits,
+ * loss and every gradient, 3 SGD steps, the running statistics after them
+ * (5 training-mode passes in all, as on the PyTorch side) and
+ * evaluation-mode logits. Fast kernels only: the reference kernels would
+ * take minutes on this model (they are checked on the LeNets). */
+TEST(golden_vgg16_fast)
+{
+    if (!load_golden()) { test_failures++; return; }
+    cb_model *m;
+    CHECK_OK(cb_model_create("vgg16", &m));
+    if (!m) return;
+    const cb_tensor *x = get("vgg16", "input"), *y = get("vgg16", "labels"), *logits = get("vgg16", "logits"),
+                    *loss = get("vgg16", "loss"), *losses = get("vgg16", "sgd_losses"),
+                    *eval_logits = get("vgg16", "eval_logits");
+    if (!x || !y || !logits || !loss || !losses || !eval_logits) { cb_model_free(m); return; }
+    for (int i = 0; i < m->graph.count; i++)
+        if (m->graph.nodes[i].op == CB_OP_DROPOUT) m->graph.nodes[i].p = 0.0f;
+    const int batch = (int)x->shape[0];
+    load_params(m);
+    cb_exec *ex, *ev;
+    CHECK_OK(cb_exec_create(&m->graph, batch, 1, CB_KERNELS_FAST, &ex));
+    CHECK_OK(cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ev));
+    feed(ex, m, x, y);
+    CHECK_OK(cb_exec_forward(ex, batch));
+    check_close("vgg16 logits", cb_exec_value(ex, m->graph.output), logits->data, cb_tensor_numel(logits),
+                TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    float l = cb_exec_loss(ex);
+    check_close("vgg16 loss", &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    CHECK_OK(cb_exec_backward(ex, batch));
+    for (int i = 0; i < m->graph.count; i++) {
+        const cb_node *n = &m->graph.nodes[i];
+        if (n->op != CB_OP_PARAM || n->buffer) continue;
+        char gname[CB_MAX_NAME + 8], what[CB_MAX_NAME + 32];
+        snprintf(gname, sizeof gname, "grad.%s", n->name);
+        const cb_tensor *g = get("vgg16", gname);
+        if (!g) continue;
+        snprintf(what, sizeof what, "vgg16 gradient of %s", n->name);
+        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), TOL_VGG_GRAD_ATOL,
+                    TOL_VGG_GRAD_RTOL);
+    }
+    /* Replay PyTorch's sequence from the initial weights and statistics. */
+    load_params(m);
+    cb_optim_config cfg = cb_optim_defaults(CB_OPTIM_SGD, 0.01f); /* as the golden (see the runner) */
+    cb_optim *opt;
+    CHECK_OK(cb_optim_create(&cfg, &m->graph, &opt));
+    const int steps = (int)losses->shape[0] - 1;
+    float got[16];
+    /* PyTorch: one pass for the gradients, then `steps` steps, then one more
+     * training-mode pass; five updates of the running statistics. */
+    CHECK_OK(cb_exec_forward(ex, batch));
+    for (int s = 0; s < steps && s < 15; s++) {
+        CHECK_OK(cb_exec_forward(ex, batch));
+        got[s] = cb_exec_loss(ex);
+        CHECK_OK(cb_exec_backward(ex, batch));
+        cb_optim_step(opt);
+    }
+    CHECK_OK(cb_exec_forward(ex, batch));
+    got[steps] = cb_exec_loss(ex);
+    check_close("vgg16 losses over 3 SGD steps", got, losses->data, steps + 1, TOL_VGG_STEPS_ATOL,
+                TOL_VGG_STEPS_RTOL);
+    for (int i = 0; i < m->graph.count; i++) {
+        const cb_node *n = &m->graph.nodes[i];
+        if (n->op != CB_OP_PARAM || !n->buffer) continue;
+        char key[CB_MAX_NAME + 16], what[CB_MAX_NAME + 32];
+        snprintf(key, sizeof key, "after.%s", n->name);
+        const cb_tensor *t = get("vgg16", key);
+        if (!t) continue;
+        snprintf(what, sizeof what, "vgg16 %s after the steps", n->name);
+        check_close(what, cb_graph_param_data(&m->graph, i), t->data, cb_tensor_numel(t), TOL_VGG_STEPS_ATOL,
+                    TOL_VGG_STEPS_RTOL);
+    }
+    feed(ev, m, x, y);
+    CHECK_OK(cb_exec_forward(ev, batch));
+    check_close("vgg16 evaluation-mode logits", cb_exec_value(ev, m->graph.output), eval_logits->data,
+                cb_tensor_numel(eval_logits), TOL_VGG_STEPS_ATOL, TOL_VGG_STEPS_RTOL);
+    cb_optim_free(opt);
+    cb_exec_free(ex);
+    cb_exec_free(ev);
+    cb_model_free(m);
+}
