@@ -220,7 +220,7 @@ TEST(npy_round_trip_and_bad_files)
 static float *forward(cb_model *m, const float *x, int batch)
 {
     cb_exec *ex;
-    CHECK_OK(cb_exec_create(&m->graph, batch, 0, CB_KERNELS_REFERENCE, &ex));
+    CHECK_OK(cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ex));
     int64_t in = cb_node_numel(&m->graph.nodes[m->input]), out = cb_node_numel(&m->graph.nodes[m->graph.output]);
     memcpy(cb_exec_value(ex, m->input), x, (size_t)(batch * in) * sizeof(float));
     CHECK_OK(cb_exec_forward(ex, batch));
@@ -232,20 +232,29 @@ static float *forward(cb_model *m, const float *x, int batch)
 
 TEST(onnx_export_import_round_trip)
 {
-    const char *names[] = {"lenet1", "lenet5"};
-    for (int k = 0; k < 2; k++) {
+    /* VGG-16 exercises BatchNormalization (running statistics set away
+     * from their initial values) and dropout (exported as Identity). */
+    const char *names[] = {"lenet1", "lenet5", "vgg16"};
+    for (int k = 0; k < 3; k++) {
         cb_model *m, *o;
         CHECK_OK(cb_model_create(names[k], &m));
         cb_model_init(m, 11);
+        for (int i = 0; i < m->graph.count; i++) /* give running statistics non-trivial values */
+            if (m->graph.nodes[i].op == CB_OP_PARAM && m->graph.nodes[i].buffer) {
+                float *p = cb_graph_param_data(&m->graph, i);
+                for (int64_t j = 0; j < cb_node_numel(&m->graph.nodes[i]); j++) p[j] = 0.5f + 0.01f * (float)(j % 7);
+            }
         const char *path = tmp("model.onnx");
         CHECK_OK(cb_onnx_export(m, path));
         CHECK_OK(cb_onnx_load(path, 1, &o));
         if (!o) { cb_model_free(m); continue; }
         CHECK(o->classes == 10 && o->n_inputs == 1 && o->fixed_batch == 0);
-        float x[3 * 784];
-        for (int i = 0; i < 3 * 784; i++) x[i] = (float)((i * 37) % 101) / 101.0f;
+        int64_t per = cb_node_numel(&m->graph.nodes[m->input]);
+        float *x = malloc((size_t)(3 * per) * sizeof *x);
+        for (int64_t i = 0; i < 3 * per; i++) x[i] = (float)((i * 37) % 101) / 101.0f;
         float *a = forward(m, x, 3), *b = forward(o, x, 3);
         CHECK(memcmp(a, b, 30 * sizeof(float)) == 0); /* same graph, same kernels: identical */
+        free(x);
         free(a);
         free(b);
         cb_model_free(o);
