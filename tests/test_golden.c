@@ -306,3 +306,53 @@ TEST(golden_vgg16_fast)
     cb_exec_free(ev);
     cb_model_free(m);
 }
+
+/* nn.Embedding + nn.LSTM (batch first): every hidden state and every
+ * parameter gradient of sum(h * dy), against PyTorch; both kernel levels.
+ * The head and loss after the LSTM only make the executor plan gradients. */
+static void check_lstm(cb_kernels kernels)
+{
+    if (!load_golden()) { test_failures++; return; }
+    const cb_tensor *ids = need("lstm.ids"), *dy = need("lstm.dy"), *h = need("lstm.output");
+    if (!ids || !dy || !h) return;
+    cb_graph g;
+    cb_graph_init(&g);
+    int64_t t[1] = {5}, one[1] = {1};
+    int in = cb_graph_input(&g, "ids", 1, t);
+    int e = cb_graph_embedding(&g, "emb", in, 6, 3);
+    int l = cb_graph_lstm(&g, "rnn", e, 4);
+    int head = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 2, 1);
+    int labels = cb_graph_input(&g, "labels", 1, one);
+    CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, head, labels) >= 0);
+    CHECK_OK(cb_graph_finalize(&g));
+    const char *names[5] = {"emb.weight", "rnn.weight_ih_l0", "rnn.weight_hh_l0", "rnn.bias_ih_l0", "rnn.bias_hh_l0"};
+    for (int k = 0; k < 5; k++) {
+        char key[96];
+        snprintf(key, sizeof key, "lstm.param.%s", names[k]);
+        const cb_tensor *p = need(key);
+        int node = cb_graph_find(&g, names[k]);
+        CHECK(node >= 0);
+        if (p && node >= 0) memcpy(cb_graph_param_data(&g, node), p->data, (size_t)cb_tensor_numel(p) * sizeof(float));
+    }
+    cb_exec *ex;
+    CHECK_OK(cb_exec_create(&g, 2, 1, kernels, &ex));
+    memcpy(cb_exec_value(ex, in), ids->data, 10 * sizeof(float));
+    memset(cb_exec_value(ex, labels), 0, 2 * sizeof(float));
+    CHECK_OK(cb_exec_forward(ex, 2));
+    check_close("lstm hidden states", cb_exec_value(ex, l), h->data, 40, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    CHECK_OK(cb_exec_backward_from(ex, l, dy->data, 2));
+    for (int k = 0; k < 5; k++) {
+        char key[96], what[128];
+        snprintf(key, sizeof key, "lstm.grad.%s", names[k]);
+        snprintf(what, sizeof what, "lstm gradient of %s", names[k]);
+        const cb_tensor *gr = need(key);
+        int node = cb_graph_find(&g, names[k]);
+        if (gr && node >= 0)
+            check_close(what, cb_graph_param_grad(&g, node), gr->data, cb_tensor_numel(gr), TOL_GRAD_ATOL, TOL_GRAD_RTOL);
+    }
+    cb_exec_free(ex);
+    cb_graph_free(&g);
+}
+
+TEST(golden_lstm_fast) { check_lstm(CB_KERNELS_FAST); }
+TEST(golden_lstm_reference) { check_lstm(CB_KERNELS_REFERENCE); }

@@ -224,6 +224,34 @@ typedef int (*build_fn)(cb_graph *g, int x);
  * the same mask each time, so fd_check reseeds before every pass. */
 static const uint64_t fd_seed = 7;
 
+/* Every parameter's analytic gradient against central differences of the
+ * loss (inputs and labels already fed). */
+static void fd_compare(cb_graph *g, cb_exec *ex, int batch, const char *what)
+{
+    cb_exec_seed(ex, fd_seed);
+    CHECK_OK(cb_exec_forward(ex, batch));
+    CHECK_OK(cb_exec_backward(ex, batch));
+    float *analytic = malloc(g->n_params * sizeof(float)), *numeric = malloc(g->n_params * sizeof(float));
+    memcpy(analytic, g->grads, g->n_params * sizeof(float));
+    const float eps = 1e-3f;
+    for (size_t i = 0; i < g->n_params; i++) {
+        float keep = g->params[i];
+        g->params[i] = keep + eps;
+        cb_exec_seed(ex, fd_seed);
+        cb_exec_forward(ex, batch);
+        double up = cb_exec_loss(ex);
+        g->params[i] = keep - eps;
+        cb_exec_seed(ex, fd_seed);
+        cb_exec_forward(ex, batch);
+        double down = cb_exec_loss(ex);
+        g->params[i] = keep;
+        numeric[i] = (float)((up - down) / (2.0 * eps));
+    }
+    check_close(what, analytic, numeric, (int64_t)g->n_params, TOL_FD_ATOL, TOL_FD_RTOL);
+    free(analytic);
+    free(numeric);
+}
+
 static void fd_check(const char *what, int64_t c, int64_t h, int64_t w, build_fn build, int binary,
                      cb_kernels kernels, float spacing)
 {
@@ -253,28 +281,7 @@ static void fd_check(const char *what, int64_t c, int64_t h, int64_t w, build_fn
     cb_exec *ex;
     CHECK_OK(cb_exec_create(&g, 1, 1, kernels, &ex));
     cb_exec_value(ex, labels)[0] = 1;
-    cb_exec_seed(ex, fd_seed);
-    CHECK_OK(cb_exec_forward(ex, 1));
-    CHECK_OK(cb_exec_backward(ex, 1));
-    float *analytic = malloc(g.n_params * sizeof(float)), *numeric = malloc(g.n_params * sizeof(float));
-    memcpy(analytic, g.grads, g.n_params * sizeof(float));
-    const float eps = 1e-3f;
-    for (size_t i = 0; i < g.n_params; i++) {
-        float keep = g.params[i];
-        g.params[i] = keep + eps;
-        cb_exec_seed(ex, fd_seed);
-        cb_exec_forward(ex, 1);
-        double up = cb_exec_loss(ex);
-        g.params[i] = keep - eps;
-        cb_exec_seed(ex, fd_seed);
-        cb_exec_forward(ex, 1);
-        double down = cb_exec_loss(ex);
-        g.params[i] = keep;
-        numeric[i] = (float)((up - down) / (2.0 * eps));
-    }
-    check_close(what, analytic, numeric, (int64_t)g.n_params, TOL_FD_ATOL, TOL_FD_RTOL);
-    free(analytic);
-    free(numeric);
+    fd_compare(&g, ex, 1, what);
     cb_exec_free(ex);
     cb_graph_free(&g);
 }
@@ -347,5 +354,38 @@ TEST(fused_inference_equals_unfused)
         cb_exec_free(inf);
         cb_exec_free(train);
         cb_model_free(m);
+    }
+}
+
+/* Embedding -> LSTM -> last step -> dense -> loss, batch of 2 sequences of
+ * 4 tokens: every parameter against finite differences, both kernel levels. */
+TEST(lstm_gradients_match_finite_differences)
+{
+    for (int k = 0; k < 2; k++) {
+        cb_graph g;
+        cb_graph_init(&g);
+        int64_t t[1] = {4}, one[1] = {1};
+        int ids = cb_graph_input(&g, "ids", 1, t);
+        int e = cb_graph_embedding(&g, "emb", ids, 5, 3);
+        int l = cb_graph_lstm(&g, "rnn", e, 4);
+        int h = cb_graph_last_step(&g, l);
+        int logits = cb_graph_linear(&g, "head", h, 3, 1);
+        int labels = cb_graph_input(&g, "labels", 1, one);
+        CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels) >= 0);
+        CHECK_OK(cb_graph_finalize(&g));
+        cb_rng r;
+        cb_rng_seed(&r, 21);
+        cb_graph_init_params(&g, &r);
+        cb_exec *ex;
+        CHECK_OK(cb_exec_create(&g, 2, 1, k ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE, &ex));
+        const float tokens[8] = {0, 3, 3, 1, 4, 2, 0, 1}, lab[2] = {2, 0};
+        memcpy(cb_exec_value(ex, ids), tokens, sizeof tokens);
+        memcpy(cb_exec_value(ex, labels), lab, sizeof lab);
+        fd_compare(&g, ex, 2, k ? "fd lstm (fast)" : "fd lstm (reference)");
+        /* A token id outside the vocabulary is an error, not a read out of bounds. */
+        cb_exec_value(ex, ids)[5] = 5;
+        CHECK(cb_exec_forward(ex, 2) == CB_ERR_INVALID_ARG);
+        cb_exec_free(ex);
+        cb_graph_free(&g);
     }
 }

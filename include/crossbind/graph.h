@@ -37,6 +37,9 @@ typedef enum cb_op {
     CB_OP_FLATTEN,     /* a view with new per-sample dims (flatten, reshape): shares memory */
     CB_OP_BATCHNORM2D, /* in: x[C,H,W], weight[C], bias[C], running_mean[C], running_var[C] */
     CB_OP_DROPOUT,     /* training: zero with probability p, scale the rest by 1/(1-p); inference: identity */
+    CB_OP_EMBEDDING,   /* in: ids[T] (token ids as floats), weight[V,D] -> [T,D] */
+    CB_OP_LSTM,        /* in: x[T,D], weight_ih[4H,D], weight_hh[4H,H], bias_ih[4H], bias_hh[4H] -> [T,H] */
+    CB_OP_LAST_STEP,   /* in: x[T,H] -> x[T-1] as [H] */
     CB_OP_SOFTMAX_XENT,/* in: logits[K], labels[1] (class index as float): mean loss */
     CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
     CB_OP_COUNT
@@ -47,7 +50,8 @@ typedef enum cb_init {
     CB_INIT_NONE = 0,
     CB_INIT_KAIMING_UNIFORM, /* a = sqrt(5): U(+-1/sqrt(fan_in)) */
     CB_INIT_FAN_IN_UNIFORM,  /* U(+-1/sqrt(fan_in)), biases */
-    CB_INIT_ONE              /* 1 (BatchNorm weights and running variances) */
+    CB_INIT_ONE,             /* 1 (BatchNorm weights and running variances) */
+    CB_INIT_NORMAL           /* N(0, 1) (embeddings) */
 } cb_init;
 
 typedef struct cb_node {
@@ -116,6 +120,15 @@ int cb_graph_batchnorm2d(cb_graph *g, const char *name, int x, float eps, float 
 /* The same over parameter nodes that already exist (importers). */
 int cb_graph_batchnorm2d_with(cb_graph *g, const char *name, int x, int w, int b, int rm, int rv, float eps,
                               float momentum);
+/* Embedding of token ids x[T] (floats holding integers) into "<name>.weight"
+ * [vocab, dim], initialised N(0, 1) as PyTorch's. */
+int cb_graph_embedding(cb_graph *g, const char *name, int x, int64_t vocab, int64_t dim);
+/* One LSTM layer over x[T,D] (batch first) with PyTorch's gate order and
+ * parameter names "<name>.weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+ * "bias_hh_l0", initialised U(+-1/sqrt(hidden)); all hidden states [T,H]. */
+int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden);
+/* The last time step of x[T,H], as [H]. */
+int cb_graph_last_step(cb_graph *g, int x);
 /* Dropout with probability p (training executors only). */
 int cb_graph_dropout(cb_graph *g, int x, float p);
 /* A view of x with new per-sample dims (same element count). */

@@ -531,6 +531,24 @@ def golden_vgg16(steps=3, batch=4):
     return out
 
 
+def golden_lstm():
+    """nn.Embedding(6, 3) then nn.LSTM(3, 4, batch_first=True) on token ids
+    [2, 5]: every hidden state, and the gradients of sum(h * r) for a fixed r
+    with respect to every parameter (PyTorch's gate layout i, f, g, o)."""
+    torch.manual_seed(20240704)
+    emb, lstm = nn.Embedding(6, 3), nn.LSTM(3, 4, batch_first=True)
+    ids = torch.tensor([[0, 5, 2, 2, 1], [4, 3, 0, 1, 5]])
+    h, _ = lstm(emb(ids))
+    r = torch.rand(2, 5, 4)
+    (h * r).sum().backward()
+    out = {"lstm.ids": ids.numpy().astype(np.float32), "lstm.dy": r.numpy(), "lstm.output": h.detach().numpy(),
+           "lstm.param.emb.weight": emb.weight.detach().numpy().copy(), "lstm.grad.emb.weight": emb.weight.grad.numpy()}
+    for k, p in lstm.named_parameters():
+        out[f"lstm.param.rnn.{k}"] = p.detach().numpy().copy()
+        out[f"lstm.grad.rnn.{k}"] = p.grad.numpy()
+    return out
+
+
 def cmd_golden(args):
     torch.set_num_threads(1)
     out = {}
@@ -538,6 +556,7 @@ def cmd_golden(args):
         out.update(golden_for(name))
     out.update(golden_batchnorm())
     out.update(golden_vgg16())
+    out.update(golden_lstm())
     cb_safetensors.write(args.out, out, {"format": GOLDEN_FORMAT, "torch": torch.__version__,
                                          "optimizers": "sgd: lr .05; sgdm: lr .05 momentum .9 wd 1e-3; "
                                                        "adam: lr 1e-3; adamw: lr 1e-3 betas .8,.99 eps 1e-6 wd 1e-2"})

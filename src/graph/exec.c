@@ -135,6 +135,15 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             aoff[i] = auxs + 1; /* +1: 0 means none */
             auxs += n->op == CB_OP_BATCHNORM2D ? 2 * (size_t)n->dims[0] : node_floats(n, max_batch);
         }
+        if (n->op == CB_OP_LSTM) { /* gates and cells, inference included (the forward pass needs them) */
+            aoff[i] = auxs + 1;
+            auxs += (size_t)max_batch * (size_t)n->dims[0] * 5 * (size_t)n->dims[1];
+            if (with_grads) {
+                cb_rnn_shape rs = {max_batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+                size_t w = cb_lstm_workspace(&rs);
+                if (w > ex->ws_slice) ex->ws_slice = w;
+            }
+        }
         if (n->op == CB_OP_CONV2D && kernels == CB_KERNELS_FAST) {
             cb_conv_shape s = conv_shape(g, n, ws_batch);
             size_t w = cb_conv2d_workspace(&s);
@@ -283,6 +292,25 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             if (ex->with_grads) cb_dropout_fwd((int64_t)node_floats(n, batch), n->p, &ex->rng, x, ex->aux[i], y);
             else memcpy(y, x, node_floats(n, batch) * sizeof *y);
             break;
+        case CB_OP_EMBEDDING: {
+            const cb_node *w = &g->nodes[n->in[1]];
+            cb_status st = cb_embedding_fwd((int64_t)batch * n->dims[0], x, ex->val[n->in[1]], w->dims[0],
+                                            (int)w->dims[1], y);
+            if (st != CB_OK) return st;
+            break;
+        }
+        case CB_OP_LSTM: {
+            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+            float *saved = ex->aux[i] + (size_t)b0 * rs.t * 5 * rs.h;
+            cb_lstm_fwd(&rs, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]], ex->val[n->in[4]], y,
+                        saved, fast);
+            break;
+        }
+        case CB_OP_LAST_STEP: {
+            const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];
+            for (int s = 0; s < batch; s++) memcpy(y + (size_t)s * h, x + ((size_t)s * t + t - 1) * h, (size_t)h * sizeof *y);
+            break;
+        }
         case CB_OP_SOFTMAX_XENT: case CB_OP_BCE: {
             cb_status s = loss_forward(ex, i, batch); /* only reached with the whole batch (b0 = 0) */
             if (s != CB_OK) return s;
@@ -385,6 +413,22 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
         }
         case CB_OP_DROPOUT:
             if (dx) cb_dropout_bwd((int64_t)node_floats(n, batch), ex->aux[i], dy, dx);
+            break;
+        case CB_OP_EMBEDDING: /* ids take no gradient */
+            cb_embedding_bwd((int64_t)batch * n->dims[0], x, (int)g->nodes[n->in[1]].dims[1], dy, ex->grad[n->in[1]]);
+            break;
+        case CB_OP_LSTM: {
+            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+            cb_lstm_bwd(&rs, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[i], ex->aux[i], dy, dx, ex->grad[n->in[1]],
+                        ex->grad[n->in[2]], ex->grad[n->in[3]], ex->grad[n->in[4]], ex->ws, fast);
+            break;
+        }
+        case CB_OP_LAST_STEP:
+            if (dx) {
+                const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];
+                for (int s = 0; s < batch; s++)
+                    for (int64_t j = 0; j < h; j++) dx[((size_t)s * t + t - 1) * h + j] += dy[(size_t)s * h + j];
+            }
             break;
         case CB_OP_SOFTMAX_XENT:
             if (dx) cb_softmax_xent_bwd(batch, (int)g->nodes[n->in[0]].dims[0], x, ex->val[n->in[1]],

@@ -322,6 +322,66 @@ int cb_graph_batchnorm2d_with(cb_graph *g, const char *name, int x, int w, int b
     return id;
 }
 
+int cb_graph_embedding(cb_graph *g, const char *name, int x, int64_t vocab, int64_t dim)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (g->nodes[x].ndim != 1 || vocab < 1 || dim < 1) {
+        cb_fail(CB_ERR_SHAPE, "embedding '%s': needs token ids [T] and a positive vocabulary and width", name);
+        return -1;
+    }
+    char pname[CB_MAX_NAME + 16];
+    int64_t wd[2] = {vocab, dim};
+    int w = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 2, wd, CB_INIT_NORMAL, 0);
+    if (w < 0) return -1;
+    int in[2] = {x, w};
+    int id = add_node(g, CB_OP_EMBEDDING, name, in, 2);
+    if (id < 0) return -1;
+    int64_t od[2] = {g->nodes[x].dims[0], dim};
+    set_dims(&g->nodes[id], 2, od);
+    return id;
+}
+
+int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (g->nodes[x].ndim != 2 || hidden < 1) {
+        cb_fail(CB_ERR_SHAPE, "lstm '%s': needs an input [T,D] and a positive hidden size", name);
+        return -1;
+    }
+    const int64_t d = g->nodes[x].dims[1];
+    char pname[CB_MAX_NAME + 16];
+    int64_t wi[2] = {4 * hidden, d}, wh[2] = {4 * hidden, hidden}, b[1] = {4 * hidden};
+    /* PyTorch: every parameter U(-1/sqrt(hidden), 1/sqrt(hidden)). */
+    int p[4] = {cb_graph_param(g, join(pname, sizeof pname, name, "weight_ih_l0"), 2, wi, CB_INIT_FAN_IN_UNIFORM, hidden),
+                cb_graph_param(g, join(pname, sizeof pname, name, "weight_hh_l0"), 2, wh, CB_INIT_FAN_IN_UNIFORM, hidden),
+                cb_graph_param(g, join(pname, sizeof pname, name, "bias_ih_l0"), 1, b, CB_INIT_FAN_IN_UNIFORM, hidden),
+                cb_graph_param(g, join(pname, sizeof pname, name, "bias_hh_l0"), 1, b, CB_INIT_FAN_IN_UNIFORM, hidden)};
+    for (int k = 0; k < 4; k++)
+        if (p[k] < 0) return -1;
+    int in[5] = {x, p[0], p[1], p[2], p[3]};
+    int id = add_node(g, CB_OP_LSTM, name, in, 5);
+    if (id < 0) return -1;
+    int64_t od[2] = {g->nodes[x].dims[0], hidden};
+    set_dims(&g->nodes[id], 2, od);
+    return id;
+}
+
+int cb_graph_last_step(cb_graph *g, int x)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (g->nodes[x].ndim != 2) {
+        cb_fail(CB_ERR_SHAPE, "last step of '%s': needs an input [T,H]", g->nodes[x].name);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "last_step%d", g->count);
+    int id = add_node(g, CB_OP_LAST_STEP, name, &x, 1);
+    if (id < 0) return -1;
+    int64_t od[1] = {g->nodes[x].dims[1]};
+    set_dims(&g->nodes[id], 1, od);
+    return id;
+}
+
 int cb_graph_dropout(cb_graph *g, int x, float p)
 {
     if (x < 0 || x >= g->count) return -1;
@@ -359,7 +419,7 @@ static const char *op_name(cb_op op)
 {
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
-        "sigmoid", "flatten", "batchnorm", "dropout", "softmax_xent", "bce"};
+        "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "last_step", "softmax_xent", "bce"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
@@ -441,6 +501,11 @@ void cb_graph_init_params(cb_graph *g, cb_rng *rng)
     for (int i = 0; i < g->count; i++) {
         cb_node *n = &g->nodes[i];
         if (n->op != CB_OP_PARAM || n->init == CB_INIT_NONE) continue;
+        if (n->init == CB_INIT_NORMAL) {
+            float *p = g->params + n->param_offset;
+            for (int64_t j = 0; j < cb_node_numel(n); j++) p[j] = (float)cb_rng_normal(rng);
+            continue;
+        }
         if (n->init == CB_INIT_ONE) { /* not drawn: the generator's sequence is PyTorch's draw order */
             float *p = g->params + n->param_offset;
             for (int64_t j = 0; j < cb_node_numel(n); j++) p[j] = 1.0f;

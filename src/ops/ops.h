@@ -27,6 +27,21 @@ void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *
 void cb_bn_bwd(const cb_bn_shape *s, const float *x, const float *gamma, const float *saved, const float *dy,
                float *dx, float *dgamma, float *dbeta, int fast);
 
+/* Recurrent layers (rnn.c): per sample x [t, d], hidden states y [t, h];
+ * saved: [n, t, 5h] (activated gates and cell states) from the forward pass;
+ * ws: cb_lstm_workspace floats for the backward pass. */
+typedef struct cb_rnn_shape { int n, t, d, h; } cb_rnn_shape;
+void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
+                 const float *b_hh, float *y, float *saved, int fast);
+void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *y,
+                 const float *saved, const float *dy, float *dx, float *dw_ih, float *dw_hh, float *db_ih,
+                 float *db_hh, float *ws, int fast);
+size_t cb_lstm_workspace(const cb_rnn_shape *s);
+/* Embedding rows by token id (ids as floats; a non-integer or out-of-range
+ * id is an error), and the gradient scattered into the rows used. */
+cb_status cb_embedding_fwd(int64_t n_ids, const float *ids, const float *w, int64_t vocab, int dim, float *y);
+void cb_embedding_bwd(int64_t n_ids, const float *ids, int dim, const float *dy, float *dw);
+
 /* Dropout (dropout.c): mask holds 0 or 1/(1-p) per value. */
 void cb_dropout_fwd(int64_t n, float p, cb_rng *rng, const float *x, float *mask, float *y);
 void cb_dropout_bwd(int64_t n, const float *mask, const float *dy, float *dx);

@@ -1,0 +1,133 @@
+/* Recurrent layers, forward and backward through time, and the embedding
+ * and last-step selection that feed and follow them.
+ *
+ * LSTM with PyTorch's layout and semantics: gate rows of W_ih [4H, D] and
+ * W_hh [4H, H] in the order input, forget, cell (g), output;
+ *   i = sigmoid(a_i), f = sigmoid(a_f), g = tanh(a_g), o = sigmoid(a_o),
+ *   c_t = f * c_{t-1} + i * g,  h_t = o * tanh(c_t),  h_{-1} = c_{-1} = 0.
+ * The input projection of all time steps is one matrix product; each step
+ * then adds the recurrent product. Per sample, x is [T, D] and the output
+ * the hidden states [T, H]. The forward pass keeps the activated gates and
+ * the cell states ("saved": [n, T, 5H]) for the backward pass.
+ * Matrix products go through rnn_gemm: double-accumulating loops at the
+ * reference level, cb_gemm at the fast level. */
+#include <math.h>
+#include <string.h>
+#include "ops.h"
+
+/* C[m,n] (ldc) = beta * C + A[m,k] (lda, transposed if ta) . B[k,n] (ldb, transposed if tb) */
+static void rnn_gemm(int fast, int ta, int tb, int m, int n, int k, const float *a, int lda, const float *b,
+                     int ldb, float beta, float *c, int ldc)
+{
+    if (fast) {
+        cb_gemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = 0;
+            for (int p = 0; p < k; p++) {
+                double av = ta ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+                double bv = tb ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
+                acc += av * bv;
+            }
+            /* beta 0 must not read C: it may hold anything, NaN included */
+            c[(size_t)i * ldc + j] = (float)(beta != 0.0f ? beta * c[(size_t)i * ldc + j] + acc : acc);
+        }
+}
+
+static float sigm(float v) { return (float)(1.0 / (1.0 + exp(-(double)v))); }
+
+void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
+                 const float *b_hh, float *y, float *saved, int fast)
+{
+    const int T = s->t, D = s->d, H = s->h, G = 4 * H, S = 5 * H; /* saved row: 4H gates + H cell */
+    /* Pre-activations of every step: saved[:, t, 0:4H] = x_t W_ih^T + b_ih + b_hh */
+    rnn_gemm(fast, 0, 1, s->n * T, G, D, x, D, w_ih, D, 0.0f, saved, S);
+    for (int r = 0; r < s->n * T; r++)
+        for (int j = 0; j < G; j++) saved[(size_t)r * S + j] += (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
+    for (int t = 0; t < T; t++) {
+        if (t > 0) /* + h_{t-1} W_hh^T for all samples at once */
+            rnn_gemm(fast, 0, 1, s->n, G, H, y + (size_t)(t - 1) * H, T * H, w_hh, H, 1.0f, saved + (size_t)t * S,
+                     T * S);
+        for (int n = 0; n < s->n; n++) {
+            float *a = saved + ((size_t)n * T + t) * S, *c = a + G;
+            const float *cprev = t > 0 ? saved + ((size_t)n * T + t - 1) * S + G : NULL;
+            float *h = y + ((size_t)n * T + t) * H;
+            for (int j = 0; j < H; j++) {
+                float i = sigm(a[j]), f = sigm(a[H + j]), g = tanhf(a[2 * H + j]), o = sigm(a[3 * H + j]);
+                a[j] = i, a[H + j] = f, a[2 * H + j] = g, a[3 * H + j] = o;
+                c[j] = f * (cprev ? cprev[j] : 0.0f) + i * g;
+                h[j] = o * tanhf(c[j]);
+            }
+        }
+    }
+}
+
+void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *y,
+                 const float *saved, const float *dy, float *dx, float *dw_ih, float *dw_hh, float *db_ih,
+                 float *db_hh, float *ws, int fast)
+{
+    const int T = s->t, D = s->d, H = s->h, G = 4 * H, S = 5 * H;
+    float *dgates = ws;                                  /* [n, T, 4H] pre-activation gradients */
+    float *dh_next = dgates + (size_t)s->n * T * G;      /* [n, H] */
+    float *dc_next = dh_next + (size_t)s->n * H;         /* [n, H] */
+    memset(dh_next, 0, (size_t)s->n * H * sizeof(float));
+    memset(dc_next, 0, (size_t)s->n * H * sizeof(float));
+    for (int t = T - 1; t >= 0; t--) {
+        for (int n = 0; n < s->n; n++) {
+            const float *a = saved + ((size_t)n * T + t) * S, *c = a + G;
+            const float *cprev = t > 0 ? saved + ((size_t)n * T + t - 1) * S + G : NULL;
+            const float *g_in = dy + ((size_t)n * T + t) * H;
+            float *dg = dgates + ((size_t)n * T + t) * G, *dhn = dh_next + (size_t)n * H, *dcn = dc_next + (size_t)n * H;
+            for (int j = 0; j < H; j++) {
+                float i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j];
+                float dh = g_in[j] + dhn[j], tc = tanhf(c[j]);
+                float dc = dh * o * (1.0f - tc * tc) + dcn[j];
+                dg[j] = dc * g * i * (1.0f - i);                              /* input gate */
+                dg[H + j] = (cprev ? dc * cprev[j] : 0.0f) * f * (1.0f - f);   /* forget gate */
+                dg[2 * H + j] = dc * i * (1.0f - g * g);                      /* cell candidate */
+                dg[3 * H + j] = dh * tc * o * (1.0f - o);                     /* output gate */
+                dcn[j] = dc * f;
+            }
+        }
+        /* dh_{t-1} = dgates_t W_hh, for all samples */
+        if (t > 0) rnn_gemm(fast, 0, 0, s->n, H, G, dgates + (size_t)t * G, T * G, w_hh, H, 0.0f, dh_next, H);
+    }
+    const int rows = s->n * T;
+    if (dw_ih) rnn_gemm(fast, 1, 0, G, D, rows, dgates, G, x, D, 1.0f, dw_ih, D);
+    if (dw_hh && T > 1)
+        for (int n = 0; n < s->n; n++) /* sum over t >= 1 of dgates_t^T h_{t-1} */
+            rnn_gemm(fast, 1, 0, G, H, T - 1, dgates + ((size_t)n * T + 1) * G, G, y + (size_t)n * T * H, H, 1.0f,
+                     dw_hh, H);
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < G; j++) {
+            if (db_ih) db_ih[j] += dgates[(size_t)r * G + j];
+            if (db_hh) db_hh[j] += dgates[(size_t)r * G + j];
+        }
+    if (dx) rnn_gemm(fast, 0, 0, rows, D, G, dgates, G, w_ih, D, 1.0f, dx, D);
+}
+
+size_t cb_lstm_workspace(const cb_rnn_shape *s) { return (size_t)s->n * s->t * 4 * s->h + 2 * (size_t)s->n * s->h; }
+
+cb_status cb_embedding_fwd(int64_t n_ids, const float *ids, const float *w, int64_t vocab, int dim, float *y)
+{
+    for (int64_t i = 0; i < n_ids; i++) {
+        float v = ids[i];
+        if (!(v >= 0 && v < (float)vocab) || v != floorf(v))
+            return cb_fail(CB_ERR_INVALID_ARG, "embedding: token id %g is not an integer in [0, %lld)", (double)v,
+                           (long long)vocab);
+        memcpy(y + (size_t)i * dim, w + (size_t)v * dim, (size_t)dim * sizeof *y);
+    }
+    return CB_OK;
+}
+
+void cb_embedding_bwd(int64_t n_ids, const float *ids, int dim, const float *dy, float *dw)
+{
+    /* Only the rows of the ids seen receive gradient. */
+    for (int64_t i = 0; i < n_ids; i++) {
+        float *row = dw + (size_t)ids[i] * dim;
+        const float *g = dy + (size_t)i * dim;
+        for (int j = 0; j < dim; j++) row[j] += g[j];
+    }
+}
