@@ -307,28 +307,34 @@ TEST(golden_vgg16_fast)
     cb_model_free(m);
 }
 
-/* nn.Embedding + nn.LSTM (batch first): every hidden state and every
- * parameter gradient of sum(h * dy), against PyTorch; both kernel levels.
+/* nn.Embedding + nn.LSTM / nn.GRU / the reset-before GRU (batch first):
+ * every hidden state and every parameter gradient of sum(h * dy), against
+ * PyTorch; both kernel levels.
  * The head and loss after the LSTM only make the executor plan gradients. */
-static void check_lstm(cb_kernels kernels)
+static void check_recurrent(const char *variant, cb_kernels kernels)
 {
     if (!load_golden()) { test_failures++; return; }
-    const cb_tensor *ids = need("lstm.ids"), *dy = need("lstm.dy"), *h = need("lstm.output");
+    char key[96];
+    snprintf(key, sizeof key, "%s.ids", variant);
+    const cb_tensor *ids = need(key);
+    snprintf(key, sizeof key, "%s.dy", variant);
+    const cb_tensor *dy = need(key);
+    snprintf(key, sizeof key, "%s.output", variant);
+    const cb_tensor *h = need(key);
     if (!ids || !dy || !h) return;
     cb_graph g;
     cb_graph_init(&g);
     int64_t t[1] = {5}, one[1] = {1};
     int in = cb_graph_input(&g, "ids", 1, t);
     int e = cb_graph_embedding(&g, "emb", in, 6, 3);
-    int l = cb_graph_lstm(&g, "rnn", e, 4);
+    int l = !strcmp(variant, "lstm") ? cb_graph_lstm(&g, "rnn", e, 4) : cb_graph_gru(&g, "rnn", e, 4, !strcmp(variant, "grurb"));
     int head = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 2, 1);
     int labels = cb_graph_input(&g, "labels", 1, one);
     CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, head, labels) >= 0);
     CHECK_OK(cb_graph_finalize(&g));
     const char *names[5] = {"emb.weight", "rnn.weight_ih_l0", "rnn.weight_hh_l0", "rnn.bias_ih_l0", "rnn.bias_hh_l0"};
     for (int k = 0; k < 5; k++) {
-        char key[96];
-        snprintf(key, sizeof key, "lstm.param.%s", names[k]);
+        snprintf(key, sizeof key, "%s.param.%s", variant, names[k]);
         const cb_tensor *p = need(key);
         int node = cb_graph_find(&g, names[k]);
         CHECK(node >= 0);
@@ -339,12 +345,13 @@ static void check_lstm(cb_kernels kernels)
     memcpy(cb_exec_value(ex, in), ids->data, 10 * sizeof(float));
     memset(cb_exec_value(ex, labels), 0, 2 * sizeof(float));
     CHECK_OK(cb_exec_forward(ex, 2));
-    check_close("lstm hidden states", cb_exec_value(ex, l), h->data, 40, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    char what[128];
+    snprintf(what, sizeof what, "%s hidden states", variant);
+    check_close(what, cb_exec_value(ex, l), h->data, 40, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     CHECK_OK(cb_exec_backward_from(ex, l, dy->data, 2));
     for (int k = 0; k < 5; k++) {
-        char key[96], what[128];
-        snprintf(key, sizeof key, "lstm.grad.%s", names[k]);
-        snprintf(what, sizeof what, "lstm gradient of %s", names[k]);
+        snprintf(key, sizeof key, "%s.grad.%s", variant, names[k]);
+        snprintf(what, sizeof what, "%s gradient of %s", variant, names[k]);
         const cb_tensor *gr = need(key);
         int node = cb_graph_find(&g, names[k]);
         if (gr && node >= 0)
@@ -354,5 +361,9 @@ static void check_lstm(cb_kernels kernels)
     cb_graph_free(&g);
 }
 
-TEST(golden_lstm_fast) { check_lstm(CB_KERNELS_FAST); }
-TEST(golden_lstm_reference) { check_lstm(CB_KERNELS_REFERENCE); }
+TEST(golden_lstm_fast) { check_recurrent("lstm", CB_KERNELS_FAST); }
+TEST(golden_lstm_reference) { check_recurrent("lstm", CB_KERNELS_REFERENCE); }
+TEST(golden_gru_fast) { check_recurrent("gru", CB_KERNELS_FAST); }
+TEST(golden_gru_reference) { check_recurrent("gru", CB_KERNELS_REFERENCE); }
+TEST(golden_gru_rb_fast) { check_recurrent("grurb", CB_KERNELS_FAST); }
+TEST(golden_gru_rb_reference) { check_recurrent("grurb", CB_KERNELS_REFERENCE); }

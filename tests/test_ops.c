@@ -357,17 +357,19 @@ TEST(fused_inference_equals_unfused)
     }
 }
 
-/* Embedding -> LSTM -> last step -> dense -> loss, batch of 2 sequences of
- * 4 tokens: every parameter against finite differences, both kernel levels. */
-TEST(lstm_gradients_match_finite_differences)
+/* Embedding -> recurrent layer -> last step -> dense -> loss, batch of 2
+ * sequences of 4 tokens: every parameter against finite differences, both
+ * kernel levels; layer 0 is the LSTM, 1 the GRU, 2 the reset-before GRU. */
+TEST(recurrent_gradients_match_finite_differences)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 6; k++) {
+        const int layer = k / 2;
         cb_graph g;
         cb_graph_init(&g);
         int64_t t[1] = {4}, one[1] = {1};
         int ids = cb_graph_input(&g, "ids", 1, t);
         int e = cb_graph_embedding(&g, "emb", ids, 5, 3);
-        int l = cb_graph_lstm(&g, "rnn", e, 4);
+        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, 4) : cb_graph_gru(&g, "rnn", e, 4, layer == 2);
         int h = cb_graph_last_step(&g, l);
         int logits = cb_graph_linear(&g, "head", h, 3, 1);
         int labels = cb_graph_input(&g, "labels", 1, one);
@@ -377,15 +379,53 @@ TEST(lstm_gradients_match_finite_differences)
         cb_rng_seed(&r, 21);
         cb_graph_init_params(&g, &r);
         cb_exec *ex;
-        CHECK_OK(cb_exec_create(&g, 2, 1, k ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE, &ex));
+        CHECK_OK(cb_exec_create(&g, 2, 1, k % 2 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE, &ex));
         const float tokens[8] = {0, 3, 3, 1, 4, 2, 0, 1}, lab[2] = {2, 0};
         memcpy(cb_exec_value(ex, ids), tokens, sizeof tokens);
         memcpy(cb_exec_value(ex, labels), lab, sizeof lab);
-        fd_compare(&g, ex, 2, k ? "fd lstm (fast)" : "fd lstm (reference)");
+        const char *what[6] = {"fd lstm (reference)", "fd lstm (fast)", "fd gru (reference)", "fd gru (fast)",
+                               "fd gru-rb (reference)", "fd gru-rb (fast)"};
+        fd_compare(&g, ex, 2, what[k]);
         /* A token id outside the vocabulary is an error, not a read out of bounds. */
         cb_exec_value(ex, ids)[5] = 5;
         CHECK(cb_exec_forward(ex, 2) == CB_ERR_INVALID_ARG);
         cb_exec_free(ex);
+        cb_graph_free(&g);
+    }
+}
+
+/* Inference executors run recurrent layers on slices of the batch (each
+ * with its part of the saved gates and its own workspace): their outputs
+ * must match a training executor's on the whole batch. */
+TEST(recurrent_inference_slices_match)
+{
+    for (int layer = 0; layer < 3; layer++) {
+        cb_graph g;
+        cb_graph_init(&g);
+        int64_t t[1] = {6}, one[1] = {1};
+        int ids = cb_graph_input(&g, "ids", 1, t);
+        int e = cb_graph_embedding(&g, "emb", ids, 9, 5);
+        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, 7) : cb_graph_gru(&g, "rnn", e, 7, layer == 2);
+        int logits = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 3, 1);
+        int labels = cb_graph_input(&g, "labels", 1, one);
+        CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels) >= 0);
+        CHECK_OK(cb_graph_finalize(&g));
+        cb_rng r;
+        cb_rng_seed(&r, 4);
+        cb_graph_init_params(&g, &r);
+        cb_exec *inf, *train;
+        const int n = 150; /* more than one slice of samples */
+        CHECK_OK(cb_exec_create(&g, n, 0, CB_KERNELS_FAST, &inf));
+        CHECK_OK(cb_exec_create(&g, n, 1, CB_KERNELS_FAST, &train));
+        for (int i = 0; i < n * 6; i++) cb_exec_value(inf, ids)[i] = cb_exec_value(train, ids)[i] = (float)((i * 7) % 9);
+        memset(cb_exec_value(inf, labels), 0, n * sizeof(float));
+        memset(cb_exec_value(train, labels), 0, n * sizeof(float));
+        CHECK_OK(cb_exec_forward(inf, n));
+        CHECK_OK(cb_exec_forward(train, n));
+        check_close("recurrent inference slices", cb_exec_value(inf, logits), cb_exec_value(train, logits), n * 3,
+                    TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        cb_exec_free(inf);
+        cb_exec_free(train);
         cb_graph_free(&g);
     }
 }

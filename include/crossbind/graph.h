@@ -39,6 +39,7 @@ typedef enum cb_op {
     CB_OP_DROPOUT,     /* training: zero with probability p, scale the rest by 1/(1-p); inference: identity */
     CB_OP_EMBEDDING,   /* in: ids[T] (token ids as floats), weight[V,D] -> [T,D] */
     CB_OP_LSTM,        /* in: x[T,D], weight_ih[4H,D], weight_hh[4H,H], bias_ih[4H], bias_hh[4H] -> [T,H] */
+    CB_OP_GRU,         /* in: x[T,D], weight_ih[3H,D], weight_hh[3H,H], bias_ih[3H], bias_hh[3H] -> [T,H] */
     CB_OP_LAST_STEP,   /* in: x[T,H] -> x[T-1] as [H] */
     CB_OP_SOFTMAX_XENT,/* in: logits[K], labels[1] (class index as float): mean loss */
     CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
@@ -67,6 +68,7 @@ typedef struct cb_node {
     int kh, kw, sh, sw, ph, pw;
     /* batch normalisation and dropout */
     float eps, momentum, p;
+    int reset_before;           /* GRU: 1 for the reset-before variant (GRU-rb) */
     /* parameters */
     int buffer;                 /* 1: state, not trained (BatchNorm running statistics) */
     cb_init init;
@@ -127,6 +129,9 @@ int cb_graph_embedding(cb_graph *g, const char *name, int x, int64_t vocab, int6
  * parameter names "<name>.weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
  * "bias_hh_l0", initialised U(+-1/sqrt(hidden)); all hidden states [T,H]. */
 int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden);
+/* One GRU layer, as cb_graph_lstm with gates r, z, n: PyTorch's GRU
+ * (reset_before 0) or the reset-before variant GRU-rb (1). */
+int cb_graph_gru(cb_graph *g, const char *name, int x, int64_t hidden, int reset_before);
 /* The last time step of x[T,H], as [H]. */
 int cb_graph_last_step(cb_graph *g, int x);
 /* Dropout with probability p (training executors only). */

@@ -549,6 +549,48 @@ def golden_lstm():
     return out
 
 
+def gru_rb(x, w_ih, w_hh, b_ih, b_hh):
+    """The reset-before GRU (Keras reset_after=False) in PyTorch's layout:
+    n = tanh(x W_in^T + b_in + (r * h) W_hn^T + b_hn). x: [N, T, D]."""
+    H = w_hh.shape[1]
+    h = x.new_zeros(x.shape[0], H)
+    out = []
+    for t in range(x.shape[1]):
+        xp = x[:, t] @ w_ih.t() + b_ih
+        hr = h @ w_hh[:2 * H].t() + b_hh[:2 * H]
+        r = torch.sigmoid(xp[:, :H] + hr[:, :H])
+        z = torch.sigmoid(xp[:, H:2 * H] + hr[:, H:])
+        n = torch.tanh(xp[:, 2 * H:] + (r * h) @ w_hh[2 * H:].t() + b_hh[2 * H:])
+        h = (1 - z) * n + z * h
+        out.append(h)
+    return torch.stack(out, 1)
+
+
+def golden_gru():
+    """nn.Embedding(6, 3) then a GRU with hidden 4 on token ids [2, 5]: PyTorch's
+    nn.GRU ("gru") and the reset-before variant with the same weights
+    ("grurb"); every hidden state and the gradients of sum(h * r)."""
+    out = {}
+    for variant in ("gru", "grurb"):
+        torch.manual_seed(20240705)
+        emb, gru = nn.Embedding(6, 3), nn.GRU(3, 4, batch_first=True)
+        ids = torch.tensor([[0, 5, 2, 2, 1], [4, 3, 0, 1, 5]])
+        if variant == "gru":
+            h, _ = gru(emb(ids))
+        else:
+            h = gru_rb(emb(ids), gru.weight_ih_l0, gru.weight_hh_l0, gru.bias_ih_l0, gru.bias_hh_l0)
+        r = torch.rand(2, 5, 4)
+        (h * r).sum().backward()
+        out.update({f"{variant}.ids": ids.numpy().astype(np.float32), f"{variant}.dy": r.numpy(),
+                    f"{variant}.output": h.detach().numpy(),
+                    f"{variant}.param.emb.weight": emb.weight.detach().numpy().copy(),
+                    f"{variant}.grad.emb.weight": emb.weight.grad.numpy()})
+        for k, p in gru.named_parameters():
+            out[f"{variant}.param.rnn.{k}"] = p.detach().numpy().copy()
+            out[f"{variant}.grad.rnn.{k}"] = p.grad.numpy()
+    return out
+
+
 def cmd_golden(args):
     torch.set_num_threads(1)
     out = {}
@@ -557,6 +599,7 @@ def cmd_golden(args):
     out.update(golden_batchnorm())
     out.update(golden_vgg16())
     out.update(golden_lstm())
+    out.update(golden_gru())
     cb_safetensors.write(args.out, out, {"format": GOLDEN_FORMAT, "torch": torch.__version__,
                                          "optimizers": "sgd: lr .05; sgdm: lr .05 momentum .9 wd 1e-3; "
                                                        "adam: lr 1e-3; adamw: lr 1e-3 betas .8,.99 eps 1e-6 wd 1e-2"})

@@ -135,6 +135,14 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             aoff[i] = auxs + 1; /* +1: 0 means none */
             auxs += n->op == CB_OP_BATCHNORM2D ? 2 * (size_t)n->dims[0] : node_floats(n, max_batch);
         }
+        if (n->op == CB_OP_GRU) { /* gates, inference included; the forward pass needs workspace too */
+            aoff[i] = auxs + 1;
+            auxs += (size_t)max_batch * (size_t)n->dims[0] * 6 * (size_t)n->dims[1];
+            cb_rnn_shape rs = {with_grads ? max_batch : ws_batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1],
+                               (int)n->dims[1]};
+            size_t w = cb_gru_workspace(&rs);
+            if (w > ex->ws_slice) ex->ws_slice = w;
+        }
         if (n->op == CB_OP_LSTM) { /* gates and cells, inference included (the forward pass needs them) */
             aoff[i] = auxs + 1;
             auxs += (size_t)max_batch * (size_t)n->dims[0] * 5 * (size_t)n->dims[1];
@@ -306,6 +314,13 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
                         saved, fast);
             break;
         }
+        case CB_OP_GRU: {
+            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+            float *saved = ex->aux[i] + (size_t)b0 * rs.t * 6 * rs.h;
+            cb_gru_fwd(&rs, n->reset_before, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
+                       ex->val[n->in[4]], y, saved, ws, fast);
+            break;
+        }
         case CB_OP_LAST_STEP: {
             const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];
             for (int s = 0; s < batch; s++) memcpy(y + (size_t)s * h, x + ((size_t)s * t + t - 1) * h, (size_t)h * sizeof *y);
@@ -421,6 +436,12 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
             cb_lstm_bwd(&rs, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[i], ex->aux[i], dy, dx, ex->grad[n->in[1]],
                         ex->grad[n->in[2]], ex->grad[n->in[3]], ex->grad[n->in[4]], ex->ws, fast);
+            break;
+        }
+        case CB_OP_GRU: {
+            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+            cb_gru_bwd(&rs, n->reset_before, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[i], ex->aux[i], dy, dx,
+                       ex->grad[n->in[1]], ex->grad[n->in[2]], ex->grad[n->in[3]], ex->grad[n->in[4]], ex->ws, fast);
             break;
         }
         case CB_OP_LAST_STEP:

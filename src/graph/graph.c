@@ -341,16 +341,19 @@ int cb_graph_embedding(cb_graph *g, const char *name, int x, int64_t vocab, int6
     return id;
 }
 
-int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden)
+static const char *op_name(cb_op op);
+
+/* The recurrent layers' shared builder: gates x hidden rows of weights. */
+static int recurrent(cb_graph *g, cb_op op, const char *name, int x, int64_t hidden, int gates)
 {
     if (x < 0 || x >= g->count) return -1;
     if (g->nodes[x].ndim != 2 || hidden < 1) {
-        cb_fail(CB_ERR_SHAPE, "lstm '%s': needs an input [T,D] and a positive hidden size", name);
+        cb_fail(CB_ERR_SHAPE, "%s '%s': needs an input [T,D] and a positive hidden size", op_name(op), name);
         return -1;
     }
     const int64_t d = g->nodes[x].dims[1];
     char pname[CB_MAX_NAME + 16];
-    int64_t wi[2] = {4 * hidden, d}, wh[2] = {4 * hidden, hidden}, b[1] = {4 * hidden};
+    int64_t wi[2] = {gates * hidden, d}, wh[2] = {gates * hidden, hidden}, b[1] = {gates * hidden};
     /* PyTorch: every parameter U(-1/sqrt(hidden), 1/sqrt(hidden)). */
     int p[4] = {cb_graph_param(g, join(pname, sizeof pname, name, "weight_ih_l0"), 2, wi, CB_INIT_FAN_IN_UNIFORM, hidden),
                 cb_graph_param(g, join(pname, sizeof pname, name, "weight_hh_l0"), 2, wh, CB_INIT_FAN_IN_UNIFORM, hidden),
@@ -359,10 +362,22 @@ int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden)
     for (int k = 0; k < 4; k++)
         if (p[k] < 0) return -1;
     int in[5] = {x, p[0], p[1], p[2], p[3]};
-    int id = add_node(g, CB_OP_LSTM, name, in, 5);
+    int id = add_node(g, op, name, in, 5);
     if (id < 0) return -1;
     int64_t od[2] = {g->nodes[x].dims[0], hidden};
     set_dims(&g->nodes[id], 2, od);
+    return id;
+}
+
+int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden)
+{
+    return recurrent(g, CB_OP_LSTM, name, x, hidden, 4);
+}
+
+int cb_graph_gru(cb_graph *g, const char *name, int x, int64_t hidden, int reset_before)
+{
+    int id = recurrent(g, CB_OP_GRU, name, x, hidden, 3);
+    if (id >= 0) g->nodes[id].reset_before = reset_before != 0;
     return id;
 }
 
@@ -419,7 +434,7 @@ static const char *op_name(cb_op op)
 {
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
-        "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "last_step", "softmax_xent", "bce"};
+        "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 

@@ -131,3 +131,149 @@ void cb_embedding_bwd(int64_t n_ids, const float *ids, int dim, const float *dy,
         for (int j = 0; j < dim; j++) row[j] += g[j];
     }
 }
+
+/* GRU, PyTorch's semantics: gate rows r, z, n; the reset gate applied after
+ * the recurrent product (ONNX linear_before_reset = 1):
+ *   r = sigmoid(xr + hr), z = sigmoid(xz + hz), n = tanh(xn + r * hn),
+ *   h_t = (1 - z) * n + z * h_{t-1},
+ * with x* = x W_i*^T + b_i* and h* = h_{t-1} W_h*^T + b_h*.
+ * The reset-before variant (Keras reset_after=False, "GRU-rb") instead uses
+ *   n = tanh(xn + (r * h_{t-1}) W_hn^T + b_hn).
+ * saved per step (6H): r, z, n, hn (reset after: the recurrent n-part;
+ * reset before: unused), and r * h_{t-1} (H, reset before) + spare. */
+#define GRU_SAVED(h) (6 * (h))
+
+static void gru_recurrent(const cb_rnn_shape *s, int reset_before, int t, const float *y, const float *w_hh,
+                          const float *b_hh, float *hp, int fast)
+{
+    /* hp[n, 3H] = h_{t-1} W_hh^T + b_hh (rows r, z always; n only reset-after) */
+    const int T = s->t, H = s->h, rows = reset_before ? 2 * H : 3 * H;
+    if (t > 0) rnn_gemm(fast, 0, 1, s->n, rows, H, y + (size_t)(t - 1) * H, T * H, w_hh, H, 0.0f, hp, 3 * H);
+    else memset(hp, 0, (size_t)s->n * 3 * H * sizeof *hp);
+    for (int n = 0; n < s->n; n++)
+        for (int j = 0; j < rows; j++) hp[(size_t)n * 3 * H + j] += b_hh ? b_hh[j] : 0.0f;
+}
+
+void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
+                const float *b_ih, const float *b_hh, float *y, float *saved, float *ws, int fast)
+{
+    const int T = s->t, D = s->d, H = s->h, S = GRU_SAVED(H);
+    float *xp = ws, *hp = xp + (size_t)s->n * T * 3 * H, *rh = hp + (size_t)s->n * 3 * H;
+    rnn_gemm(fast, 0, 1, s->n * T, 3 * H, D, x, D, w_ih, D, 0.0f, xp, 3 * H);
+    for (int t = 0; t < T; t++) {
+        gru_recurrent(s, reset_before, t, y, w_hh, b_hh, hp, fast);
+        for (int n = 0; n < s->n; n++) {
+            const float *xr = xp + ((size_t)n * T + t) * 3 * H, *hr = hp + (size_t)n * 3 * H;
+            const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
+            float *sv = saved + ((size_t)n * T + t) * S;
+            for (int j = 0; j < H; j++) {
+                float r = sigm(xr[j] + (b_ih ? b_ih[j] : 0.0f) + hr[j]);
+                float z = sigm(xr[H + j] + (b_ih ? b_ih[H + j] : 0.0f) + hr[H + j]);
+                sv[j] = r, sv[H + j] = z;
+                if (!reset_before) sv[3 * H + j] = hr[2 * H + j];
+                rh[(size_t)n * H + j] = r * (hprev ? hprev[j] : 0.0f);
+            }
+        }
+        if (reset_before) { /* hp[:, n rows] = (r * h_{t-1}) W_hn^T + b_hn */
+            rnn_gemm(fast, 0, 1, s->n, H, H, rh, H, w_hh + (size_t)2 * H * H, H, 0.0f, hp + 2 * H, 3 * H);
+            for (int n = 0; n < s->n; n++)
+                for (int j = 0; j < H; j++) hp[(size_t)n * 3 * H + 2 * H + j] += b_hh ? b_hh[2 * H + j] : 0.0f;
+        }
+        for (int n = 0; n < s->n; n++) {
+            const float *xr = xp + ((size_t)n * T + t) * 3 * H, *hr = hp + (size_t)n * 3 * H;
+            const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
+            float *sv = saved + ((size_t)n * T + t) * S, *h = y + ((size_t)n * T + t) * H;
+            for (int j = 0; j < H; j++) {
+                float r = sv[j], z = sv[H + j];
+                float pre = xr[2 * H + j] + (b_ih ? b_ih[2 * H + j] : 0.0f) +
+                            (reset_before ? hr[2 * H + j] : r * hr[2 * H + j]);
+                float nn = tanhf(pre);
+                sv[2 * H + j] = nn;
+                sv[4 * H + j] = rh[(size_t)n * H + j];
+                h[j] = (1.0f - z) * nn + z * (hprev ? hprev[j] : 0.0f);
+            }
+        }
+    }
+}
+
+void cb_gru_bwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
+                const float *y, const float *saved, const float *dy, float *dx, float *dw_ih, float *dw_hh,
+                float *db_ih, float *db_hh, float *ws, int fast)
+{
+    const int T = s->t, D = s->d, H = s->h, S = GRU_SAVED(H), G = 3 * H;
+    float *dgx = ws;                                   /* [n, T, 3H]: gradients of x W_ih^T + b_ih */
+    float *dgh = dgx + (size_t)s->n * T * G;           /* [n, T, 3H]: of the recurrent products' outputs */
+    float *dh_next = dgh + (size_t)s->n * T * G;       /* [n, H] */
+    float *drh = dh_next + (size_t)s->n * H;           /* [n, H]: reset before, d(r * h_{t-1}) */
+    memset(dh_next, 0, (size_t)s->n * H * sizeof(float));
+    for (int t = T - 1; t >= 0; t--) {
+        for (int n = 0; n < s->n; n++) {
+            const float *sv = saved + ((size_t)n * T + t) * S;
+            const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
+            const float *g_in = dy + ((size_t)n * T + t) * H;
+            float *gx = dgx + ((size_t)n * T + t) * G, *gh = dgh + ((size_t)n * T + t) * G;
+            float *dhn = dh_next + (size_t)n * H;
+            for (int j = 0; j < H; j++) {
+                float r = sv[j], z = sv[H + j], nn = sv[2 * H + j], hp = hprev ? hprev[j] : 0.0f;
+                float dh = g_in[j] + dhn[j];
+                float dz = dh * (hp - nn), dn = dh * (1.0f - z);
+                float dan = dn * (1.0f - nn * nn);
+                gx[2 * H + j] = dan;
+                gx[H + j] = gh[H + j] = dz * z * (1.0f - z);
+                if (!reset_before) {
+                    float dr = dan * sv[3 * H + j];
+                    gx[j] = gh[j] = dr * r * (1.0f - r);
+                    gh[2 * H + j] = dan * r;
+                } else {
+                    gh[2 * H + j] = dan; /* r's share comes through d(r * h) below */
+                }
+                dhn[j] = dh * z; /* the direct path; the products' share is added below */
+            }
+        }
+        if (reset_before) { /* d(r * h) = dan W_hn; then dr and the share of h_{t-1} */
+            rnn_gemm(fast, 0, 0, s->n, H, H, dgh + (size_t)t * G + 2 * H, T * G, w_hh + (size_t)2 * H * H, H, 0.0f,
+                     drh, H);
+            for (int n = 0; n < s->n; n++) {
+                const float *sv = saved + ((size_t)n * T + t) * S;
+                const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
+                float *gx = dgx + ((size_t)n * T + t) * G, *gh = dgh + ((size_t)n * T + t) * G;
+                for (int j = 0; j < H; j++) {
+                    float r = sv[j], hp = hprev ? hprev[j] : 0.0f, d = drh[(size_t)n * H + j];
+                    gx[j] = gh[j] = d * hp * r * (1.0f - r);
+                    dh_next[(size_t)n * H + j] += d * r;
+                }
+            }
+        }
+        if (t > 0) { /* + the recurrent products' share of dh_{t-1} */
+            const int rows = reset_before ? 2 * H : 3 * H;
+            rnn_gemm(fast, 0, 0, s->n, H, rows, dgh + (size_t)t * G, T * G, w_hh, H, 1.0f, dh_next, H);
+        }
+    }
+    const int rows = s->n * T;
+    if (dw_ih) rnn_gemm(fast, 1, 0, G, D, rows, dgx, G, x, D, 1.0f, dw_ih, D);
+    if (dw_hh && T > 1)
+        for (int n = 0; n < s->n; n++) {
+            const float *gh = dgh + ((size_t)n * T + 1) * G;
+            if (!reset_before) {
+                rnn_gemm(fast, 1, 0, G, H, T - 1, gh, G, y + (size_t)n * T * H, H, 1.0f, dw_hh, H);
+            } else { /* rows r, z against h_{t-1}; rows n against r * h_{t-1} (saved) */
+                rnn_gemm(fast, 1, 0, 2 * H, H, T - 1, gh, G, y + (size_t)n * T * H, H, 1.0f, dw_hh, H);
+                rnn_gemm(fast, 1, 0, H, H, T - 1, gh + 2 * H, G, saved + ((size_t)n * T + 1) * S + 4 * H, S, 1.0f,
+                         dw_hh + (size_t)2 * H * H, H);
+            }
+        }
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < G; j++) {
+            if (db_ih) db_ih[j] += dgx[(size_t)r * G + j];
+            if (db_hh) db_hh[j] += dgh[(size_t)r * G + j];
+        }
+    if (dx) rnn_gemm(fast, 0, 0, rows, D, G, dgx, G, w_ih, D, 1.0f, dx, D);
+}
+
+size_t cb_gru_workspace(const cb_rnn_shape *s)
+{
+    /* forward: xp [n,T,3H] + hp [n,3H] + rh [n,H]; backward: 2 x [n,T,3H] + 2 x [n,H] */
+    size_t nt = (size_t)s->n * s->t, h = (size_t)s->h, n = (size_t)s->n;
+    size_t fwd = nt * 3 * h + n * 4 * h, bwd = 2 * nt * 3 * h + 2 * n * h;
+    return fwd > bwd ? fwd : bwd;
+}
