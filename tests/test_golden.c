@@ -327,7 +327,8 @@ static void check_recurrent(const char *variant, cb_kernels kernels)
     int64_t t[1] = {5}, one[1] = {1};
     int in = cb_graph_input(&g, "ids", 1, t);
     int e = cb_graph_embedding(&g, "emb", in, 6, 3);
-    int l = !strcmp(variant, "lstm") ? cb_graph_lstm(&g, "rnn", e, 4) : cb_graph_gru(&g, "rnn", e, 4, !strcmp(variant, "grurb"));
+    int l = !strcmp(variant, "op_lstm") ? cb_graph_lstm(&g, "rnn", e, 4)
+                                        : cb_graph_gru(&g, "rnn", e, 4, !strcmp(variant, "op_grurb"));
     int head = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 2, 1);
     int labels = cb_graph_input(&g, "labels", 1, one);
     CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, head, labels) >= 0);
@@ -338,7 +339,9 @@ static void check_recurrent(const char *variant, cb_kernels kernels)
         const cb_tensor *p = need(key);
         int node = cb_graph_find(&g, names[k]);
         CHECK(node >= 0);
-        if (p && node >= 0) memcpy(cb_graph_param_data(&g, node), p->data, (size_t)cb_tensor_numel(p) * sizeof(float));
+        CHECK(!p || node < 0 || cb_tensor_numel(p) == cb_node_numel(&g.nodes[node]));
+        if (p && node >= 0 && cb_tensor_numel(p) == cb_node_numel(&g.nodes[node]))
+            memcpy(cb_graph_param_data(&g, node), p->data, (size_t)cb_tensor_numel(p) * sizeof(float));
     }
     cb_exec *ex;
     CHECK_OK(cb_exec_create(&g, 2, 1, kernels, &ex));
@@ -361,9 +364,72 @@ static void check_recurrent(const char *variant, cb_kernels kernels)
     cb_graph_free(&g);
 }
 
-TEST(golden_lstm_fast) { check_recurrent("lstm", CB_KERNELS_FAST); }
-TEST(golden_lstm_reference) { check_recurrent("lstm", CB_KERNELS_REFERENCE); }
-TEST(golden_gru_fast) { check_recurrent("gru", CB_KERNELS_FAST); }
-TEST(golden_gru_reference) { check_recurrent("gru", CB_KERNELS_REFERENCE); }
-TEST(golden_gru_rb_fast) { check_recurrent("grurb", CB_KERNELS_FAST); }
-TEST(golden_gru_rb_reference) { check_recurrent("grurb", CB_KERNELS_REFERENCE); }
+TEST(golden_lstm_fast) { check_recurrent("op_lstm", CB_KERNELS_FAST); }
+TEST(golden_lstm_reference) { check_recurrent("op_lstm", CB_KERNELS_REFERENCE); }
+TEST(golden_gru_fast) { check_recurrent("op_gru", CB_KERNELS_FAST); }
+TEST(golden_gru_reference) { check_recurrent("op_gru", CB_KERNELS_REFERENCE); }
+TEST(golden_gru_rb_fast) { check_recurrent("op_grurb", CB_KERNELS_FAST); }
+TEST(golden_gru_rb_reference) { check_recurrent("op_grurb", CB_KERNELS_REFERENCE); }
+
+/* The IMDb models (dropout 0) on random token ids: probabilities, binary
+ * cross-entropy, every gradient and 3 Adam steps at the protocol's learning
+ * rates, against PyTorch. Fast kernels (sequences of 300 steps). */
+static void check_rnn_model(const char *name)
+{
+    if (!load_golden()) { test_failures++; return; }
+    cb_model *m;
+    CHECK_OK(cb_model_create(name, &m));
+    if (!m) return;
+    const cb_tensor *x = get(name, "input"), *y = get(name, "labels"), *prob = get(name, "output"),
+                    *loss = get(name, "loss"), *losses = get(name, "adam_losses"), *lr = get(name, "adam_lr");
+    if (!x || !y || !prob || !loss || !losses || !lr) { cb_model_free(m); return; }
+    for (int i = 0; i < m->graph.count; i++)
+        if (m->graph.nodes[i].op == CB_OP_DROPOUT) m->graph.nodes[i].p = 0.0f;
+    const int batch = (int)x->shape[0];
+    load_params(m);
+    cb_exec *ex;
+    CHECK_OK(cb_exec_create(&m->graph, batch, 1, CB_KERNELS_FAST, &ex));
+    memcpy(cb_exec_value(ex, m->input), x->data, (size_t)cb_tensor_numel(x) * sizeof(float));
+    memcpy(cb_exec_value(ex, m->labels), y->data, (size_t)batch * sizeof(float));
+    char what[CB_MAX_NAME + 64];
+    CHECK_OK(cb_exec_forward(ex, batch));
+    snprintf(what, sizeof what, "%s output", name);
+    check_close(what, cb_exec_value(ex, m->graph.output), prob->data, batch, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    float l = cb_exec_loss(ex);
+    snprintf(what, sizeof what, "%s loss", name);
+    check_close(what, &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+    CHECK_OK(cb_exec_backward(ex, batch));
+    for (int i = 0; i < m->graph.count; i++) {
+        const cb_node *n = &m->graph.nodes[i];
+        if (n->op != CB_OP_PARAM) continue;
+        char gname[CB_MAX_NAME + 8];
+        snprintf(gname, sizeof gname, "grad.%s", n->name);
+        const cb_tensor *g = get(name, gname);
+        if (!g) continue;
+        snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
+        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), TOL_GRAD_ATOL, TOL_GRAD_RTOL);
+    }
+    load_params(m);
+    cb_optim_config cfg = cb_optim_defaults(CB_OPTIM_ADAM, ((const float *)lr->data)[0]);
+    cb_optim *opt;
+    CHECK_OK(cb_optim_create(&cfg, &m->graph, &opt));
+    const int steps = (int)losses->shape[0] - 1;
+    float got[16];
+    for (int s = 0; s < steps && s < 15; s++) {
+        CHECK_OK(cb_exec_forward(ex, batch));
+        got[s] = cb_exec_loss(ex);
+        CHECK_OK(cb_exec_backward(ex, batch));
+        cb_optim_step(opt);
+    }
+    CHECK_OK(cb_exec_forward(ex, batch));
+    got[steps] = cb_exec_loss(ex);
+    snprintf(what, sizeof what, "%s losses over %d Adam steps", name, steps);
+    check_close(what, got, losses->data, steps + 1, TOL_STEPS_ATOL, TOL_STEPS_RTOL);
+    cb_optim_free(opt);
+    cb_exec_free(ex);
+    cb_model_free(m);
+}
+
+TEST(golden_lstm_model) { check_rnn_model("lstm"); }
+TEST(golden_gru_model) { check_rnn_model("gru"); }
+TEST(golden_gru_rb_model) { check_rnn_model("gru-rb"); }

@@ -98,10 +98,48 @@ class VGG16(nn.Module):
         return self.classifier(torch.flatten(self.features(x), 1))
 
 
-MODELS = {"lenet1": LeNet1, "lenet5": LeNet5, "vgg16": VGG16}
+class GRUResetBefore(nn.Module):
+    """One GRU layer with the reset gate applied before the recurrent product
+    (Keras reset_after=False), in PyTorch's parameter layout and names."""
+
+    def __init__(self, d, h):
+        super().__init__()
+        k = 1.0 / h ** 0.5
+        self.weight_ih_l0 = nn.Parameter(torch.empty(3 * h, d).uniform_(-k, k))
+        self.weight_hh_l0 = nn.Parameter(torch.empty(3 * h, h).uniform_(-k, k))
+        self.bias_ih_l0 = nn.Parameter(torch.empty(3 * h).uniform_(-k, k))
+        self.bias_hh_l0 = nn.Parameter(torch.empty(3 * h).uniform_(-k, k))
+
+    def forward(self, x):
+        return gru_rb(x, self.weight_ih_l0, self.weight_hh_l0, self.bias_ih_l0, self.bias_hh_l0), None
+
+
+class RNNClassifier(nn.Module):
+    """The protocol's IMDb models: embedding 10,000 x 300, one recurrent layer
+    (hidden 512, batch first), the last step, dropout, dense 512 -> 1, sigmoid."""
+
+    def __init__(self, kind, dropout=0.5):
+        super().__init__()
+        self.embedding = nn.Embedding(10000, 300)
+        self.rnn = {"lstm": lambda: nn.LSTM(300, 512, batch_first=True),
+                    "gru": lambda: nn.GRU(300, 512, batch_first=True),
+                    "gru-rb": lambda: GRUResetBefore(300, 512)}[kind]()
+        self.dropout = nn.Dropout(dropout)
+        self.fc = nn.Linear(512, 1)
+
+    def forward(self, x):
+        h, _ = self.rnn(self.embedding(x))
+        return torch.sigmoid(self.fc(self.dropout(h[:, -1])))
+
+
+MODELS = {"lenet1": LeNet1, "lenet5": LeNet5, "vgg16": VGG16,
+          "lstm": lambda: RNNClassifier("lstm"), "gru": lambda: RNNClassifier("gru"),
+          "gru-rb": lambda: RNNClassifier("gru-rb")}
 ARCHS = {"lenet5-sequential": lenet5_sequential}
-INPUT_SHAPES = {"lenet1": (1, 28, 28), "lenet5": (1, 28, 28), "vgg16": (3, 32, 32)}
-DATA_FORMATS = {"lenet1": "mnist", "lenet5": "mnist", "vgg16": "cifar"}
+INPUT_SHAPES = {"lenet1": (1, 28, 28), "lenet5": (1, 28, 28), "vgg16": (3, 32, 32),
+                "lstm": (300,), "gru": (300,), "gru-rb": (300,)}
+DATA_FORMATS = {"lenet1": "mnist", "lenet5": "mnist", "vgg16": "cifar", "lstm": "imdb", "gru": "imdb",
+                "gru-rb": "imdb"}
 DEFAULT_DIRS = {"mnist": DEFAULT_DATA, "cifar": "data/cifar-stand-in"}
 
 
@@ -270,6 +308,8 @@ def evaluate(model, x, y, batch, with_metrics=False):
 def load_data(args, train):
     limit = args.limit_train if train else args.limit_test
     fmt = DATA_FORMATS[args.model]
+    if fmt == "imdb":
+        fail("the IMDb pipeline (aclImdb reader, tokeniser, vocabulary) is not implemented yet")
     directory = args.data or DEFAULT_DIRS[fmt]
     try:
         x, y = (cb_data.load_cifar if fmt == "cifar" else cb_data.load_mnist)(directory, train, limit)
@@ -541,11 +581,11 @@ def golden_lstm():
     h, _ = lstm(emb(ids))
     r = torch.rand(2, 5, 4)
     (h * r).sum().backward()
-    out = {"lstm.ids": ids.numpy().astype(np.float32), "lstm.dy": r.numpy(), "lstm.output": h.detach().numpy(),
-           "lstm.param.emb.weight": emb.weight.detach().numpy().copy(), "lstm.grad.emb.weight": emb.weight.grad.numpy()}
+    out = {"op_lstm.ids": ids.numpy().astype(np.float32), "op_lstm.dy": r.numpy(), "op_lstm.output": h.detach().numpy(),
+           "op_lstm.param.emb.weight": emb.weight.detach().numpy().copy(), "op_lstm.grad.emb.weight": emb.weight.grad.numpy()}
     for k, p in lstm.named_parameters():
-        out[f"lstm.param.rnn.{k}"] = p.detach().numpy().copy()
-        out[f"lstm.grad.rnn.{k}"] = p.grad.numpy()
+        out[f"op_lstm.param.rnn.{k}"] = p.detach().numpy().copy()
+        out[f"op_lstm.grad.rnn.{k}"] = p.grad.numpy()
     return out
 
 
@@ -571,11 +611,11 @@ def golden_gru():
     nn.GRU ("gru") and the reset-before variant with the same weights
     ("grurb"); every hidden state and the gradients of sum(h * r)."""
     out = {}
-    for variant in ("gru", "grurb"):
+    for variant in ("op_gru", "op_grurb"):
         torch.manual_seed(20240705)
         emb, gru = nn.Embedding(6, 3), nn.GRU(3, 4, batch_first=True)
         ids = torch.tensor([[0, 5, 2, 2, 1], [4, 3, 0, 1, 5]])
-        if variant == "gru":
+        if variant == "op_gru":
             h, _ = gru(emb(ids))
         else:
             h = gru_rb(emb(ids), gru.weight_ih_l0, gru.weight_hh_l0, gru.bias_ih_l0, gru.bias_hh_l0)
@@ -591,15 +631,53 @@ def golden_gru():
     return out
 
 
+def golden_rnn_models(steps=3, batch=2):
+    """The three IMDb models with dropout 0 on random token ids: outputs
+    (probabilities), the binary cross-entropy loss, every gradient and the
+    losses of `steps` Adam steps at the protocol's learning rates."""
+    out = {}
+    for kind, lr in (("lstm", 8e-5), ("gru", 3e-4), ("gru-rb", 3e-4)):
+        torch.manual_seed(20240706)
+        model = RNNClassifier(kind, dropout=0.0)
+        x = torch.randint(0, 10000, (batch, 300))
+        y = torch.tensor([[1.0], [0.0]])[:batch]
+        tag = kind
+        for k, v in model.state_dict().items():
+            out[f"{tag}.param.{k}"] = v.clone().numpy()
+        out[f"{tag}.input"] = x.numpy().astype(np.float32)
+        out[f"{tag}.labels"] = y.numpy().reshape(-1)
+        prob = model(x)
+        loss = F.binary_cross_entropy(prob, y)
+        loss.backward()
+        out[f"{tag}.output"] = prob.detach().numpy()
+        out[f"{tag}.loss"] = np.array([loss.item()], dtype=np.float32)
+        for k, p in model.named_parameters():
+            out[f"{tag}.grad.{k}"] = p.grad.numpy().copy()
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = F.binary_cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        with torch.no_grad():
+            losses.append(F.binary_cross_entropy(model(x), y).item())
+        out[f"{tag}.adam_losses"] = np.array(losses, dtype=np.float32)
+        out[f"{tag}.adam_lr"] = np.array([lr], dtype=np.float32)
+    return out
+
+
 def cmd_golden(args):
     torch.set_num_threads(1)
     out = {}
-    for name in ("lenet1", "lenet5"):
-        out.update(golden_for(name))
-    out.update(golden_batchnorm())
-    out.update(golden_vgg16())
-    out.update(golden_lstm())
-    out.update(golden_gru())
+    parts = [golden_for(name) for name in ("lenet1", "lenet5")]
+    parts += [golden_batchnorm(), golden_vgg16(), golden_lstm(), golden_gru(), golden_rnn_models()]
+    for part in parts:
+        clash = set(out) & set(part)
+        if clash:  # one golden section must never overwrite another's tensors
+            fail(f"golden sections share names: {sorted(clash)[:5]}")
+        out.update(part)
     cb_safetensors.write(args.out, out, {"format": GOLDEN_FORMAT, "torch": torch.__version__,
                                          "optimizers": "sgd: lr .05; sgdm: lr .05 momentum .9 wd 1e-3; "
                                                        "adam: lr 1e-3; adamw: lr 1e-3 betas .8,.99 eps 1e-6 wd 1e-2"})

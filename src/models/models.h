@@ -7,5 +7,8 @@
 int cb_build_lenet1(cb_graph *g, int x);
 int cb_build_lenet5(cb_graph *g, int x);
 int cb_build_vgg16(cb_graph *g, int x);
+int cb_build_lstm(cb_graph *g, int x);
+int cb_build_gru(cb_graph *g, int x);
+int cb_build_gru_rb(cb_graph *g, int x);
 
 #endif

@@ -19,6 +19,9 @@ static const model_entry models[] = {
     {"lenet1", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet1},
     {"lenet5", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet5},
     {"vgg16", "cifar", 3, {3, 32, 32}, 10, CB_OP_SOFTMAX_XENT, cb_build_vgg16},
+    {"lstm", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_lstm},
+    {"gru", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_gru},
+    {"gru-rb", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_gru_rb},
 };
 #define N_MODELS (sizeof models / sizeof models[0])
 
