@@ -70,6 +70,35 @@ static void feed(cb_exec *ex, cb_model *m, const cb_tensor *x, const cb_tensor *
     for (int64_t i = 0; i < y->shape[0]; i++) cb_exec_value(ex, m->labels)[i] = (float)lab[i];
 }
 
+/* Every trained parameter's gradient against "<model>.grad.<param>". */
+static void check_param_grads(cb_model *m, const char *name, double atol, double rtol)
+{
+    for (int i = 0; i < m->graph.count; i++) {
+        const cb_node *n = &m->graph.nodes[i];
+        if (n->op != CB_OP_PARAM || n->buffer) continue;
+        char gname[CB_MAX_NAME + 8], what[2 * CB_MAX_NAME + 64];
+        snprintf(gname, sizeof gname, "grad.%s", n->name);
+        const cb_tensor *g = get(name, gname);
+        if (!g) continue;
+        snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
+        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), atol, rtol);
+    }
+}
+
+/* `steps` optimizer steps as the PyTorch side takes them: got[s] is the
+ * loss before step s, got[steps] the loss after the last one. */
+static void run_steps(cb_exec *ex, cb_optim *opt, int batch, int steps, float *got)
+{
+    for (int s = 0; s < steps; s++) {
+        CHECK_OK(cb_exec_forward(ex, batch));
+        got[s] = cb_exec_loss(ex);
+        CHECK_OK(cb_exec_backward(ex, batch));
+        cb_optim_step(opt);
+    }
+    CHECK_OK(cb_exec_forward(ex, batch));
+    got[steps] = cb_exec_loss(ex);
+}
+
 static void check_model(const char *name, cb_kernels kernels)
 {
     if (!load_golden()) { test_failures++; return; }
@@ -93,17 +122,7 @@ static void check_model(const char *name, cb_kernels kernels)
     snprintf(what, sizeof what, "%s loss", name);
     check_close(what, &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     CHECK_OK(cb_exec_backward(ex, batch));
-    for (int i = 0; i < m->graph.count; i++) {
-        const cb_node *n = &m->graph.nodes[i];
-        if (n->op != CB_OP_PARAM) continue;
-        char gname[CB_MAX_NAME + 8];
-        snprintf(gname, sizeof gname, "grad.%s", n->name);
-        const cb_tensor *g = get(name, gname);
-        if (!g) continue;
-        snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
-        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), TOL_GRAD_ATOL,
-                    TOL_GRAD_RTOL);
-    }
+    check_param_grads(m, name, TOL_GRAD_ATOL, TOL_GRAD_RTOL);
 
     golden_opt opts[4] = {
         {"sgd", cb_optim_defaults(CB_OPTIM_SGD, 0.05f)},
@@ -127,14 +146,7 @@ static void check_model(const char *name, cb_kernels kernels)
         load_params(m);
         cb_optim *opt;
         CHECK_OK(cb_optim_create(&opts[o].cfg, &m->graph, &opt));
-        for (int s = 0; s < steps; s++) {
-            CHECK_OK(cb_exec_forward(ex, batch));
-            got[s] = cb_exec_loss(ex);
-            CHECK_OK(cb_exec_backward(ex, batch));
-            cb_optim_step(opt);
-        }
-        CHECK_OK(cb_exec_forward(ex, batch));
-        got[steps] = cb_exec_loss(ex);
+        run_steps(ex, opt, batch, steps, got);
         snprintf(what, sizeof what, "%s losses over %d %s steps", name, steps, opts[o].name);
         check_close(what, got, want->data, steps + 1, TOL_STEPS_ATOL, TOL_STEPS_RTOL);
         /* parameter displacement after the steps */
@@ -255,17 +267,7 @@ TEST(golden_vgg16_fast)
     float l = cb_exec_loss(ex);
     check_close("vgg16 loss", &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     CHECK_OK(cb_exec_backward(ex, batch));
-    for (int i = 0; i < m->graph.count; i++) {
-        const cb_node *n = &m->graph.nodes[i];
-        if (n->op != CB_OP_PARAM || n->buffer) continue;
-        char gname[CB_MAX_NAME + 8], what[CB_MAX_NAME + 32];
-        snprintf(gname, sizeof gname, "grad.%s", n->name);
-        const cb_tensor *g = get("vgg16", gname);
-        if (!g) continue;
-        snprintf(what, sizeof what, "vgg16 gradient of %s", n->name);
-        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), TOL_VGG_GRAD_ATOL,
-                    TOL_VGG_GRAD_RTOL);
-    }
+    check_param_grads(m, "vgg16", TOL_VGG_GRAD_ATOL, TOL_VGG_GRAD_RTOL);
     /* Replay PyTorch's sequence from the initial weights and statistics. */
     load_params(m);
     cb_optim_config cfg = cb_optim_defaults(CB_OPTIM_SGD, 0.01f); /* as the golden (see the runner) */
@@ -276,14 +278,8 @@ TEST(golden_vgg16_fast)
     /* PyTorch: one pass for the gradients, then `steps` steps, then one more
      * training-mode pass; five updates of the running statistics. */
     CHECK_OK(cb_exec_forward(ex, batch));
-    for (int s = 0; s < steps && s < 15; s++) {
-        CHECK_OK(cb_exec_forward(ex, batch));
-        got[s] = cb_exec_loss(ex);
-        CHECK_OK(cb_exec_backward(ex, batch));
-        cb_optim_step(opt);
-    }
-    CHECK_OK(cb_exec_forward(ex, batch));
-    got[steps] = cb_exec_loss(ex);
+    CHECK(steps < 16);
+    if (steps < 16) run_steps(ex, opt, batch, steps, got);
     check_close("vgg16 losses over 3 SGD steps", got, losses->data, steps + 1, TOL_VGG_STEPS_ATOL,
                 TOL_VGG_STEPS_RTOL);
     for (int i = 0; i < m->graph.count; i++) {
@@ -399,30 +395,15 @@ static void check_rnn_model(const char *name)
     snprintf(what, sizeof what, "%s loss", name);
     check_close(what, &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     CHECK_OK(cb_exec_backward(ex, batch));
-    for (int i = 0; i < m->graph.count; i++) {
-        const cb_node *n = &m->graph.nodes[i];
-        if (n->op != CB_OP_PARAM) continue;
-        char gname[CB_MAX_NAME + 8];
-        snprintf(gname, sizeof gname, "grad.%s", n->name);
-        const cb_tensor *g = get(name, gname);
-        if (!g) continue;
-        snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
-        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), TOL_GRAD_ATOL, TOL_GRAD_RTOL);
-    }
+    check_param_grads(m, name, TOL_GRAD_ATOL, TOL_GRAD_RTOL);
     load_params(m);
     cb_optim_config cfg = cb_optim_defaults(CB_OPTIM_ADAM, ((const float *)lr->data)[0]);
     cb_optim *opt;
     CHECK_OK(cb_optim_create(&cfg, &m->graph, &opt));
     const int steps = (int)losses->shape[0] - 1;
     float got[16];
-    for (int s = 0; s < steps && s < 15; s++) {
-        CHECK_OK(cb_exec_forward(ex, batch));
-        got[s] = cb_exec_loss(ex);
-        CHECK_OK(cb_exec_backward(ex, batch));
-        cb_optim_step(opt);
-    }
-    CHECK_OK(cb_exec_forward(ex, batch));
-    got[steps] = cb_exec_loss(ex);
+    CHECK(steps < 16);
+    if (steps < 16) run_steps(ex, opt, batch, steps, got);
     snprintf(what, sizeof what, "%s losses over %d Adam steps", name, steps);
     check_close(what, got, losses->data, steps + 1, TOL_STEPS_ATOL, TOL_STEPS_RTOL);
     cb_optim_free(opt);

@@ -453,6 +453,21 @@ def cmd_eval(args):
 
 # ----------------------------------------------------------------- golden
 
+def step_losses(model, opt, loss_of, steps):
+    """The loss before each of `steps` optimizer steps, then the loss after
+    the last one (the sequence the C golden tests replay)."""
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_of(model)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        losses.append(loss_of(model).item())
+    return np.array(losses, dtype=np.float32)
+
+
 def golden_for(name, steps=5, batch=16):
     """Fixed weights and inputs; outputs, gradients and optimizer-step losses."""
     torch.manual_seed(20240701)
@@ -480,17 +495,8 @@ def golden_for(name, steps=5, batch=16):
     }
     for oname, make in optimizers.items():
         model.load_state_dict(init)
-        opt = make(model.parameters())
-        losses = []
-        for _ in range(steps):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        # the loss after the last step, too
-        losses.append(F.cross_entropy(model(x), y).item())
-        out[f"{name}.{oname}_losses"] = np.array(losses, dtype=np.float32)
+        out[f"{name}.{oname}_losses"] = step_losses(model, make(model.parameters()),
+                                                    lambda mdl: F.cross_entropy(mdl(x), y), steps)
         # how far each parameter moved: catches update-rule errors too small
         # to show in the losses
         for k, v in model.state_dict().items():
@@ -552,17 +558,9 @@ def golden_vgg16(steps=3, batch=4):
     out["vgg16.loss"] = np.array([loss.item()], dtype=np.float32)
     for k, p in model.named_parameters():
         out[f"vgg16.grad.{k}"] = p.grad.numpy().copy()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    out["vgg16.sgd_losses"] = step_losses(model, torch.optim.SGD(model.parameters(), lr=0.01),
+                                          lambda mdl: F.cross_entropy(mdl(x), y), steps)
     with torch.no_grad():
-        losses.append(F.cross_entropy(model(x), y).item())
-        out["vgg16.sgd_losses"] = np.array(losses, dtype=np.float32)
         for k, v in model.state_dict().items():
             if k.endswith("running_mean") or k.endswith("running_var"):
                 out[f"vgg16.after.{k}"] = v.numpy().copy()
@@ -653,17 +651,8 @@ def golden_rnn_models(steps=3, batch=2):
         out[f"{tag}.loss"] = np.array([loss.item()], dtype=np.float32)
         for k, p in model.named_parameters():
             out[f"{tag}.grad.{k}"] = p.grad.numpy().copy()
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
-        losses = []
-        for _ in range(steps):
-            opt.zero_grad()
-            loss = F.binary_cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        with torch.no_grad():
-            losses.append(F.binary_cross_entropy(model(x), y).item())
-        out[f"{tag}.adam_losses"] = np.array(losses, dtype=np.float32)
+        out[f"{tag}.adam_losses"] = step_losses(model, torch.optim.Adam(model.parameters(), lr=lr),
+                                                lambda mdl: F.binary_cross_entropy(mdl(x), y), steps)
         out[f"{tag}.adam_lr"] = np.array([lr], dtype=np.float32)
     return out
 
