@@ -189,8 +189,11 @@ TEST(golden_lenet5_reference) { check_model("lenet5", CB_KERNELS_REFERENCE); }
 static void check_batchnorm(cb_kernels kernels)
 {
     if (!load_golden()) return;
-    const cb_tensor *x = need("bn.input"), *dy = need("bn.dy"), *w = need("bn.weight"), *b = need("bn.bias");
-    if (!x || !dy || !w || !b) return;
+    const cb_tensor *x = need("bn.input"), *dy = need("bn.dy"), *w = need("bn.weight"), *b = need("bn.bias"),
+                    *y_train = need("bn.train_output"), *dx = need("bn.grad.input"), *dw = need("bn.grad.weight"),
+                    *db = need("bn.grad.bias"), *rm = need("bn.running_mean"), *rv = need("bn.running_var"),
+                    *y_eval = need("bn.eval_output");
+    if (!x || !dy || !w || !b || !y_train || !dx || !dw || !db || !rm || !rv || !y_eval) return;
     cb_graph g;
     cb_graph_init(&g);
     int64_t dims[3] = {3, 5, 5}, one[1] = {1};
@@ -211,24 +214,24 @@ static void check_batchnorm(cb_kernels kernels)
     memcpy(cb_exec_value(train, in), x->data, 300 * sizeof(float));
     memset(cb_exec_value(train, labels), 0, 4 * sizeof(float));
     CHECK_OK(cb_exec_forward(train, 4));
-    check_close("bn training output", cb_exec_value(train, bn), need("bn.train_output")->data, 300,
+    check_close("bn training output", cb_exec_value(train, bn), y_train->data, 300,
                 TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     CHECK_OK(cb_exec_backward_from(train, bn, dy->data, 4));
-    check_close("bn d input", cb_exec_grad(train, conv), need("bn.grad.input")->data, 300, TOL_GRAD_ATOL,
+    check_close("bn d input", cb_exec_grad(train, conv), dx->data, 300, TOL_GRAD_ATOL,
                 TOL_GRAD_RTOL);
-    check_close("bn d weight", cb_graph_param_grad(&g, cb_graph_find(&g, "bn.weight")), need("bn.grad.weight")->data,
+    check_close("bn d weight", cb_graph_param_grad(&g, cb_graph_find(&g, "bn.weight")), dw->data,
                 3, TOL_GRAD_ATOL, TOL_GRAD_RTOL);
-    check_close("bn d bias", cb_graph_param_grad(&g, cb_graph_find(&g, "bn.bias")), need("bn.grad.bias")->data, 3,
+    check_close("bn d bias", cb_graph_param_grad(&g, cb_graph_find(&g, "bn.bias")), db->data, 3,
                 TOL_GRAD_ATOL, TOL_GRAD_RTOL);
     for (int k = 1; k < 3; k++) CHECK_OK(cb_exec_forward(train, 4)); /* 3 updates of the running statistics */
     check_close("bn running mean", cb_graph_param_data(&g, cb_graph_find(&g, "bn.running_mean")),
-                need("bn.running_mean")->data, 3, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+                rm->data, 3, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     check_close("bn running var", cb_graph_param_data(&g, cb_graph_find(&g, "bn.running_var")),
-                need("bn.running_var")->data, 3, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
+                rv->data, 3, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     memcpy(cb_exec_value(eval, in), x->data, 300 * sizeof(float));
     memset(cb_exec_value(eval, labels), 0, 4 * sizeof(float));
     CHECK_OK(cb_exec_forward(eval, 4));
-    check_close("bn evaluation output", cb_exec_value(eval, bn), need("bn.eval_output")->data, 300, TOL_TORCH_ATOL,
+    check_close("bn evaluation output", cb_exec_value(eval, bn), y_eval->data, 300, TOL_TORCH_ATOL,
                 TOL_TORCH_RTOL);
     cb_exec_free(train);
     cb_exec_free(eval);
