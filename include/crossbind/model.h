@@ -48,6 +48,12 @@ typedef struct cb_load_info {
  * input shape); safetensors and PyTorch state dicts fill the built-in model
  * `name` (parameters mode). with_loss: see cb_onnx_import. */
 cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_model **out, cb_load_info *info);
+/* Any weights file as named tensors (an ONNX file gives its initializers);
+ * *kind is a cb_file_kind. */
+cb_status cb_weights_read(const char *path, cb_tensor_list *out, int *kind);
+/* Fills an existing model's parameters from any weights file (by name, or
+ * by order and shape; info says which). */
+cb_status cb_model_load_weights(cb_model *m, const char *path, cb_load_info *info);
 
 #ifdef __cplusplus
 }

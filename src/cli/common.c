@@ -102,32 +102,9 @@ void cli_notice_load(const char *path, const cb_load_info *info)
 
 cb_status cli_load_weights(cb_model *m, const char *path)
 {
-    cb_file_kind kind;
-    cb_status s = cb_file_kind_read(path, &kind);
-    if (s != CB_OK) return s;
-    cb_load_info info = {.kind = kind};
-    cb_tensor_list list = {0};
-    if (kind == CB_FILE_ONNX) { /* the parameters of an ONNX model */
-        cb_model *om;
-        if ((s = cb_onnx_load(path, 0, &om)) != CB_OK) return s;
-        s = cb_graph_params_to_list(&om->graph, &list);
-        cb_model_free(om);
-    } else if (kind == CB_FILE_SAFETENSORS) {
-        s = cb_safetensors_read(path, &list);
-    } else if (kind == CB_FILE_TORCH_ZIP) {
-        s = cb_torch_read(path, &list);
-    } else {
-        cb_model *tmp = NULL; /* same messages as cb_model_load for other kinds */
-        s = cb_model_load(m->name, path, 0, &tmp, &info);
-        cb_model_free(tmp);
-        return s != CB_OK ? s : cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format", path);
-    }
-    if (s == CB_OK) {
-        s = cb_graph_params_load(&m->graph, &list, &info.match);
-        if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
-        else cli_notice_load(path, &info);
-    }
-    cb_tensor_list_free(&list);
+    cb_load_info info;
+    cb_status s = cb_model_load_weights(m, path, &info);
+    if (s == CB_OK) cli_notice_load(path, &info);
     return s;
 }
 

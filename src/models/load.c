@@ -17,6 +17,51 @@ static int same_sample_shape(const cb_model *a, const cb_model *b)
     return 1;
 }
 
+static cb_status refuse_kind(const char *path, cb_file_kind kind)
+{
+    if (kind == CB_FILE_TORCH_LEGACY)
+        return cb_fail(CB_ERR_UNSUPPORTED, "%s uses PyTorch's legacy (pre-1.6) serialization; re-save it with "
+                       "torch.save(state_dict, f) from PyTorch 1.6 or later", path);
+    return cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format (crossbind reads safetensors, PyTorch "
+                   "state dicts (.pt/.pth) and ONNX, recognised by content)", path);
+}
+
+cb_status cb_weights_read(const char *path, cb_tensor_list *out, int *kind)
+{
+    memset(out, 0, sizeof *out);
+    cb_file_kind k;
+    cb_status s = cb_file_kind_read(path, &k);
+    *kind = k;
+    if (s != CB_OK) return s;
+    switch (k) {
+    case CB_FILE_SAFETENSORS: return cb_safetensors_read(path, out);
+    case CB_FILE_TORCH_ZIP: return cb_torch_read(path, out);
+    case CB_FILE_ONNX: { /* the initializers the imported graph holds */
+        cb_model *m;
+        if ((s = cb_onnx_load(path, 0, &m)) != CB_OK) return s;
+        s = cb_graph_params_to_list(&m->graph, out);
+        cb_model_free(m);
+        if (s != CB_OK) cb_tensor_list_free(out);
+        return s;
+    }
+    default: return refuse_kind(path, k);
+    }
+}
+
+cb_status cb_model_load_weights(cb_model *m, const char *path, cb_load_info *info)
+{
+    int kind;
+    cb_tensor_list list;
+    memset(info, 0, sizeof *info);
+    cb_status s = cb_weights_read(path, &list, &kind);
+    info->kind = kind;
+    if (s != CB_OK) return s;
+    s = cb_graph_params_load(&m->graph, &list, &info->match);
+    if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
+    cb_tensor_list_free(&list);
+    return s;
+}
+
 cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_model **out, cb_load_info *info)
 {
     *out = NULL;
@@ -46,24 +91,13 @@ cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_mo
         *out = m;
         return CB_OK;
     }
-    if (kind == CB_FILE_TORCH_LEGACY)
-        return cb_fail(CB_ERR_UNSUPPORTED, "%s uses PyTorch's legacy (pre-1.6) serialization; re-save it with "
-                       "torch.save(state_dict, f) from PyTorch 1.6 or later", path);
-    if (kind != CB_FILE_SAFETENSORS && kind != CB_FILE_TORCH_ZIP)
-        return cb_fail(CB_ERR_FORMAT, "%s: unrecognised weights format (crossbind reads safetensors, PyTorch "
-                       "state dicts (.pt/.pth) and ONNX, recognised by content)", path);
+    if (kind != CB_FILE_SAFETENSORS && kind != CB_FILE_TORCH_ZIP) return refuse_kind(path, kind);
     if (!name)
         return cb_fail(CB_ERR_INVALID_ARG, "%s holds parameters only (%s): name the model that they belong to",
                        path, cb_file_kind_name(kind));
     cb_model *m;
     if ((s = cb_model_create(name, &m)) != CB_OK) return s;
-    cb_tensor_list list;
-    s = kind == CB_FILE_SAFETENSORS ? cb_safetensors_read(path, &list) : cb_torch_read(path, &list);
-    if (s == CB_OK) {
-        s = cb_graph_params_load(&m->graph, &list, &info->match);
-        if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
-        cb_tensor_list_free(&list);
-    }
+    s = cb_model_load_weights(m, path, info);
     if (s != CB_OK) {
         cb_model_free(m);
         return s;
