@@ -49,7 +49,7 @@ def log(msg):
     print(f"[cross-binding] {msg}", file=sys.stderr, flush=True)
 
 
-def run(cmd, what):
+def run(cmd):
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return p.returncode, p.stdout, p.stderr.strip(), time.time() - t0
@@ -85,7 +85,7 @@ def train(args, trainer, model, run_index, out):
         cmd = [args.python, TORCH_RUNNER, "train", model] + common
     else:
         cmd = [args.crossbind, "train", model] + common
-    rc, _, err, secs = run(cmd, "train")
+    rc, _, err, secs = run(cmd)
     if rc != 0:
         raise SystemExit(f"cross-binding: {trainer} failed to train {model} run {run_index}: {err}")
     log(f"trained {model} run {run_index} with {trainer} in {secs:.1f}s")
@@ -106,7 +106,7 @@ def evaluate(args, binding, model, weights, out_json, logits):
         cmd = [args.crossbind, "eval", model] + common
     else:
         cmd = [args.node, ORT_RUNNER, "eval", model] + common
-    rc, stdout, err, _ = run(cmd, "eval")
+    rc, stdout, err, _ = run(cmd)
     if rc != 0:
         res = {"error": err or f"exit status {rc}"}
     else:

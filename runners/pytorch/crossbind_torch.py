@@ -569,24 +569,6 @@ def golden_vgg16(steps=3, batch=4):
     return out
 
 
-def golden_lstm():
-    """nn.Embedding(6, 3) then nn.LSTM(3, 4, batch_first=True) on token ids
-    [2, 5]: every hidden state, and the gradients of sum(h * r) for a fixed r
-    with respect to every parameter (PyTorch's gate layout i, f, g, o)."""
-    torch.manual_seed(20240704)
-    emb, lstm = nn.Embedding(6, 3), nn.LSTM(3, 4, batch_first=True)
-    ids = torch.tensor([[0, 5, 2, 2, 1], [4, 3, 0, 1, 5]])
-    h, _ = lstm(emb(ids))
-    r = torch.rand(2, 5, 4)
-    (h * r).sum().backward()
-    out = {"op_lstm.ids": ids.numpy().astype(np.float32), "op_lstm.dy": r.numpy(), "op_lstm.output": h.detach().numpy(),
-           "op_lstm.param.emb.weight": emb.weight.detach().numpy().copy(), "op_lstm.grad.emb.weight": emb.weight.grad.numpy()}
-    for k, p in lstm.named_parameters():
-        out[f"op_lstm.param.rnn.{k}"] = p.detach().numpy().copy()
-        out[f"op_lstm.grad.rnn.{k}"] = p.grad.numpy()
-    return out
-
-
 def gru_rb(x, w_ih, w_hh, b_ih, b_hh):
     """The reset-before GRU (Keras reset_after=False) in PyTorch's layout:
     n = tanh(x W_in^T + b_in + (r * h) W_hn^T + b_hn). x: [N, T, D]."""
@@ -604,26 +586,28 @@ def gru_rb(x, w_ih, w_hh, b_ih, b_hh):
     return torch.stack(out, 1)
 
 
-def golden_gru():
-    """nn.Embedding(6, 3) then a GRU with hidden 4 on token ids [2, 5]: PyTorch's
-    nn.GRU ("gru") and the reset-before variant with the same weights
-    ("grurb"); every hidden state and the gradients of sum(h * r)."""
+def golden_recurrent():
+    """nn.Embedding(6, 3) then a recurrent layer with hidden 4 on token ids
+    [2, 5]: nn.LSTM ("op_lstm"), nn.GRU ("op_gru") and the reset-before GRU
+    with nn.GRU's weights ("op_grurb"); every hidden state and the gradients
+    of sum(h * r) for a fixed r with respect to every parameter."""
     out = {}
-    for variant in ("op_gru", "op_grurb"):
-        torch.manual_seed(20240705)
-        emb, gru = nn.Embedding(6, 3), nn.GRU(3, 4, batch_first=True)
+    for variant, seed in (("op_lstm", 20240704), ("op_gru", 20240705), ("op_grurb", 20240705)):
+        torch.manual_seed(seed)
+        emb = nn.Embedding(6, 3)
+        rnn = nn.LSTM(3, 4, batch_first=True) if variant == "op_lstm" else nn.GRU(3, 4, batch_first=True)
         ids = torch.tensor([[0, 5, 2, 2, 1], [4, 3, 0, 1, 5]])
-        if variant == "op_gru":
-            h, _ = gru(emb(ids))
+        if variant == "op_grurb":
+            h = gru_rb(emb(ids), rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, rnn.bias_hh_l0)
         else:
-            h = gru_rb(emb(ids), gru.weight_ih_l0, gru.weight_hh_l0, gru.bias_ih_l0, gru.bias_hh_l0)
+            h, _ = rnn(emb(ids))
         r = torch.rand(2, 5, 4)
         (h * r).sum().backward()
         out.update({f"{variant}.ids": ids.numpy().astype(np.float32), f"{variant}.dy": r.numpy(),
                     f"{variant}.output": h.detach().numpy(),
                     f"{variant}.param.emb.weight": emb.weight.detach().numpy().copy(),
                     f"{variant}.grad.emb.weight": emb.weight.grad.numpy()})
-        for k, p in gru.named_parameters():
+        for k, p in rnn.named_parameters():
             out[f"{variant}.param.rnn.{k}"] = p.detach().numpy().copy()
             out[f"{variant}.grad.rnn.{k}"] = p.grad.numpy()
     return out
@@ -661,7 +645,7 @@ def cmd_golden(args):
     torch.set_num_threads(1)
     out = {}
     parts = [golden_for(name) for name in ("lenet1", "lenet5")]
-    parts += [golden_batchnorm(), golden_vgg16(), golden_lstm(), golden_gru(), golden_rnn_models()]
+    parts += [golden_batchnorm(), golden_vgg16(), golden_recurrent(), golden_rnn_models()]
     for part in parts:
         clash = set(out) & set(part)
         if clash:  # one golden section must never overwrite another's tensors

@@ -97,15 +97,23 @@ static Onnx__TensorProto *tensor(arena *a, const char *name, int32_t type, int n
     return t;
 }
 
-static Onnx__AttributeProto *ints_attr(arena *a, const char *name, int n, const int64_t *v)
+/* A named attribute of the given type, its value left for the caller. */
+static Onnx__AttributeProto *new_attr(arena *a, const char *name, Onnx__AttributeProto__AttributeType type)
 {
     Onnx__AttributeProto *at = alloc(a, sizeof *at);
-    int64_t *ints = alloc(a, (size_t)n * sizeof *ints);
-    if (!at || !ints) return NULL;
+    if (!at) return NULL;
     onnx__attribute_proto__init(at);
     at->name = str(a, name);
     at->has_type = 1;
-    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    at->type = type;
+    return at;
+}
+
+static Onnx__AttributeProto *ints_attr(arena *a, const char *name, int n, const int64_t *v)
+{
+    Onnx__AttributeProto *at = new_attr(a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    int64_t *ints = alloc(a, (size_t)n * sizeof *ints);
+    if (!at || !ints) return NULL;
     memcpy(ints, v, (size_t)n * sizeof *ints);
     at->n_ints = (size_t)n;
     at->ints = ints;
@@ -114,27 +122,15 @@ static Onnx__AttributeProto *ints_attr(arena *a, const char *name, int n, const 
 
 static Onnx__AttributeProto *float_attr(arena *a, const char *name, float v)
 {
-    Onnx__AttributeProto *at = alloc(a, sizeof *at);
-    if (!at) return NULL;
-    onnx__attribute_proto__init(at);
-    at->name = str(a, name);
-    at->has_type = 1;
-    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-    at->has_f = 1;
-    at->f = v;
+    Onnx__AttributeProto *at = new_attr(a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    if (at) at->has_f = 1, at->f = v;
     return at;
 }
 
 static Onnx__AttributeProto *int_attr(arena *a, const char *name, int64_t v)
 {
-    Onnx__AttributeProto *at = alloc(a, sizeof *at);
-    if (!at) return NULL;
-    onnx__attribute_proto__init(at);
-    at->name = str(a, name);
-    at->has_type = 1;
-    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    at->has_i = 1;
-    at->i = v;
+    Onnx__AttributeProto *at = new_attr(a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    if (at) at->has_i = 1, at->i = v;
     return at;
 }
 

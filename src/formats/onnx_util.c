@@ -40,38 +40,30 @@ cb_status cb_onnx_tensor_to_cb(const Onnx__TensorProto *t, const char *what, cb_
     }
     out->ndim = (int)t->n_dims;
     int32_t dt = t->data_type;
-    size_t src_size;
-    uint64_t have;
-    const void *src;
+    /* Each element type: its size, the typed field that holds it when there
+     * is no raw_data, and what crossbind reads it into. */
+    size_t src_size, n_typed;
+    const void *typed;
     switch (dt) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-        out->dtype = CB_F32, src_size = 4;
-        src = t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->float_data;
-        have = t->has_raw_data ? t->raw_data.len / 4 : t->n_float_data;
-        if (t->has_raw_data && t->raw_data.len % 4) have = (uint64_t)-1;
+        out->dtype = CB_F32, src_size = 4, typed = t->float_data, n_typed = t->n_float_data;
         break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
-        out->dtype = CB_F32, src_size = 8;
-        src = t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->double_data;
-        have = t->has_raw_data ? t->raw_data.len / 8 : t->n_double_data;
-        if (t->has_raw_data && t->raw_data.len % 8) have = (uint64_t)-1;
+        out->dtype = CB_F32, src_size = 8, typed = t->double_data, n_typed = t->n_double_data;
         break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-        out->dtype = CB_I64, src_size = 8;
-        src = t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->int64_data;
-        have = t->has_raw_data ? t->raw_data.len / 8 : t->n_int64_data;
-        if (t->has_raw_data && t->raw_data.len % 8) have = (uint64_t)-1;
+        out->dtype = CB_I64, src_size = 8, typed = t->int64_data, n_typed = t->n_int64_data;
         break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
-        out->dtype = CB_I64, src_size = 4;
-        src = t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->int32_data;
-        have = t->has_raw_data ? t->raw_data.len / 4 : t->n_int32_data;
-        if (t->has_raw_data && t->raw_data.len % 4) have = (uint64_t)-1;
+        out->dtype = CB_I64, src_size = 4, typed = t->int32_data, n_typed = t->n_int32_data;
         break;
     default:
         return cb_fail(CB_ERR_UNSUPPORTED, "%s: tensor '%s' has element type %s (float, double, int32 and "
                        "int64 are read)", what, name, type_name(dt));
     }
+    const void *src = t->has_raw_data ? (const void *)t->raw_data.data : typed;
+    uint64_t have = t->has_raw_data ? t->raw_data.len / src_size : n_typed;
+    if (t->has_raw_data && t->raw_data.len % src_size) have = (uint64_t)-1; /* a partial element */
     if (have != numel)
         return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' declares %llu elements but holds %lld", what, name,
                        (unsigned long long)numel, have == (uint64_t)-1 ? -1LL : (long long)have);
