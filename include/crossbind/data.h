@@ -61,8 +61,9 @@ cb_status cb_imdb_from_spam_assassin(const char *package_dir, const char *out_di
 /* A data set by format name ("mnist", "cifar" or "imdb"). */
 cb_status cb_dataset_load(const char *format, const char *dir, int train, int64_t limit, cb_dataset *out);
 /* Where each format is found when the user names no directory:
- * Debian's Fashion-MNIST, and the stand-ins `crossbind data` writes to
- * data/cifar-stand-in and data/imdb-stand-in. */
+ * Debian's Fashion-MNIST, the CIFAR-format stand-in in data/cifar-stand-in
+ * and the prepared IMDb-format stand-in in data/imdb-prepared (made by
+ * crossbind data imdb-stand-in, then imdb-prepare). */
 const char *cb_dataset_default_dir(const char *format);
 /* The CIFAR-format stand-in: an MNIST-format set (Fashion-MNIST) padded to
  * 32x32, replicated to 3 channels, written as CIFAR-10 binary batches in

@@ -132,6 +132,11 @@ int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden);
 /* One GRU layer, as cb_graph_lstm with gates r, z, n: PyTorch's GRU
  * (reset_before 0) or the reset-before variant GRU-rb (1). */
 int cb_graph_gru(cb_graph *g, const char *name, int x, int64_t hidden, int reset_before);
+/* The same layers over parameter nodes that already exist (importers):
+ * the table [vocab, dim]; p = weight_ih, weight_hh, bias_ih, bias_hh in
+ * PyTorch's layout, op CB_OP_LSTM or CB_OP_GRU. */
+int cb_graph_embedding_with(cb_graph *g, const char *name, int x, int w);
+int cb_graph_recurrent_with(cb_graph *g, cb_op op, const char *name, int x, const int p[4], int reset_before);
 /* The last time step of x[T,H], as [H]. */
 int cb_graph_last_step(cb_graph *g, int x);
 /* Dropout with probability p (training executors only). */

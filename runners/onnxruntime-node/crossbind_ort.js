@@ -127,14 +127,33 @@ async function evalPass(ort, sess, d, batch, k) {
   const t0 = process.hrtime.bigint();
   for (let start = 0; start < d.n; start += batch) {
     const bs = Math.min(batch, d.n - start);
-    const x = new ort.Tensor('float32', d.images.subarray(start * d.sample, (start + bs) * d.sample), [bs, ...d.dims]);
+    const x = new ort.Tensor(d.dtype || 'float32', d.images.subarray(start * d.sample, (start + bs) * d.sample), [bs, ...d.dims]);
     const r = await sess.run({ [input]: x });
     logits.set(r[output].data, start * k);
   }
   return { time: Number(process.hrtime.bigint() - t0) / 1e9, logits };
 }
 
+// A binary model outputs one sigmoid probability per sample: prediction
+// p >= 0.5, binary cross-entropy, F1 over both classes, AUC of p.
+function scoreBinary(p, labels, withMetrics) {
+  const n = labels.length, pred = new Int32Array(n), probs = Float64Array.from(p);
+  let correct = 0, loss = 0;
+  for (let i = 0; i < n; i++) {
+    pred[i] = p[i] >= 0.5 ? 1 : 0;
+    if (pred[i] === labels[i]) correct++;
+    // PyTorch's BCELoss clamps each log term at -100
+    loss -= Math.max(labels[i] ? Math.log(p[i]) : Math.log(1 - p[i]), -100);
+  }
+  return {
+    pred, probs, correct, loss: loss / n,
+    f1: withMetrics ? f1Macro(pred, labels, 2) : NaN,
+    auc: withMetrics ? aucBinary(probs, Uint8Array.from(labels, (l) => l === 1)) : NaN,
+  };
+}
+
 function score(logits, labels, k, withMetrics) {
+  if (k === 1) return scoreBinary(logits, labels, withMetrics);
   const n = labels.length, pred = new Int32Array(n), probs = new Float64Array(n * k);
   let correct = 0, loss = 0;
   for (let i = 0; i < n; i++) {
@@ -170,7 +189,7 @@ async function cmdEval(argv) {
     fail(e.message);
   }
   // The class count from one sample's output.
-  const one = await sess.run({ [sess.inputNames[0]]: new ort.Tensor('float32', d.images.subarray(0, d.sample), [1, ...d.dims]) });
+  const one = await sess.run({ [sess.inputNames[0]]: new ort.Tensor(d.dtype || 'float32', d.images.subarray(0, d.sample), [1, ...d.dims]) });
   const k = one[sess.outputNames[0]].data.length;
   await evalPass(ort, sess, d, batch, k); // warm-up
   const times = [], counts = [];
@@ -215,7 +234,7 @@ async function cmdRun(argv) {
     } catch (e) {
       fail(e.message);
     }
-    feeds[sess.inputNames[i]] = new ort.Tensor('float32', t.data, t.dims);
+    feeds[sess.inputNames[i]] = new ort.Tensor(t.dtype, t.data, t.dims);
   });
   let r;
   try {

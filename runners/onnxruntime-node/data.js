@@ -3,6 +3,7 @@
 const fs = require('fs');
 const path = require('path');
 const zlib = require('zlib');
+const { readNpy } = require('./npy');
 
 function readIdx(dir, base, ndim, limit) {
   let file = path.join(dir, base);
@@ -47,10 +48,26 @@ function loadCifarTest(dir, limit) {
   return { n, sample: rec - 1, dims: [3, 32, 32], images, labels };
 }
 
+// Prepared IMDb data (crossbind data imdb-prepare): int64 token ids
+// x_test.npy [n, 300] and labels y_test.npy [n].
+function loadImdbTest(dir, limit) {
+  const x = readNpy(path.join(dir, 'x_test.npy')), y = readNpy(path.join(dir, 'y_test.npy'));
+  if (x.dtype !== 'int64' || x.dims.length !== 2 || y.dtype !== 'int64' || y.dims[0] !== x.dims[0])
+    throw new Error(`${dir}: expected int64 x_test.npy [n, L] and y_test.npy [n]`);
+  const n = limit ? Math.min(limit, x.dims[0]) : x.dims[0], len = x.dims[1];
+  const labels = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (y.data[i] !== 0n && y.data[i] !== 1n) throw new Error(`${dir}/y_test.npy: label ${y.data[i]} is not 0 or 1`);
+    labels[i] = Number(y.data[i]);
+  }
+  return { n, sample: len, dims: [len], images: x.data.subarray(0, n * len), labels, dtype: 'int64' };
+}
+
 // The test set in whichever format the directory holds.
 function loadTest(dir, limit) {
+  if (fs.existsSync(path.join(dir, 'x_test.npy'))) return loadImdbTest(dir, limit);
   if (fs.existsSync(path.join(dir, 'test_batch.bin'))) return loadCifarTest(dir, limit);
   return { ...loadMnistTest(dir, limit), dims: [1, 28, 28] };
 }
 
-module.exports = { loadMnistTest, loadCifarTest, loadTest };
+module.exports = { loadMnistTest, loadCifarTest, loadImdbTest, loadTest };

@@ -1,4 +1,4 @@
-// NumPy .npy files (version 1-3, little-endian float32/float64, C order).
+// NumPy .npy files (version 1-3, little-endian float32/float64/int64, C order).
 'use strict';
 const fs = require('fs');
 
@@ -23,10 +23,14 @@ function readNpy(path) {
   } else if (descr[1] === '<f8' && data.length === 8 * n) {
     out = new Float32Array(n);
     for (let i = 0; i < n; i++) out[i] = data.readDoubleLE(8 * i);
+  } else if (descr[1] === '<i8' && data.length === 8 * n) {
+    out = new BigInt64Array(n); // token ids: ONNX Runtime takes int64 tensors as BigInt64Array
+    for (let i = 0; i < n; i++) out[i] = data.readBigInt64LE(8 * i);
+    return { dims, data: out, dtype: 'int64' };
   } else {
-    throw new Error(`${path}: .npy must hold float32 or float64 data matching its shape`);
+    throw new Error(`${path}: .npy must hold float32, float64 or int64 data matching its shape`);
   }
-  return { dims, data: out };
+  return { dims, data: out, dtype: 'float32' };
 }
 
 function writeNpy(path, dims, data) {

@@ -68,3 +68,20 @@ def load_cifar(directory, train, limit=0):
         total += len(rec)
     x = np.concatenate(xs).astype(np.float32) / np.float32(255.0)
     return x, np.concatenate(ys).astype(np.int64)
+
+
+def load_imdb(directory, train, limit=0):
+    """Prepared IMDb-format data (crossbind data imdb-prepare): int64 token ids
+    [n, 300] and labels as float32 (1 pos, 0 neg), so that every binding
+    trains on the tensors crossbind's tokeniser made."""
+    split = "train" if train else "test"
+    if not os.path.exists(os.path.join(directory, "vocab.txt")):
+        raise ValueError(f"{directory} is not prepared IMDb data (no vocab.txt): make it with "
+                         f"crossbind data imdb-prepare --from ACLIMDB_DIR --out {directory}")
+    x = np.load(os.path.join(directory, f"x_{split}.npy"), allow_pickle=False)
+    y = np.load(os.path.join(directory, f"y_{split}.npy"), allow_pickle=False)
+    if x.dtype != np.int64 or x.ndim != 2 or y.dtype != np.int64 or y.shape != (x.shape[0],):
+        raise ValueError(f"{directory}: expected int64 x_{split}.npy [n, L] and y_{split}.npy [n]")
+    if limit:
+        x, y = x[:limit], y[:limit]
+    return np.ascontiguousarray(x), y.astype(np.float32)

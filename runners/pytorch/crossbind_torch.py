@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 import time
 
@@ -140,7 +141,21 @@ INPUT_SHAPES = {"lenet1": (1, 28, 28), "lenet5": (1, 28, 28), "vgg16": (3, 32, 3
                 "lstm": (300,), "gru": (300,), "gru-rb": (300,)}
 DATA_FORMATS = {"lenet1": "mnist", "lenet5": "mnist", "vgg16": "cifar", "lstm": "imdb", "gru": "imdb",
                 "gru-rb": "imdb"}
-DEFAULT_DIRS = {"mnist": DEFAULT_DATA, "cifar": "data/cifar-stand-in"}
+DEFAULT_DIRS = {"mnist": DEFAULT_DATA, "cifar": "data/cifar-stand-in", "imdb": "data/imdb-prepared"}
+# Protocol section 3 (the default study): optimizer, learning rate, batch, epochs.
+PROTOCOL = {"lenet1": ("sgd", 0.05, 128, 200), "lenet5": ("sgd", 0.05, 128, 200), "vgg16": ("sgd", 0.05, 128, 200),
+            "lstm": ("adam", 8e-5, 256, 30), "gru": ("adam", 3e-4, 256, 30), "gru-rb": ("adam", 3e-4, 256, 30)}
+
+
+def binary(name):
+    """The IMDb models output one sigmoid probability per sample."""
+    return DATA_FORMATS[name] == "imdb"
+
+
+def loss_of(name, out, y):
+    if binary(name):
+        return F.binary_cross_entropy(out.squeeze(1), y)
+    return F.cross_entropy(out, y)
 
 
 def build(name, arch=None):
@@ -234,7 +249,7 @@ def save_all(model, out, stem, name):
     save_weights(model, os.path.join(out, stem + ".safetensors"), name)
     torch.save(model.state_dict(), os.path.join(out, stem + ".pt"))
     model.eval()
-    example = torch.zeros((1,) + INPUT_SHAPES[name])
+    example = torch.zeros((1,) + INPUT_SHAPES[name], dtype=torch.long if binary(name) else torch.float32)
     with torch.no_grad():
         torch.jit.trace(model, example).save(os.path.join(out, stem + ".ts"))
         torch.onnx.export(model, example, os.path.join(out, stem + ".onnx"), opset_version=13,
@@ -280,39 +295,49 @@ def auc_macro(probs, labels, k):
     return float(np.mean(vals)) if vals else float("nan")
 
 
-def evaluate(model, x, y, batch, with_metrics=False):
-    """One pass in file order: (correct, accuracy, mean loss, f1, auc, seconds, pred, probs, logits)."""
+def evaluate(model, x, y, batch, with_metrics=False, name=None):
+    """One pass in file order: (correct, accuracy, mean loss, f1, auc, seconds, pred, probs, logits).
+    Binary models: prediction p >= 0.5, binary cross-entropy, F1 over both
+    classes and the AUC of p."""
     model.eval()
+    bin_ = name is not None and binary(name)
     t0 = time.perf_counter()
     logits = []
     loss_sum = 0.0
     with torch.no_grad():
         for i in range(0, len(x), batch):
             out = model(x[i:i + batch])
-            loss_sum += F.cross_entropy(out, y[i:i + batch], reduction="sum").item()
+            if bin_:
+                loss_sum += F.binary_cross_entropy(out.squeeze(1), y[i:i + batch], reduction="sum").item()
+            else:
+                loss_sum += F.cross_entropy(out, y[i:i + batch], reduction="sum").item()
             logits.append(out)
     t = time.perf_counter() - t0
     logits = torch.cat(logits)
-    pred = logits.argmax(1).numpy()
-    labels = y.numpy()
+    labels = y.numpy().astype(np.int64)
+    pred = (logits[:, 0] >= 0.5).long().numpy() if bin_ else logits.argmax(1).numpy()
     correct = int((pred == labels).sum())
     probs = None
     f1 = auc = float("nan")
     if with_metrics:
-        probs = torch.softmax(logits, 1).numpy()
-        f1 = f1_macro(pred, labels, 10)
-        auc = auc_macro(probs, labels, 10)
+        if bin_:
+            probs = logits.numpy().astype(np.float64)
+            f1 = f1_macro(pred, labels, 2)
+            auc = auc_binary(probs[:, 0], labels == 1)
+        else:
+            probs = torch.softmax(logits, 1).numpy()
+            f1 = f1_macro(pred, labels, 10)
+            auc = auc_macro(probs, labels, 10)
     return correct, correct / len(x), loss_sum / len(x), f1, auc, t, pred, probs, logits.numpy()
 
 
 def load_data(args, train):
     limit = args.limit_train if train else args.limit_test
     fmt = DATA_FORMATS[args.model]
-    if fmt == "imdb":
-        fail("the IMDb pipeline (aclImdb reader, tokeniser, vocabulary) is not implemented yet")
     directory = args.data or DEFAULT_DIRS[fmt]
+    loader = {"cifar": cb_data.load_cifar, "mnist": cb_data.load_mnist, "imdb": cb_data.load_imdb}[fmt]
     try:
-        x, y = (cb_data.load_cifar if fmt == "cifar" else cb_data.load_mnist)(directory, train, limit)
+        x, y = loader(directory, train, limit)
     except (OSError, ValueError) as e:
         fail(str(e))
     return torch.from_numpy(x), torch.from_numpy(y)
@@ -332,6 +357,15 @@ def cmd_train(args):
     if args.seed is not None and args.run is not None:
         fail("give --seed or --run, not both")
     seed = args.seed if args.seed is not None else SEEDS[(args.run or 1) - 1]
+    # What the user left out comes from the protocol's configuration.
+    proto = PROTOCOL[args.model]
+    if args.optimizer is None:
+        args.optimizer = proto[0]
+        args.lr = proto[1] if args.lr is None else args.lr
+    if args.lr is None:
+        args.lr = 1e-3 if args.optimizer == "adam" else 0.05
+    args.batch = args.batch or proto[2]
+    args.epochs = args.epochs or proto[3]
     torch.set_num_threads(args.threads)
     out = args.out or f"runs/{args.model}-{seed}-torch"
     try:
@@ -351,6 +385,8 @@ def cmd_train(args):
     if args.init:
         load_weights(model, args.init)
     save_all(model, out, "init", args.model)
+    if binary(args.model):  # the vocabulary the token ids refer to travels with the run
+        shutil.copyfile(os.path.join(args.data or DEFAULT_DIRS["imdb"], "vocab.txt"), os.path.join(out, "vocab.txt"))
     if args.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     else:
@@ -385,7 +421,7 @@ def cmd_train(args):
                 xb, yb = xtr[idx], ytr[idx]
             t1 = time.perf_counter()
             opt.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
+            loss = loss_of(args.model, model(xb), yb)
             t2 = time.perf_counter()
             loss.backward()
             opt.step()
@@ -395,9 +431,9 @@ def cmd_train(args):
                 sub["forward"] += t2 - t1
                 sub["backward"] += t3 - t2
         t_eval = time.perf_counter()
-        _, tr_acc, tr_loss, *_ = evaluate(model, xtr, ytr, args.batch)
+        _, tr_acc, tr_loss, *_ = evaluate(model, xtr, ytr, args.batch, name=args.model)
         last = epoch == args.epochs
-        te = evaluate(model, xte, yte, args.batch, with_metrics=last)
+        te = evaluate(model, xte, yte, args.batch, with_metrics=last, name=args.model)
         eval_s = time.perf_counter() - t_eval
         eval_total += eval_s
         info["epochs"].append({"epoch": epoch, "train_acc": tr_acc, "test_acc": te[1], "train_loss": tr_loss,
@@ -425,16 +461,16 @@ def cmd_eval(args):
     torch.set_num_threads(args.threads)
     model, mode, kind = load_model(args.model, args.weights, args.arch)
     xte, yte = load_data(args, False)
-    evaluate(model, xte, yte, args.batch)  # warm-up
+    evaluate(model, xte, yte, args.batch, name=args.model)  # warm-up
     times, counts = [], []
     for i in range(args.repeat):
         # F1 and AUC from the last timed pass; its time excludes the metrics
-        r = evaluate(model, xte, yte, args.batch, with_metrics=i == args.repeat - 1)
+        r = evaluate(model, xte, yte, args.batch, with_metrics=i == args.repeat - 1, name=args.model)
         times.append(r[5])
         counts.append(r[0])
     if args.predictions:
         with open(args.predictions, "w") as f:
-            f.write("index,label,prediction," + ",".join(f"p{j}" for j in range(10)) + "\n")
+            f.write("index,label,prediction," + ",".join(f"p{j}" for j in range(r[7].shape[1])) + "\n")
             for i in range(len(xte)):
                 f.write(f"{i},{int(yte[i])},{int(r[6][i])}," + ",".join(f"{v:.9g}" for v in r[7][i]) + "\n")
     if args.logits:
@@ -663,10 +699,10 @@ def main():
     t = sub.add_parser("train")
     t.add_argument("model", choices=sorted(MODELS))
     t.add_argument("--data", help="the model's data set (MNIST IDX or CIFAR-10 batches; default per model)")
-    t.add_argument("--epochs", type=int, default=200)
-    t.add_argument("--batch", type=int, default=128)
-    t.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
-    t.add_argument("--lr", type=float, default=0.05)
+    t.add_argument("--epochs", type=int, help="default: the protocol's (200 CNNs, 30 RNNs)")
+    t.add_argument("--batch", type=int, help="default: the protocol's (128 CNNs, 256 RNNs)")
+    t.add_argument("--optimizer", choices=["sgd", "adam"], help="default: the protocol's (SGD CNNs, Adam RNNs)")
+    t.add_argument("--lr", type=float, help="default: the protocol's (0.05; LSTM 8e-5, GRU 3e-4)")
     t.add_argument("--momentum", type=float, default=0.0)
     t.add_argument("--weight-decay", type=float, default=0.0)
     t.add_argument("--seed", type=int)

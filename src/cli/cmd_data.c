@@ -75,7 +75,7 @@ int cmd_data(int argc, char **argv)
         if (cli_prepare_out_dir(out)) return 1;
         cb_vocab given = {0};
         cb_status s = vocab ? cb_vocab_load(vocab, &given) : CB_OK;
-        const char *src = from ? from : cb_dataset_default_dir("imdb");
+        const char *src = from ? from : "data/imdb-stand-in";
         if (s == CB_OK)
             s = cb_imdb_prepare(src, out, vocab ? &given : NULL, CB_IMDB_NUM_WORDS, CB_IMDB_MAXLEN, &ntr, &nte);
         cb_vocab_free(&given);

@@ -17,7 +17,7 @@ static void help(void)
            "  --data DIR          MNIST format for the LeNets (default %s), CIFAR-10\n"
            "                      binary batches for vgg16 (default data/cifar-stand-in),\n"
            "                      IMDb (aclImdb or prepared) for lstm, gru, gru-rb\n"
-           "                      (default data/imdb-stand-in)\n"
+           "                      (default data/imdb-prepared)\n"
            "  --vocab FILE        the vocabulary the text model was trained with (the run's\n"
            "                      vocab.txt); needed for raw aclImdb reviews\n"
            "  --batch N           batch size (default 128)\n"
@@ -96,6 +96,8 @@ int cmd_eval(int argc, char **argv)
     const char *format = "mnist";
     if (s == CB_OK && m->data_format[0]) format = m->data_format;
     else if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) == 3 * 32 * 32) format = "cifar";
+    for (int i = 0; s == CB_OK && !m->data_format[0] && i < m->graph.count; i++)
+        if (m->graph.nodes[i].op == CB_OP_EMBEDDING) format = "imdb"; /* token ids in, a text model */
     if (!data) data = cb_dataset_default_dir(format);
     if (s == CB_OK) s = cli_load_data(m, format, data, 0, limit, vocab, NULL, &test);
     if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) != (int64_t)test.c * test.h * test.w)

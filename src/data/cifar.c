@@ -165,6 +165,6 @@ cb_status cb_dataset_load(const char *format, const char *dir, int train, int64_
 const char *cb_dataset_default_dir(const char *format)
 {
     if (strcmp(format, "cifar") == 0) return "data/cifar-stand-in";
-    if (strcmp(format, "imdb") == 0) return "data/imdb-stand-in";
+    if (strcmp(format, "imdb") == 0) return "data/imdb-prepared";
     return "/usr/share/datasets/fashion-mnist";
 }

@@ -41,7 +41,7 @@ static void arena_free(arena *a)
     free(a->ptrs);
 }
 
-static Onnx__ValueInfoProto *value_info(arena *a, const char *name, const cb_node *n)
+static Onnx__ValueInfoProto *value_info(arena *a, const char *name, const cb_node *n, int32_t elem_type)
 {
     Onnx__ValueInfoProto *v = alloc(a, sizeof *v);
     Onnx__TypeProto *tp = alloc(a, sizeof *tp);
@@ -67,7 +67,7 @@ static Onnx__ValueInfoProto *value_info(arena *a, const char *name, const cb_nod
     sh->n_dim = (size_t)n->ndim + 1;
     sh->dim = dims;
     tt->has_elem_type = 1;
-    tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+    tt->elem_type = elem_type;
     tt->shape = sh;
     tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     tp->tensor_type = tt;
@@ -142,6 +142,7 @@ typedef struct exporter {
     size_t n_nodes;
     Onnx__TensorProto **inits;
     size_t n_inits;
+    char *rnn_param;   /* parameter nodes exported in ONNX's recurrent layout instead */
 } exporter;
 
 static Onnx__NodeProto *node(exporter *e, const char *op, const char *name, int n_in, const char *const *in,
@@ -166,6 +167,85 @@ static Onnx__NodeProto *node(exporter *e, const char *op, const char *name, int 
     return n;
 }
 
+/* An initializer holding int64 values. */
+static const char *int64_init(exporter *e, const char *name, int ndim, const int64_t *dims, const int64_t *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= dims[d];
+    Onnx__TensorProto *tp = tensor(&e->a, name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, ndim, dims, v,
+                                   (size_t)n * sizeof *v);
+    if (!tp) return NULL;
+    e->inits[e->n_inits++] = tp;
+    return tp->name;
+}
+
+/* Reorders the gate blocks of a [gates*H, ...] PyTorch tensor into ONNX's
+ * gate order and appends it to `dst` (PyTorch LSTM i,f,g,o -> ONNX i,o,f,c;
+ * GRU r,z,n -> z,r,h). */
+static const int lstm_to_onnx[4] = {0, 3, 1, 2}, gru_to_onnx[3] = {1, 0, 2};
+
+static float *gates_to_onnx(const float *src, int gates, size_t block, float *dst)
+{
+    const int *map = gates == 4 ? lstm_to_onnx : gru_to_onnx;
+    for (int k = 0; k < gates; k++) memcpy(dst + (size_t)k * block, src + (size_t)map[k] * block, block * sizeof *dst);
+    return dst + (size_t)gates * block;
+}
+
+/* LSTM / GRU, batch first [N,T,D] -> [N,T,H]: opset 13's layers are time
+ * major, so Transpose -> LSTM|GRU (Y [T,1,N,H]) -> Squeeze(1) -> Transpose,
+ * the pattern PyTorch's exporter writes too. W, R and B are the PyTorch
+ * parameters with their gate blocks in ONNX's order (B = [Wb, Rb]). */
+static cb_status export_recurrent(exporter *e, int i, const char *x, const char *out)
+{
+    const cb_graph *g = e->g;
+    const cb_node *gn = &g->nodes[i];
+    const int gates = gn->op == CB_OP_LSTM ? 4 : 3;
+    const cb_node *wi = &g->nodes[gn->in[1]], *wh = &g->nodes[gn->in[2]];
+    const int64_t H = wh->dims[1], D = wi->dims[1];
+    char nm[4][CB_MAX_NAME + 16], tm_x[CB_MAX_NAME + 16], y4[CB_MAX_NAME + 16], y_tm[CB_MAX_NAME + 16];
+    snprintf(nm[0], sizeof nm[0], "%s.W", gn->name);
+    snprintf(nm[1], sizeof nm[1], "%s.R", gn->name);
+    snprintf(nm[2], sizeof nm[2], "%s.B", gn->name);
+    snprintf(nm[3], sizeof nm[3], "%s.squeeze_axes", gn->name);
+    snprintf(tm_x, sizeof tm_x, "%s.x_time_major", gn->name);
+    snprintf(y4, sizeof y4, "%s.Y", gn->name);
+    snprintf(y_tm, sizeof y_tm, "%s.y_time_major", gn->name);
+    float *buf = malloc((size_t)gates * H * (size_t)(D > H ? D : H) * sizeof *buf);
+    if (!buf) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    int64_t wd[3] = {1, gates * H, D}, rd[3] = {1, gates * H, H}, bd[2] = {1, 2 * gates * H};
+    const float *P = g->params;
+    Onnx__TensorProto *t[3];
+    gates_to_onnx(P + wi->param_offset, gates, (size_t)(H * D), buf);
+    t[0] = tensor(&e->a, nm[0], ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 3, wd, buf, (size_t)(gates * H * D) * 4);
+    gates_to_onnx(P + wh->param_offset, gates, (size_t)(H * H), buf);
+    t[1] = tensor(&e->a, nm[1], ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 3, rd, buf, (size_t)(gates * H * H) * 4);
+    float *rb = gates_to_onnx(P + g->nodes[gn->in[3]].param_offset, gates, (size_t)H, buf);
+    gates_to_onnx(P + g->nodes[gn->in[4]].param_offset, gates, (size_t)H, rb);
+    t[2] = tensor(&e->a, nm[2], ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, bd, buf, (size_t)(2 * gates * H) * 4);
+    free(buf);
+    for (int k = 0; k < 3; k++) {
+        if (!t[k]) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        e->inits[e->n_inits++] = t[k];
+    }
+    const int64_t perm[3] = {1, 0, 2}, one = 1, axis1[1] = {1};
+    if (!int64_init(e, nm[3], 1, &one, axis1)) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    char tname[CB_MAX_NAME + 16];
+    snprintf(tname, sizeof tname, "%s.transpose_in", gn->name);
+    Onnx__NodeProto *n = node(e, "Transpose", tname, 1, &x, tm_x, 1);
+    if (n) n->attribute[n->n_attribute++] = ints_attr(&e->a, "perm", 3, perm);
+    const char *rin[4] = {tm_x, nm[0], nm[1], nm[2]};
+    n = node(e, gates == 4 ? "LSTM" : "GRU", gn->name, 4, rin, y4, 2);
+    if (n) n->attribute[n->n_attribute++] = int_attr(&e->a, "hidden_size", H);
+    if (n && gates == 3) n->attribute[n->n_attribute++] = int_attr(&e->a, "linear_before_reset", !gn->reset_before);
+    const char *sin[2] = {y4, nm[3]};
+    snprintf(tname, sizeof tname, "%s.squeeze", gn->name);
+    n = node(e, "Squeeze", tname, 2, sin, y_tm, 0);
+    snprintf(tname, sizeof tname, "%s.transpose_out", gn->name);
+    const char *yt = y_tm;
+    if ((n = node(e, "Transpose", tname, 1, &yt, out, 1))) n->attribute[n->n_attribute++] = ints_attr(&e->a, "perm", 3, perm);
+    return n && !e->a.failed ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+}
+
 static void window_attrs(exporter *e, Onnx__NodeProto *n, const cb_node *gn)
 {
     int64_t k[2] = {gn->kh, gn->kw}, s[2] = {gn->sh, gn->sw}, p[4] = {gn->ph, gn->pw, gn->ph, gn->pw};
@@ -184,6 +264,7 @@ static cb_status export_node(exporter *e, int i)
     Onnx__NodeProto *n = NULL;
     switch (gn->op) {
     case CB_OP_PARAM: {
+        if (e->rnn_param[i]) return CB_OK;
         Onnx__TensorProto *tp = tensor(&e->a, gn->name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, gn->ndim, gn->dims,
                                        g->params + gn->param_offset, (size_t)cb_node_numel(gn) * sizeof(float));
         if (!tp) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
@@ -235,10 +316,35 @@ static cb_status export_node(exporter *e, int i)
             n = node(e, "Reshape", gn->name, 2, rin, out, 0);
         }
         break;
+    case CB_OP_EMBEDDING: { /* Gather rows of the table by the (int64) ids */
+        const char *gin[2] = {in[1], in[0]};
+        n = node(e, "Gather", gn->name, 2, gin, out, 0);
+        break;
+    }
+    case CB_OP_LSTM:
+    case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
+    case CB_OP_LAST_STEP: { /* Gather(axis 1) of index -1: [N,T,H] -> [N,H] */
+        char idx[CB_MAX_NAME + 16];
+        snprintf(idx, sizeof idx, "%s.index", gn->name);
+        const int64_t last = -1;
+        if (!int64_init(e, idx, 0, NULL, &last)) return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        const char *gin[2] = {in[0], idx};
+        if ((n = node(e, "Gather", gn->name, 2, gin, out, 1))) n->attribute[n->n_attribute++] = int_attr(&e->a, "axis", 1);
+        break;
+    }
     default:
         return cb_fail(CB_ERR_UNSUPPORTED, "ONNX export: op of node '%s' has no ONNX mapping", gn->name);
     }
     return n && !e->a.failed ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+}
+
+/* Token ids: an input read by an embedding is int64 in ONNX (Gather's
+ * indices), as PyTorch exports it. */
+static int feeds_embedding(const cb_graph *g, int input)
+{
+    for (int i = 0; i < g->count; i++)
+        if (g->nodes[i].op == CB_OP_EMBEDDING && g->nodes[i].in[0] == input) return 1;
+    return 0;
 }
 
 cb_status cb_onnx_export(const cb_model *m, const char *path)
@@ -247,9 +353,10 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
     exporter e = {.g = g};
     e.names = calloc((size_t)g->count, sizeof *e.names);
     e.nodes = alloc(&e.a, (size_t)g->count * sizeof *e.nodes);
-    /* Reshape shapes add at most one initializer per node. */
-    e.inits = alloc(&e.a, (size_t)g->count * 2 * sizeof *e.inits);
-    cb_status s = e.names && !e.a.failed ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    /* Reshape shapes add one initializer per node, recurrent layers four. */
+    e.inits = alloc(&e.a, (size_t)g->count * 5 * sizeof *e.inits);
+    e.rnn_param = alloc(&e.a, (size_t)g->count);
+    cb_status s = e.names && e.rnn_param && !e.a.failed ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
     /* Prediction nodes only: those the outputs depend on. */
     char *need = calloc((size_t)g->count, 1);
     if (!need) s = cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
@@ -257,6 +364,10 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
     for (int i = g->count - 1; s == CB_OK && i >= 0; i--)
         if (need[i])
             for (int k = 0; k < g->nodes[i].n_in; k++) need[g->nodes[i].in[k]] = 1;
+    for (int i = 0; s == CB_OK && i < g->count; i++) {
+        if (g->nodes[i].op == CB_OP_LSTM || g->nodes[i].op == CB_OP_GRU)
+            for (int k = 1; k < 5; k++) e.rnn_param[g->nodes[i].in[k]] = 1;
+    }
     for (int i = 0; s == CB_OK && i < g->count; i++) {
         const cb_node *gn = &g->nodes[i];
         if (gn->op == CB_OP_PARAM || gn->op == CB_OP_INPUT) snprintf(e.names[i], sizeof e.names[i], "%s", gn->name);
@@ -290,9 +401,12 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
         gp.input = alloc(&e.a, (size_t)m->n_inputs * sizeof *gp.input);
         gp.output = alloc(&e.a, (size_t)m->n_outputs * sizeof *gp.output);
         for (int k = 0; gp.input && k < m->n_inputs; k++)
-            gp.input[gp.n_input++] = value_info(&e.a, e.names[m->inputs[k]], &g->nodes[m->inputs[k]]);
+            gp.input[gp.n_input++] = value_info(&e.a, e.names[m->inputs[k]], &g->nodes[m->inputs[k]],
+                                                 feeds_embedding(g, m->inputs[k]) ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+                                                                                  : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
         for (int k = 0; gp.output && k < m->n_outputs; k++)
-            gp.output[gp.n_output++] = value_info(&e.a, e.names[m->outputs[k]], &g->nodes[m->outputs[k]]);
+            gp.output[gp.n_output++] = value_info(&e.a, e.names[m->outputs[k]], &g->nodes[m->outputs[k]],
+                                                  ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
         if (e.a.failed) s = cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
     }
     if (s == CB_OK) {

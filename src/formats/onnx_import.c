@@ -13,6 +13,7 @@
 #include "crossbind/onnx.h"
 #include "../core/file.h"
 #include "onnx_util.h"
+#include "onnx_import_internal.h"
 
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
@@ -24,15 +25,25 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"Conv", "2-D, group 1, no dilation; weights and bias as initializers; symmetric pads or auto_pad"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
+    {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
+            "linear_before_reset 1 (PyTorch's GRU) or 0 (GRU-rb); default activations; no clip, sequence_lens; "
+            "initial_h absent or zero; Y and Y_h outputs"},
+    {"Gather", "rows of a float initializer by the int64 input (an embedding), or axis 1 of a [N,T,H] value "
+               "at the constant index -1 or T-1 (the last time step)"},
     {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
     {"Identity", "tensors"},
+    {"LSTM", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
+             "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
+             "or zero; Y and Y_h outputs (not Y_c)"},
     {"MaxPool", "2-D; kernel_shape, strides, symmetric pads or auto_pad; no ceil_mode, dilations or Indices output"},
     {"Relu", "float32"},
     {"Reshape", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
                 "no allowzero"},
     {"Sigmoid", "float32"},
+    {"Squeeze", "axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Tanh", "float32"},
+    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
 
@@ -50,35 +61,16 @@ const char *cb_onnx_op_notes(const char *op)
     return NULL;
 }
 
-typedef struct value {
-    const char *name;   /* borrowed from the ModelProto */
-    int node;           /* activation: its graph node; -1 for a constant */
-    cb_tensor constant; /* constant: decoded data (owned) */
-} value;
-
-/* A parameter created from a constant, filled once the graph is finalized. */
-typedef struct pending { int node; float *data; } pending;
-
-typedef struct importer {
-    const char *what;
-    Onnx__GraphProto *gp;
-    cb_model *m;
-    value *vals;
-    int n_vals, cap_vals;
-    pending *pend;
-    int n_pend, cap_pend;
-} importer;
-
-static value *lookup(importer *im, const char *name)
+value *imp_lookup(importer *im, const char *name)
 {
     for (int i = im->n_vals - 1; i >= 0; i--)
         if (strcmp(im->vals[i].name, name) == 0) return &im->vals[i];
     return NULL;
 }
 
-static value *define(importer *im, const char *name)
+value *imp_define(importer *im, const char *name)
 {
-    if (lookup(im, name)) {
+    if (imp_lookup(im, name)) {
         cb_fail(CB_ERR_FORMAT, "%s: value '%s' is defined twice", im->what, name);
         return NULL;
     }
@@ -99,30 +91,30 @@ static value *define(importer *im, const char *name)
     return v;
 }
 
-static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name)
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name)
 {
     for (size_t i = 0; i < n->n_attribute; i++)
         if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
     return NULL;
 }
 
-static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt)
+int64_t imp_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt)
 {
-    const Onnx__AttributeProto *a = attr(n, name);
+    const Onnx__AttributeProto *a = imp_attr(n, name);
     return a && a->has_i ? a->i : dflt;
 }
 
-static float attr_float(const Onnx__NodeProto *n, const char *name, float dflt)
+float imp_attr_float(const Onnx__NodeProto *n, const char *name, float dflt)
 {
-    const Onnx__AttributeProto *a = attr(n, name);
+    const Onnx__AttributeProto *a = imp_attr(n, name);
     return a && a->has_f ? a->f : dflt;
 }
 
 /* Integer-list attribute into out[max]; returns its length, or dflt_len
  * copies of dflt when absent; -1 when longer than max. */
-static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max, int dflt_len, int64_t dflt)
+int imp_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max, int dflt_len, int64_t dflt)
 {
-    const Onnx__AttributeProto *a = attr(n, name);
+    const Onnx__AttributeProto *a = imp_attr(n, name);
     if (!a) {
         for (int i = 0; i < dflt_len; i++) out[i] = dflt;
         return dflt_len;
@@ -132,9 +124,9 @@ static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, i
     return (int)a->n_ints;
 }
 
-static const char *attr_str(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t size)
+const char *imp_attr_str(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t size)
 {
-    const Onnx__AttributeProto *a = attr(n, name);
+    const Onnx__AttributeProto *a = imp_attr(n, name);
     if (!a || !a->has_s) return dflt;
     size_t k = a->s.len < size - 1 ? a->s.len : size - 1;
     memcpy(buf, a->s.data, k);
@@ -142,36 +134,40 @@ static const char *attr_str(const Onnx__NodeProto *n, const char *name, const ch
     return buf;
 }
 
-static cb_status unsupported(importer *im, const Onnx__NodeProto *n, const char *why)
+cb_status imp_unsupported(importer *im, const Onnx__NodeProto *n, const char *why)
 {
     return cb_fail(CB_ERR_UNSUPPORTED, "%s: node '%s' (%s): %s", im->what, n->name ? n->name : "",
                    n->op_type, why);
 }
 
 /* The activation feeding input i of node n. */
-static cb_status activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node)
+cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node)
 {
-    if (i >= n->n_input || !n->input[i][0]) return unsupported(im, n, "a required input is missing");
-    value *v = lookup(im, n->input[i]);
-    if (!v || v->node < 0) return unsupported(im, n, "expects a computed tensor where the file gives a constant");
+    if (i >= n->n_input || !n->input[i][0]) return imp_unsupported(im, n, "a required input is missing");
+    value *v = imp_lookup(im, n->input[i]);
+    if (!v || v->node < 0) return imp_unsupported(im, n, "expects a computed tensor where the file gives a constant");
+    if (v->layout != IMP_PLAIN)
+        return imp_unsupported(im, n, v->layout == IMP_UNAVAILABLE ? "it reads an output crossbind does not compute "
+                               "(an LSTM's Y_c)" : "it reads a time-major or recurrent-layer output in a way not "
+                               "implemented (see docs/onnx-ops.md)");
     *node = v->node;
     return CB_OK;
 }
 
 /* The constant feeding input i of node n (NULL when the optional input is absent). */
-static cb_status constant(importer *im, const Onnx__NodeProto *n, size_t i, const cb_tensor **out)
+cb_status imp_constant(importer *im, const Onnx__NodeProto *n, size_t i, const cb_tensor **out)
 {
     *out = NULL;
     if (i >= n->n_input || !n->input[i][0]) return CB_OK;
-    value *v = lookup(im, n->input[i]);
+    value *v = imp_lookup(im, n->input[i]);
     if (!v || v->node >= 0)
-        return unsupported(im, n, "its weights must be initializers (constants), not computed or fed at run time");
+        return imp_unsupported(im, n, "its weights must be initializers (constants), not computed or fed at run time");
     *out = &v->constant;
     return CB_OK;
 }
 
 /* A parameter node holding `data` (n floats, copied now, stored at finalize). */
-static cb_status param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data,
+cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data,
                        int *node)
 {
     char pname[CB_MAX_NAME];
@@ -209,20 +205,20 @@ static int is_float(const cb_tensor *t) { return t->dtype == CB_F32; }
 static cb_status window(importer *im, const Onnx__NodeProto *n, int x, int kh, int kw, cb_window *w)
 {
     int64_t k[4], s[4], p[8], d[4];
-    int nk = attr_ints(n, "kernel_shape", k, 4, 2, 0);
+    int nk = imp_attr_ints(n, "kernel_shape", k, 4, 2, 0);
     if (nk == 2 && k[0] == 0) k[0] = kh, k[1] = kw;
-    int ns = attr_ints(n, "strides", s, 4, 2, 1), np = attr_ints(n, "pads", p, 8, 4, 0),
-        nd = attr_ints(n, "dilations", d, 4, 2, 1);
+    int ns = imp_attr_ints(n, "strides", s, 4, 2, 1), np = imp_attr_ints(n, "pads", p, 8, 4, 0),
+        nd = imp_attr_ints(n, "dilations", d, 4, 2, 1);
     if (nk != 2 || ns != 2 || np != 4 || nd != 2)
-        return unsupported(im, n, "only 2-D windows (kernel_shape, strides, dilations of 2, pads of 4) are implemented");
-    if (kh && (k[0] != kh || k[1] != kw)) return unsupported(im, n, "kernel_shape disagrees with the weights");
-    if (d[0] != 1 || d[1] != 1) return unsupported(im, n, "dilations other than 1 are not implemented");
+        return imp_unsupported(im, n, "only 2-D windows (kernel_shape, strides, dilations of 2, pads of 4) are implemented");
+    if (kh && (k[0] != kh || k[1] != kw)) return imp_unsupported(im, n, "kernel_shape disagrees with the weights");
+    if (d[0] != 1 || d[1] != 1) return imp_unsupported(im, n, "dilations other than 1 are not implemented");
     if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || k[0] > 4096 || k[1] > 4096 || s[0] > 4096 || s[1] > 4096)
-        return unsupported(im, n, "kernel or stride out of range");
+        return imp_unsupported(im, n, "kernel or stride out of range");
     char buf[32];
-    const char *ap = attr_str(n, "auto_pad", "NOTSET", buf, sizeof buf);
+    const char *ap = imp_attr_str(n, "auto_pad", "NOTSET", buf, sizeof buf);
     const cb_node *xn = &im->m->graph.nodes[x];
-    if (xn->ndim != 3) return unsupported(im, n, "input must be [N,C,H,W]");
+    if (xn->ndim != 3) return imp_unsupported(im, n, "input must be [N,C,H,W]");
     if (strcmp(ap, "VALID") == 0) {
         p[0] = p[1] = p[2] = p[3] = 0;
     } else if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
@@ -230,14 +226,14 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int x, int kh, i
             int64_t in = xn->dims[1 + a], out = (in + s[a] - 1) / s[a];
             int64_t total = (out - 1) * s[a] + k[a] - in;
             if (total < 0) total = 0;
-            if (total % 2) return unsupported(im, n, "auto_pad SAME with odd total padding (asymmetric) is not implemented");
+            if (total % 2) return imp_unsupported(im, n, "auto_pad SAME with odd total padding (asymmetric) is not implemented");
             p[a] = p[a + 2] = total / 2;
         }
     } else if (strcmp(ap, "NOTSET") != 0) {
-        return unsupported(im, n, "unknown auto_pad");
+        return imp_unsupported(im, n, "unknown auto_pad");
     }
-    if (p[0] != p[2] || p[1] != p[3]) return unsupported(im, n, "asymmetric padding is not implemented");
-    if (p[0] < 0 || p[1] < 0 || p[0] > 4096 || p[1] > 4096) return unsupported(im, n, "padding out of range");
+    if (p[0] != p[2] || p[1] != p[3]) return imp_unsupported(im, n, "asymmetric padding is not implemented");
+    if (p[0] < 0 || p[1] < 0 || p[0] > 4096 || p[1] > 4096) return imp_unsupported(im, n, "padding out of range");
     *w = (cb_window){(int)k[0], (int)k[1], (int)s[0], (int)s[1], (int)p[0], (int)p[1]};
     return CB_OK;
 }
@@ -247,18 +243,18 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
     int x, wi, bi = -1;
     const cb_tensor *w, *b;
     cb_status s;
-    if ((s = activation(im, n, 0, &x)) != CB_OK || (s = constant(im, n, 1, &w)) != CB_OK ||
-        (s = constant(im, n, 2, &b)) != CB_OK)
+    if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &w)) != CB_OK ||
+        (s = imp_constant(im, n, 2, &b)) != CB_OK)
         return s;
-    if (!w || !is_float(w) || w->ndim != 4) return unsupported(im, n, "only 2-D convolution with float weights [OC,C,KH,KW] is implemented");
-    if (attr_int(n, "group", 1) != 1) return unsupported(im, n, "grouped convolution is not implemented");
+    if (!w || !is_float(w) || w->ndim != 4) return imp_unsupported(im, n, "only 2-D convolution with float weights [OC,C,KH,KW] is implemented");
+    if (imp_attr_int(n, "group", 1) != 1) return imp_unsupported(im, n, "grouped convolution is not implemented");
     cb_window win;
     if ((s = window(im, n, x, (int)w->shape[2], (int)w->shape[3], &win)) != CB_OK) return s;
-    if ((s = param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
+    if ((s = imp_param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
     if (b) {
-        if (!is_float(b) || cb_tensor_numel(b) != w->shape[0]) return unsupported(im, n, "bias does not match the output channels");
+        if (!is_float(b) || cb_tensor_numel(b) != w->shape[0]) return imp_unsupported(im, n, "bias does not match the output channels");
         int64_t bd[1] = {w->shape[0]};
-        if ((s = param(im, n->input[2], 1, bd, b->data, &bi)) != CB_OK) return s;
+        if ((s = imp_param(im, n->input[2], 1, bd, b->data, &bi)) != CB_OK) return s;
     }
     *out = cb_graph_conv2d_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi, &win);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
@@ -267,15 +263,15 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
 static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *out)
 {
     int x;
-    cb_status s = activation(im, n, 0, &x);
+    cb_status s = imp_activation(im, n, 0, &x);
     if (s != CB_OK) return s;
-    if (n->n_output > 1 && n->output[1][0]) return unsupported(im, n, "the Indices output is not implemented");
-    if (attr_int(n, "ceil_mode", 0)) return unsupported(im, n, "ceil_mode is not implemented");
-    if (attr_int(n, "storage_order", 0)) return unsupported(im, n, "storage_order 1 is not implemented");
+    if (n->n_output > 1 && n->output[1][0]) return imp_unsupported(im, n, "the Indices output is not implemented");
+    if (imp_attr_int(n, "ceil_mode", 0)) return imp_unsupported(im, n, "ceil_mode is not implemented");
+    if (imp_attr_int(n, "storage_order", 0)) return imp_unsupported(im, n, "storage_order 1 is not implemented");
     cb_window win;
     if ((s = window(im, n, x, 0, 0, &win)) != CB_OK) return s;
-    if (op == CB_OP_AVGPOOL2D && (win.ph || win.pw) && !attr_int(n, "count_include_pad", 0))
-        return unsupported(im, n, "padded average pooling that excludes the padding from the count is not implemented");
+    if (op == CB_OP_AVGPOOL2D && (win.ph || win.pw) && !imp_attr_int(n, "count_include_pad", 0))
+        return imp_unsupported(im, n, "padded average pooling that excludes the padding from the count is not implemented");
     *out = cb_graph_pool2d_with(&im->m->graph, op, x, &win);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
@@ -285,14 +281,14 @@ static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
     int x, wi, bi = -1;
     const cb_tensor *w, *c;
     cb_status s;
-    if ((s = activation(im, n, 0, &x)) != CB_OK || (s = constant(im, n, 1, &w)) != CB_OK ||
-        (s = constant(im, n, 2, &c)) != CB_OK)
+    if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &w)) != CB_OK ||
+        (s = imp_constant(im, n, 2, &c)) != CB_OK)
         return s;
-    if (attr_int(n, "transA", 0)) return unsupported(im, n, "transA is not implemented (the batch must be A's rows)");
-    if (im->m->graph.nodes[x].ndim != 1) return unsupported(im, n, "A must be 2-D [batch, K]");
-    if (!w || !is_float(w) || w->ndim != 2) return unsupported(im, n, "B must be a 2-D float initializer");
-    int trans_b = (int)attr_int(n, "transB", 0);
-    float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
+    if (imp_attr_int(n, "transA", 0)) return imp_unsupported(im, n, "transA is not implemented (the batch must be A's rows)");
+    if (im->m->graph.nodes[x].ndim != 1) return imp_unsupported(im, n, "A must be 2-D [batch, K]");
+    if (!w || !is_float(w) || w->ndim != 2) return imp_unsupported(im, n, "B must be a 2-D float initializer");
+    int trans_b = (int)imp_attr_int(n, "transB", 0);
+    float alpha = imp_attr_float(n, "alpha", 1.0f), beta = imp_attr_float(n, "beta", 1.0f);
     int64_t nout = trans_b ? w->shape[0] : w->shape[1], k = trans_b ? w->shape[1] : w->shape[0];
     /* crossbind's linear layer keeps weights as [N,K]; alpha is folded in. */
     float *wt = malloc((size_t)(nout * k > 0 ? nout * k : 1) * sizeof *wt);
@@ -301,18 +297,18 @@ static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
     for (int64_t i = 0; i < nout; i++)
         for (int64_t j = 0; j < k; j++) wt[i * k + j] = alpha * (trans_b ? src[i * k + j] : src[j * nout + i]);
     int64_t wd[2] = {nout, k};
-    s = param(im, n->input[1], 2, wd, wt, &wi);
+    s = imp_param(im, n->input[1], 2, wd, wt, &wi);
     free(wt);
     if (s != CB_OK) return s;
     if (c) {
         int64_t cn = cb_tensor_numel(c);
         if (!is_float(c) || (cn != nout && cn != 1) || (c->ndim == 2 && c->shape[0] != 1))
-            return unsupported(im, n, "C must be a float initializer of shape [N], [1,N] or a scalar");
+            return imp_unsupported(im, n, "C must be a float initializer of shape [N], [1,N] or a scalar");
         float *bias = malloc((size_t)(nout ? nout : 1) * sizeof *bias);
         if (!bias) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
         for (int64_t i = 0; i < nout; i++) bias[i] = beta * ((const float *)c->data)[cn == 1 ? 0 : i];
         int64_t bd[1] = {nout};
-        s = param(im, n->input[2], 1, bd, bias, &bi);
+        s = imp_param(im, n->input[2], 1, bd, bias, &bi);
         free(bias);
         if (s != CB_OK) return s;
     }
@@ -324,21 +320,21 @@ static cb_status op_batchnorm(importer *im, const Onnx__NodeProto *n, int *out)
 {
     int x, ids[4];
     const cb_tensor *t[4];
-    cb_status s = activation(im, n, 0, &x);
+    cb_status s = imp_activation(im, n, 0, &x);
     if (s != CB_OK) return s;
-    if (attr_int(n, "training_mode", 0)) return unsupported(im, n, "training_mode is not implemented");
+    if (imp_attr_int(n, "training_mode", 0)) return imp_unsupported(im, n, "training_mode is not implemented");
     if (n->n_output > 1) for (size_t k = 1; k < n->n_output; k++)
-        if (n->output[k][0]) return unsupported(im, n, "only the normalised output is implemented");
-    if (im->m->graph.nodes[x].ndim != 3) return unsupported(im, n, "only [N,C,H,W] inputs are implemented");
+        if (n->output[k][0]) return imp_unsupported(im, n, "only the normalised output is implemented");
+    if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are implemented");
     int64_t c[1] = {im->m->graph.nodes[x].dims[0]};
     for (int k = 0; k < 4; k++) {
-        if ((s = constant(im, n, (size_t)k + 1, &t[k])) != CB_OK) return s;
+        if ((s = imp_constant(im, n, (size_t)k + 1, &t[k])) != CB_OK) return s;
         if (!t[k] || !is_float(t[k]) || cb_tensor_numel(t[k]) != c[0])
-            return unsupported(im, n, "scale, B, mean and var must be float initializers of the channel count");
-        if ((s = param(im, n->input[k + 1], 1, c, t[k]->data, &ids[k])) != CB_OK) return s;
+            return imp_unsupported(im, n, "scale, B, mean and var must be float initializers of the channel count");
+        if ((s = imp_param(im, n->input[k + 1], 1, c, t[k]->data, &ids[k])) != CB_OK) return s;
     }
     im->m->graph.nodes[ids[2]].buffer = im->m->graph.nodes[ids[3]].buffer = 1;
-    float eps = attr_float(n, "epsilon", 1e-5f), momentum = 1.0f - attr_float(n, "momentum", 0.9f);
+    float eps = imp_attr_float(n, "epsilon", 1e-5f), momentum = 1.0f - imp_attr_float(n, "momentum", 0.9f);
     *out = cb_graph_batchnorm2d_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, ids[0],
                                      ids[1], ids[2], ids[3], eps, momentum);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
@@ -347,11 +343,11 @@ static cb_status op_batchnorm(importer *im, const Onnx__NodeProto *n, int *out)
 static cb_status op_flatten(importer *im, const Onnx__NodeProto *n, int *out)
 {
     int x;
-    cb_status s = activation(im, n, 0, &x);
+    cb_status s = imp_activation(im, n, 0, &x);
     if (s != CB_OK) return s;
-    int64_t axis = attr_int(n, "axis", 1), rank = im->m->graph.nodes[x].ndim + 1;
+    int64_t axis = imp_attr_int(n, "axis", 1), rank = im->m->graph.nodes[x].ndim + 1;
     if (axis < 0) axis += rank;
-    if (axis != 1) return unsupported(im, n, "only axis 1 (keep the batch) is implemented");
+    if (axis != 1) return imp_unsupported(im, n, "only axis 1 (keep the batch) is implemented");
     *out = cb_graph_unary(&im->m->graph, CB_OP_FLATTEN, x);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
@@ -363,39 +359,39 @@ static cb_status op_reshape(importer *im, const Onnx__NodeProto *n, int *out)
     int x;
     const cb_tensor *shape;
     cb_status s;
-    if ((s = activation(im, n, 0, &x)) != CB_OK || (s = constant(im, n, 1, &shape)) != CB_OK) return s;
+    if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &shape)) != CB_OK) return s;
     if (!shape || shape->dtype != CB_I64 || shape->ndim != 1 || shape->shape[0] < 1 || shape->shape[0] > CB_MAX_DIMS)
-        return unsupported(im, n, "the target shape must be a constant int64 vector");
-    if (attr_int(n, "allowzero", 0)) return unsupported(im, n, "allowzero is not implemented");
+        return imp_unsupported(im, n, "the target shape must be a constant int64 vector");
+    if (imp_attr_int(n, "allowzero", 0)) return imp_unsupported(im, n, "allowzero is not implemented");
     const int64_t *t = shape->data;
     const cb_node *xn = &im->m->graph.nodes[x];
     int64_t fixed = im->m->fixed_batch;
     int minus_first = t[0] == -1;
     if (!(t[0] == 0 || minus_first || (fixed > 0 && t[0] == fixed)))
-        return unsupported(im, n, "the first dimension must stay the batch (0, -1 or the batch size)");
+        return imp_unsupported(im, n, "the first dimension must stay the batch (0, -1 or the batch size)");
     int nd = (int)shape->shape[0] - 1;
     int64_t dims[CB_MAX_DIMS], known = 1, total = cb_node_numel(xn);
     int unknown = -1;
     for (int i = 0; i < nd; i++) {
         int64_t v = t[i + 1];
         if (v == 0) {
-            if (i >= xn->ndim) return unsupported(im, n, "a 0 in the target shape has no input dimension to copy");
+            if (i >= xn->ndim) return imp_unsupported(im, n, "a 0 in the target shape has no input dimension to copy");
             v = xn->dims[i];
         }
         if (v == -1) {
-            if (unknown >= 0 || minus_first) return unsupported(im, n, "more than one -1 in the target shape");
+            if (unknown >= 0 || minus_first) return imp_unsupported(im, n, "more than one -1 in the target shape");
             unknown = i;
             v = 1;
         } else if (v < 0) {
-            return unsupported(im, n, "negative target dimension");
+            return imp_unsupported(im, n, "negative target dimension");
         }
         dims[i] = v;
         known *= v;
     }
     if (minus_first && known != total)
-        return unsupported(im, n, "the reshape would move elements across the batch dimension");
+        return imp_unsupported(im, n, "the reshape would move elements across the batch dimension");
     if (unknown >= 0) {
-        if (!known || total % known) return unsupported(im, n, "the target shape does not fit the input's size");
+        if (!known || total % known) return imp_unsupported(im, n, "the target shape does not fit the input's size");
         dims[unknown] = total / known;
     }
     *out = cb_graph_reshape(&im->m->graph, x, nd, dims);
@@ -404,9 +400,9 @@ static cb_status op_reshape(importer *im, const Onnx__NodeProto *n, int *out)
 
 static cb_status op_constant(importer *im, const Onnx__NodeProto *n)
 {
-    const Onnx__AttributeProto *a = attr(n, "value");
-    if (!a || !a->t || n->n_attribute != 1) return unsupported(im, n, "only the tensor 'value' form is implemented");
-    value *v = define(im, n->output[0]);
+    const Onnx__AttributeProto *a = imp_attr(n, "value");
+    if (!a || !a->t || n->n_attribute != 1) return imp_unsupported(im, n, "only the tensor 'value' form is implemented");
+    value *v = imp_define(im, n->output[0]);
     if (!v) return CB_ERR_FORMAT;
     return cb_onnx_tensor_to_cb(a->t, im->what, &v->constant);
 }
@@ -415,12 +411,16 @@ static cb_status op_constant(importer *im, const Onnx__NodeProto *n)
 static cb_status convert(importer *im, const Onnx__NodeProto *n)
 {
     if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
-        return unsupported(im, n, "operators outside the default ONNX domain are not implemented");
-    if (n->n_output < 1 || !n->output[0][0]) return unsupported(im, n, "node without an output");
+        return imp_unsupported(im, n, "operators outside the default ONNX domain are not implemented");
+    if (n->n_output < 1 || !n->output[0][0]) return imp_unsupported(im, n, "node without an output");
     const char *t = n->op_type;
     int id = -1;
     cb_status s = CB_OK;
     if (strcmp(t, "Constant") == 0) return op_constant(im, n);
+    if (strcmp(t, "Transpose") == 0) return imp_transpose(im, n);
+    if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
+    if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
+    if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
     if (strcmp(t, "Conv") == 0) s = op_conv(im, n, &id);
     else if (strcmp(t, "MaxPool") == 0) s = op_pool(im, n, CB_OP_MAXPOOL2D, &id);
     else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);
@@ -430,27 +430,27 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
     else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0) {
         int x;
-        if ((s = activation(im, n, 0, &x)) == CB_OK) {
+        if ((s = imp_activation(im, n, 0, &x)) == CB_OK) {
             cb_op op = t[0] == 'R' ? CB_OP_RELU : t[0] == 'T' ? CB_OP_TANH : CB_OP_SIGMOID;
             id = cb_graph_unary(&im->m->graph, op, x);
             if (id < 0) s = CB_ERR_SHAPE;
         }
     } else if (strcmp(t, "Identity") == 0 || strcmp(t, "Dropout") == 0) {
         /* Inference: Dropout is the identity; its mask output is not produced. */
-        if (n->n_output > 1 && n->output[1][0]) return unsupported(im, n, "the mask output is not implemented");
+        if (n->n_output > 1 && n->output[1][0]) return imp_unsupported(im, n, "the mask output is not implemented");
         if (t[0] == 'D' && n->n_input > 2 && n->input[2][0]) {
-            value *tm = lookup(im, n->input[2]);
+            value *tm = imp_lookup(im, n->input[2]);
             if (!tm || tm->node >= 0 || tm->constant.dtype == CB_F32 || cb_tensor_numel(&tm->constant) != 1 ||
                 ((const int64_t *)tm->constant.data)[0] != 0)
-                return unsupported(im, n, "training_mode must be a constant false");
+                return imp_unsupported(im, n, "training_mode must be a constant false");
         }
-        s = activation(im, n, 0, &id);
+        s = imp_activation(im, n, 0, &id);
     } else {
         return cb_fail(CB_ERR_UNSUPPORTED, "%s: operator %s (node '%s') is not implemented by crossbind "
                        "(see docs/onnx-ops.md)", im->what, t, n->name ? n->name : "");
     }
     if (s != CB_OK) return s;
-    value *v = define(im, n->output[0]);
+    value *v = imp_define(im, n->output[0]);
     if (!v) return CB_ERR_FORMAT;
     v->node = id;
     cb_node *gn = &im->m->graph.nodes[id];
@@ -466,7 +466,7 @@ static cb_status add_inputs(importer *im)
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *t = gp->initializer[i];
         if (!t->name || !t->name[0]) return cb_fail(CB_ERR_FORMAT, "%s: initializer without a name", im->what);
-        value *v = define(im, t->name);
+        value *v = imp_define(im, t->name);
         if (!v) return CB_ERR_FORMAT;
         cb_status s = cb_onnx_tensor_to_cb(t, im->what, &v->constant);
         if (s != CB_OK) return s;
@@ -474,13 +474,14 @@ static cb_status add_inputs(importer *im)
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *in = gp->input[i];
         if (!in->name) return cb_fail(CB_ERR_FORMAT, "%s: graph input without a name", im->what);
-        if (lookup(im, in->name)) continue; /* an initializer listed as input (IR < 4) */
+        if (imp_lookup(im, in->name)) continue; /* an initializer listed as input (IR < 4) */
         const Onnx__TypeProto *tp = in->type;
         if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type->shape)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' is not a tensor with a known shape", im->what, in->name);
         const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
-        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-            return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' is not float32", im->what, in->name);
+        /* int64 inputs are token ids; crossbind holds them as floats (exact below 2^24) */
+        if (tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
+            return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' is neither float32 nor int64", im->what, in->name);
         size_t nd = tt->shape->n_dim;
         if (nd < 1 || nd > CB_MAX_DIMS)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' has %zu dims (needs a batch dim)", im->what, in->name, nd);
@@ -506,7 +507,7 @@ static cb_status add_inputs(importer *im)
         int id = cb_graph_input(&im->m->graph, in->name, (int)nd - 1, dims);
         if (id < 0) return CB_ERR_SHAPE;
         im->m->inputs[im->m->n_inputs++] = id;
-        value *v = define(im, in->name);
+        value *v = imp_define(im, in->name);
         if (!v) return CB_ERR_FORMAT;
         v->node = id;
     }
@@ -528,7 +529,7 @@ static cb_status convert_nodes(importer *im)
             if (done[i]) continue;
             const Onnx__NodeProto *n = gp->node[i];
             int ready = 1;
-            for (size_t k = 0; ready && k < n->n_input; k++) ready = !n->input[k][0] || lookup(im, n->input[k]);
+            for (size_t k = 0; ready && k < n->n_input; k++) ready = !n->input[k][0] || imp_lookup(im, n->input[k]);
             if (!ready) continue;
             if (!n->op_type) s = cb_fail(CB_ERR_FORMAT, "%s: node %zu has no op_type", im->what, i);
             else s = convert(im, n);
@@ -541,7 +542,7 @@ static cb_status convert_nodes(importer *im)
                 if (done[i]) continue;
                 const Onnx__NodeProto *n = gp->node[i];
                 for (size_t k = 0; k < n->n_input; k++)
-                    if (n->input[k][0] && !lookup(im, n->input[k])) {
+                    if (n->input[k][0] && !imp_lookup(im, n->input[k])) {
                         s = cb_fail(CB_ERR_FORMAT, "%s: the graph has a cycle or uses a value nothing defines: "
                                     "node '%s' (%s) needs '%s'", im->what, n->name ? n->name : "",
                                     n->op_type ? n->op_type : "?", n->input[k]);
@@ -562,8 +563,8 @@ static cb_status add_outputs(importer *im, int with_loss)
     if (gp->n_output < 1) return cb_fail(CB_ERR_FORMAT, "%s: the graph has no output", im->what);
     if (gp->n_output > CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many outputs", im->what);
     for (size_t i = 0; i < gp->n_output; i++) {
-        value *v = gp->output[i]->name ? lookup(im, gp->output[i]->name) : NULL;
-        if (!v || v->node < 0)
+        value *v = gp->output[i]->name ? imp_lookup(im, gp->output[i]->name) : NULL;
+        if (!v || v->node < 0 || v->layout != IMP_PLAIN)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: output '%s' is not computed from the inputs", im->what,
                            gp->output[i]->name ? gp->output[i]->name : "");
         m->outputs[m->n_outputs++] = v->node;

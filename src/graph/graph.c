@@ -324,19 +324,27 @@ int cb_graph_batchnorm2d_with(cb_graph *g, const char *name, int x, int w, int b
 
 int cb_graph_embedding(cb_graph *g, const char *name, int x, int64_t vocab, int64_t dim)
 {
-    if (x < 0 || x >= g->count) return -1;
-    if (g->nodes[x].ndim != 1 || vocab < 1 || dim < 1) {
-        cb_fail(CB_ERR_SHAPE, "embedding '%s': needs token ids [T] and a positive vocabulary and width", name);
+    if (vocab < 1 || dim < 1) {
+        cb_fail(CB_ERR_SHAPE, "embedding '%s': needs a positive vocabulary and width", name);
         return -1;
     }
     char pname[CB_MAX_NAME + 16];
     int64_t wd[2] = {vocab, dim};
     int w = cb_graph_param(g, join(pname, sizeof pname, name, "weight"), 2, wd, CB_INIT_NORMAL, 0);
-    if (w < 0) return -1;
+    return w < 0 ? -1 : cb_graph_embedding_with(g, name, x, w);
+}
+
+int cb_graph_embedding_with(cb_graph *g, const char *name, int x, int w)
+{
+    if (x < 0 || x >= g->count || w < 0 || w >= g->count) return -1;
+    if (g->nodes[x].ndim != 1 || g->nodes[w].op != CB_OP_PARAM || g->nodes[w].ndim != 2) {
+        cb_fail(CB_ERR_SHAPE, "embedding '%s': needs token ids [T] and a table [vocab, dim]", name);
+        return -1;
+    }
     int in[2] = {x, w};
     int id = add_node(g, CB_OP_EMBEDDING, name, in, 2);
     if (id < 0) return -1;
-    int64_t od[2] = {g->nodes[x].dims[0], dim};
+    int64_t od[2] = {g->nodes[x].dims[0], g->nodes[w].dims[1]};
     set_dims(&g->nodes[id], 2, od);
     return id;
 }
@@ -344,14 +352,14 @@ int cb_graph_embedding(cb_graph *g, const char *name, int x, int64_t vocab, int6
 static const char *op_name(cb_op op);
 
 /* The recurrent layers' shared builder: gates x hidden rows of weights. */
-static int recurrent(cb_graph *g, cb_op op, const char *name, int x, int64_t hidden, int gates)
+static int recurrent(cb_graph *g, cb_op op, const char *name, int x, int64_t hidden, int reset_before)
 {
     if (x < 0 || x >= g->count) return -1;
     if (g->nodes[x].ndim != 2 || hidden < 1) {
         cb_fail(CB_ERR_SHAPE, "%s '%s': needs an input [T,D] and a positive hidden size", op_name(op), name);
         return -1;
     }
-    const int64_t d = g->nodes[x].dims[1];
+    const int64_t d = g->nodes[x].dims[1], gates = op == CB_OP_LSTM ? 4 : 3;
     char pname[CB_MAX_NAME + 16];
     int64_t wi[2] = {gates * hidden, d}, wh[2] = {gates * hidden, hidden}, b[1] = {gates * hidden};
     /* PyTorch: every parameter U(-1/sqrt(hidden), 1/sqrt(hidden)). */
@@ -361,24 +369,41 @@ static int recurrent(cb_graph *g, cb_op op, const char *name, int x, int64_t hid
                 cb_graph_param(g, join(pname, sizeof pname, name, "bias_hh_l0"), 1, b, CB_INIT_FAN_IN_UNIFORM, hidden)};
     for (int k = 0; k < 4; k++)
         if (p[k] < 0) return -1;
+    return cb_graph_recurrent_with(g, op, name, x, p, reset_before);
+}
+
+int cb_graph_recurrent_with(cb_graph *g, cb_op op, const char *name, int x, const int p[4], int reset_before)
+{
+    if (x < 0 || x >= g->count || (op != CB_OP_LSTM && op != CB_OP_GRU)) return -1;
+    const int64_t gates = op == CB_OP_LSTM ? 4 : 3;
+    for (int k = 0; k < 4; k++)
+        if (p[k] < 0 || p[k] >= g->count || g->nodes[p[k]].op != CB_OP_PARAM) return -1;
+    const cb_node *wi = &g->nodes[p[0]], *wh = &g->nodes[p[1]], *bi = &g->nodes[p[2]], *bh = &g->nodes[p[3]];
+    const int64_t hidden = wh->ndim == 2 ? wh->dims[1] : 0;
+    if (g->nodes[x].ndim != 2 || hidden < 1 || wi->ndim != 2 || wi->dims[0] != gates * hidden ||
+        wi->dims[1] != g->nodes[x].dims[1] || wh->dims[0] != gates * hidden || bi->ndim != 1 ||
+        bi->dims[0] != gates * hidden || bh->ndim != 1 || bh->dims[0] != gates * hidden) {
+        cb_fail(CB_ERR_SHAPE, "%s '%s': weights must be [%lld*H, D], [%lld*H, H] and biases [%lld*H] for an "
+                "input [T,D]", op_name(op), name, (long long)gates, (long long)gates, (long long)gates);
+        return -1;
+    }
     int in[5] = {x, p[0], p[1], p[2], p[3]};
     int id = add_node(g, op, name, in, 5);
     if (id < 0) return -1;
     int64_t od[2] = {g->nodes[x].dims[0], hidden};
     set_dims(&g->nodes[id], 2, od);
+    g->nodes[id].reset_before = op == CB_OP_GRU && reset_before;
     return id;
 }
 
 int cb_graph_lstm(cb_graph *g, const char *name, int x, int64_t hidden)
 {
-    return recurrent(g, CB_OP_LSTM, name, x, hidden, 4);
+    return recurrent(g, CB_OP_LSTM, name, x, hidden, 0);
 }
 
 int cb_graph_gru(cb_graph *g, const char *name, int x, int64_t hidden, int reset_before)
 {
-    int id = recurrent(g, CB_OP_GRU, name, x, hidden, 3);
-    if (id >= 0) g->nodes[id].reset_before = reset_before != 0;
-    return id;
+    return recurrent(g, CB_OP_GRU, name, x, hidden, reset_before != 0);
 }
 
 int cb_graph_last_step(cb_graph *g, int x)

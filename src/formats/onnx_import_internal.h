@@ -1,0 +1,62 @@
+/* Internal: the ONNX importer's state and helpers, shared by the files
+ * that map operators (onnx_import.c, onnx_import_seq.c). */
+#ifndef CB_ONNX_IMPORT_INTERNAL_H
+#define CB_ONNX_IMPORT_INTERNAL_H
+
+#include "crossbind/crossbind.h"
+#include "onnx_util.h"
+
+/* How a value relates to its graph node (crossbind's activations are batch
+ * first; ONNX's recurrent layers are time major). */
+typedef enum {
+    IMP_PLAIN = 0,     /* the node's output itself, [N, ...] */
+    IMP_TIME_MAJOR,    /* [T, N, F]: the node's [N, T, F] output transposed */
+    IMP_RNN_Y,         /* [T, 1, N, H]: a recurrent layer's Y output */
+    IMP_RNN_Y_LAST,    /* [1, N, H]: its Y_h output (the last step) */
+    IMP_UNAVAILABLE    /* an output crossbind does not compute (LSTM Y_c) */
+} imp_layout;
+
+typedef struct value {
+    const char *name;   /* borrowed from the ModelProto */
+    int node;           /* activation: its graph node; -1 for a constant */
+    cb_tensor constant; /* constant: decoded data (owned) */
+    imp_layout layout;  /* activation: see imp_layout */
+} value;
+
+/* A parameter created from a constant, filled once the graph is finalized. */
+typedef struct pending { int node; float *data; } pending;
+
+typedef struct importer {
+    const char *what;
+    Onnx__GraphProto *gp;
+    cb_model *m;
+    value *vals;
+    int n_vals, cap_vals;
+    pending *pend;
+    int n_pend, cap_pend;
+} importer;
+
+value *imp_lookup(importer *im, const char *name);
+/* A new value named `name` (a constant until its node is set). */
+value *imp_define(importer *im, const char *name);
+const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
+int64_t imp_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt);
+float imp_attr_float(const Onnx__NodeProto *n, const char *name, float dflt);
+int imp_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max, int dflt_len, int64_t dflt);
+const char *imp_attr_str(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t size);
+cb_status imp_unsupported(importer *im, const Onnx__NodeProto *n, const char *why);
+/* The plain activation feeding input i of node n. */
+cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node);
+/* The constant feeding input i (NULL when the optional input is absent). */
+cb_status imp_constant(importer *im, const Onnx__NodeProto *n, size_t i, const cb_tensor **out);
+/* A parameter node holding a copy of `data`, stored once the graph is final. */
+cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data, int *node);
+
+/* Sequence operators (onnx_import_seq.c). Each defines all of its outputs
+ * itself. */
+cb_status imp_transpose(importer *im, const Onnx__NodeProto *n);
+cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n);
+cb_status imp_gather(importer *im, const Onnx__NodeProto *n);
+cb_status imp_recurrent(importer *im, const Onnx__NodeProto *n);
+
+#endif
