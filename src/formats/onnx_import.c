@@ -21,15 +21,17 @@ static const struct { const char *op, *notes; } op_table[] = {
                     "count_include_pad=1, or 0 without padding; no ceil_mode"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
+    {"Concat", "of shape expressions and constants (building an initial state's shape)"},
     {"Constant", "the tensor `value` form (float, double, int32, int64)"},
+    {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU"},
     {"Conv", "2-D, group 1, no dilation; weights and bias as initializers; symmetric pads or auto_pad"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
     {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
             "linear_before_reset 1 (PyTorch's GRU) or 0 (GRU-rb); default activations; no clip, sequence_lens; "
             "initial_h absent or zero; Y and Y_h outputs"},
-    {"Gather", "rows of a float initializer by the int64 input (an embedding), or axis 1 of a [N,T,H] value "
-               "at the constant index -1 or T-1 (the last time step)"},
+    {"Gather", "rows of a float initializer by the int64 input (an embedding), axis 1 of a [N,T,H] value "
+               "at the constant index -1 or T-1 (the last time step), or a constant index of a shape expression"},
     {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
     {"Identity", "tensors"},
@@ -40,10 +42,12 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"Relu", "float32"},
     {"Reshape", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
                 "no allowzero"},
+    {"Shape", "of a computed tensor, feeding only shape expressions (initial states)"},
     {"Sigmoid", "float32"},
     {"Squeeze", "axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Tanh", "float32"},
     {"Transpose", "perm [1,0,2] between batch-first and time-major sequences"},
+    {"Unsqueeze", "of a shape expression"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
 
@@ -421,6 +425,9 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
+    if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
+        strcmp(t, "ConstantOfShape") == 0)
+        return imp_shape_op(im, n);
     if (strcmp(t, "Conv") == 0) s = op_conv(im, n, &id);
     else if (strcmp(t, "MaxPool") == 0) s = op_pool(im, n, CB_OP_MAXPOOL2D, &id);
     else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);

@@ -13,7 +13,9 @@ typedef enum {
     IMP_TIME_MAJOR,    /* [T, N, F]: the node's [N, T, F] output transposed */
     IMP_RNN_Y,         /* [T, 1, N, H]: a recurrent layer's Y output */
     IMP_RNN_Y_LAST,    /* [1, N, H]: its Y_h output (the last step) */
-    IMP_UNAVAILABLE    /* an output crossbind does not compute (LSTM Y_c) */
+    IMP_UNAVAILABLE,   /* an output crossbind does not compute (LSTM Y_c) */
+    IMP_SHAPE_EXPR,    /* computed from tensor shapes only (Shape, Gather, Unsqueeze, Concat) */
+    IMP_ZEROS          /* ConstantOfShape(0) of a shape expression: zeros (initial states) */
 } imp_layout;
 
 typedef struct value {
@@ -58,5 +60,7 @@ cb_status imp_transpose(importer *im, const Onnx__NodeProto *n);
 cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n);
 cb_status imp_gather(importer *im, const Onnx__NodeProto *n);
 cb_status imp_recurrent(importer *im, const Onnx__NodeProto *n);
+/* Shape arithmetic that exporters use to build zero initial states. */
+cb_status imp_shape_op(importer *im, const Onnx__NodeProto *n);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "crossbind/formats.h"
 #include "onnx_import_internal.h"
 
 /* Binds output k of n to `node` with `layout` (an empty output name is skipped). */
@@ -68,10 +69,58 @@ cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n)
     return imp_unsupported(im, n, "only the direction axis of a recurrent layer's Y or Y_h can be squeezed");
 }
 
+/* Exporters build the zero initial state of a recurrent layer from the
+ * input's shape: Shape -> Gather(batch) -> Unsqueeze -> Concat ->
+ * ConstantOfShape(0). Such values are tracked symbolically; the layer
+ * accepts the zeros, nothing else may read them. */
+cb_status imp_shape_op(importer *im, const Onnx__NodeProto *n)
+{
+    const char *t = n->op_type;
+    value *x = computed(im, n, 0);
+    if (strcmp(t, "Shape") == 0) {
+        if (!x || x->layout != IMP_PLAIN) return imp_unsupported(im, n, "only the shape of a computed tensor");
+        return bind(im, n, 0, x->node, IMP_SHAPE_EXPR);
+    }
+    if (strcmp(t, "Unsqueeze") == 0) {
+        if (!x || x->layout != IMP_SHAPE_EXPR) return imp_unsupported(im, n, "only shape expressions are unsqueezed");
+        return bind(im, n, 0, x->node, IMP_SHAPE_EXPR);
+    }
+    if (strcmp(t, "ConstantOfShape") == 0) {
+        const Onnx__AttributeProto *a = imp_attr(n, "value");
+        cb_tensor v = {0};
+        int zero = 1;
+        if (a && a->t) {
+            cb_status s = cb_onnx_tensor_to_cb(a->t, im->what, &v);
+            if (s != CB_OK) return s;
+            for (int64_t k = 0; k < cb_tensor_numel(&v); k++)
+                for (size_t b = 0; b < cb_dtype_size(v.dtype); b++) zero &= ((const unsigned char *)v.data)[k * cb_dtype_size(v.dtype) + b] == 0;
+            cb_tensor_free(&v);
+        }
+        if (!x || x->layout != IMP_SHAPE_EXPR || !zero)
+            return imp_unsupported(im, n, "only zeros over a shape expression (an initial state) are implemented");
+        return bind(im, n, 0, x->node, IMP_ZEROS);
+    }
+    /* Concat: shape expressions and constants, at least one expression */
+    int node = -1;
+    for (size_t i = 0; i < n->n_input; i++) {
+        value *v = imp_lookup(im, n->input[i]);
+        if (!v || (v->node >= 0 && v->layout != IMP_SHAPE_EXPR))
+            return imp_unsupported(im, n, "only shape expressions and constants are concatenated");
+        if (v->node >= 0) node = v->node;
+    }
+    if (node < 0) return imp_unsupported(im, n, "concatenating constants only is not implemented");
+    return bind(im, n, 0, node, IMP_SHAPE_EXPR);
+}
+
 cb_status imp_gather(importer *im, const Onnx__NodeProto *n)
 {
     if (n->n_input != 2) return imp_unsupported(im, n, "needs data and indices");
     value *data = imp_lookup(im, n->input[0]);
+    if (data && data->node >= 0 && data->layout == IMP_SHAPE_EXPR) {
+        value *idx = imp_lookup(im, n->input[1]);
+        if (!idx || idx->node >= 0) return imp_unsupported(im, n, "a shape expression needs a constant index");
+        return bind(im, n, 0, data->node, IMP_SHAPE_EXPR);
+    }
     int64_t axis = imp_attr_int(n, "axis", 0);
     cb_graph *g = &im->m->graph;
     if (data && data->node < 0) { /* an embedding: rows of a table by token id */
@@ -105,6 +154,8 @@ cb_status imp_gather(importer *im, const Onnx__NodeProto *n)
 /* A constant input that must be absent or all zeros (initial states). */
 static cb_status zero_or_absent(importer *im, const Onnx__NodeProto *n, size_t i, const char *what)
 {
+    value *v = i < n->n_input && n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+    if (v && v->node >= 0 && v->layout == IMP_ZEROS) return CB_OK;
     const cb_tensor *t;
     cb_status s = imp_constant(im, n, i, &t);
     if (s != CB_OK) return s;
