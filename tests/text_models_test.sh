@@ -78,7 +78,7 @@ for x, y in zip(a, b):
     assert abs(x['train_acc'] - y['train_acc']) <= 1 / 32 + 1e-9 and abs(x['test_acc'] - y['test_acc']) <= 1 / 12 + 1e-9, (x, y)
     assert abs(x['train_loss'] - y['train_loss']) < 0.05 and abs(x['test_loss'] - y['test_loss']) < 0.05, (x, y)"
 done
-for m in lstm gru; do
+for m in lstm gru gru-rb; do
     $TORCH eval $m --weights "$T/pt-$m/final.pt" $EV --logits "$T/$m-t.npy" >/dev/null 2>&1
     expect_ok "torch.onnx.export's $m evaluates in crossbind" "$BIN" eval --weights "$T/pt-$m/final.onnx" $EV \
         --logits "$T/$m-x.npy"

@@ -13,6 +13,7 @@ import platform
 import shutil
 import sys
 import time
+import warnings
 
 # The study's fair setting for convolution models: PyTorch's own threads
 # only, BLAS single-threaded. Must be set before torch is imported.
@@ -112,7 +113,37 @@ class GRUResetBefore(nn.Module):
         self.bias_hh_l0 = nn.Parameter(torch.empty(3 * h).uniform_(-k, k))
 
     def forward(self, x):
+        if torch.onnx.is_in_onnx_export():  # one ONNX GRU node, not 300 unrolled steps
+            h = self.weight_hh_l0.shape[1]
+
+            def zrh(t):  # PyTorch's gate blocks r,z,n in ONNX's order z,r,h
+                return torch.cat([t[h:2 * h], t[:h], t[2 * h:]])
+            b = torch.cat([zrh(self.bias_ih_l0), zrh(self.bias_hh_l0)])
+            return GRUResetBeforeExport.apply(x, zrh(self.weight_ih_l0)[None], zrh(self.weight_hh_l0)[None],
+                                              b[None]), None
         return gru_rb(x, self.weight_ih_l0, self.weight_hh_l0, self.bias_ih_l0, self.bias_hh_l0), None
+
+
+class GRUResetBeforeExport(torch.autograd.Function):
+    """Export only: ONNX GRU with linear_before_reset=0 is exactly GRU-rb.
+    Takes ONNX's W, R, B (the exporter folds their reordering into
+    initializers); X is made time major and Y back batch first, the pattern
+    torch exports for nn.GRU. Its forward is never run for results."""
+
+    @staticmethod
+    def forward(ctx, x, w, r, b):
+        h = r.shape[2]
+
+        def rzn(t):
+            return torch.cat([t[h:2 * h], t[:h], t[2 * h:]])
+        return gru_rb(x, rzn(w[0]), rzn(r[0]), rzn(b[0, :3 * h]), rzn(b[0, 3 * h:]))
+
+    @staticmethod
+    def symbolic(g, x, w, r, b):
+        axes = g.op("Constant", value_t=torch.tensor([1], dtype=torch.long))
+        xt = g.op("Transpose", x, perm_i=[1, 0, 2])
+        y, _ = g.op("GRU", xt, w, r, b, hidden_size_i=r.type().sizes()[2], linear_before_reset_i=0, outputs=2)
+        return g.op("Transpose", g.op("Squeeze", y, axes), perm_i=[1, 0, 2])
 
 
 class RNNClassifier(nn.Module):
@@ -250,7 +281,8 @@ def save_all(model, out, stem, name):
     torch.save(model.state_dict(), os.path.join(out, stem + ".pt"))
     model.eval()
     example = torch.zeros((1,) + INPUT_SHAPES[name], dtype=torch.long if binary(name) else torch.float32)
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch 1.13's notice about g.op in symbolics
         torch.jit.trace(model, example).save(os.path.join(out, stem + ".ts"))
         torch.onnx.export(model, example, os.path.join(out, stem + ".onnx"), opset_version=13,
                           input_names=["input"], output_names=["output"],

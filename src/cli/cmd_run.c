@@ -19,16 +19,27 @@ static void help(void)
            "  --threads N  --kernels fast|reference\n");
 }
 
-/* Converts a float64 array to float32 in place (inputs may come either way). */
+/* Converts a float64 or int64 (token ids) array to float32 in place. Ids
+ * must stay exact: |id| < 2^24. */
 static cb_status as_f32(cb_tensor *t, const char *path)
 {
     if (t->dtype == CB_F32) return CB_OK;
-    if (t->dtype != CB_F64) return cb_fail(CB_ERR_FORMAT, "%s: input must be float32 or float64, is %s", path,
-                                           cb_dtype_name(t->dtype));
+    if (t->dtype != CB_F64 && t->dtype != CB_I64)
+        return cb_fail(CB_ERR_FORMAT, "%s: input must be float32, float64 or int64, is %s", path,
+                       cb_dtype_name(t->dtype));
     int64_t n = cb_tensor_numel(t);
     float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
     if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < n; i++) f[i] = (float)((double *)t->data)[i];
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == CB_F64) { f[i] = (float)((double *)t->data)[i]; continue; }
+        int64_t v = ((int64_t *)t->data)[i];
+        if (v <= -(1 << 24) || v >= (1 << 24)) {
+            free(f);
+            return cb_fail(CB_ERR_FORMAT, "%s: integer %lld at %lld is too large to hold exactly", path,
+                           (long long)v, (long long)i);
+        }
+        f[i] = (float)v;
+    }
     free(t->data);
     t->data = f;
     t->dtype = CB_F32;
