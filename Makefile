@@ -41,6 +41,10 @@ $(BUILD)/libcrossbind.a: $(LIB_OBJ)
 $(BUILD)/crossbind: $(CLI_OBJ) $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Benchmark driver (bench/step_vs_pytorch.sh); not part of `all`.
+$(BUILD)/bench_train_step: $(BUILD)/bench/train_step.o $(BUILD)/libcrossbind.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/onnx_conformance: $(BUILD)/tests/onnx_conformance.o $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
