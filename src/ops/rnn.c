@@ -13,6 +13,7 @@
  * reference level, cb_gemm at the fast level. */
 #include <math.h>
 #include <string.h>
+#include "fastmath.h"
 #include "ops.h"
 
 /* C[m,n] (ldc) = beta * C + A[m,k] (lda, transposed if ta) . B[k,n] (ldb, transposed if tb) */
@@ -36,7 +37,25 @@ static void rnn_gemm(int fast, int ta, int tb, int m, int n, int k, const float 
         }
 }
 
-static float sigm(float v) { return (float)(1.0 / (1.0 + exp(-(double)v))); }
+static float sigm_ref(float v) { return (float)(1.0 / (1.0 + exp(-(double)v))); }
+/* Gate nonlinearities: vectorisable approximations in fast kernels, libm in
+ * reference ones. `fast` is loop invariant, so the compiler splits the loops. */
+static inline float sigm(float v, int fast) { return fast ? sigmoid_approx(v) : sigm_ref(v); }
+static inline float tanh_g(float v, int fast) { return fast ? tanh_approx(v) : tanhf(v); }
+
+/* One sample's LSTM cell at one step: gates in place, cell and hidden state.
+ * Always inlined with constant flags, so the loop vectorises. */
+static inline __attribute__((always_inline)) void lstm_cell(int H, float *restrict a, const float *restrict cprev,
+                                                            float *restrict c, float *restrict h, int fast, int prev)
+{
+    for (int j = 0; j < H; j++) {
+        float i = sigm(a[j], fast), f = sigm(a[H + j], fast), g = tanh_g(a[2 * H + j], fast),
+              o = sigm(a[3 * H + j], fast);
+        a[j] = i, a[H + j] = f, a[2 * H + j] = g, a[3 * H + j] = o;
+        c[j] = f * (prev ? cprev[j] : 0.0f) + i * g;
+        h[j] = o * tanh_g(c[j], fast);
+    }
+}
 
 void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
                  const float *b_hh, float *y, float *saved, int fast)
@@ -54,12 +73,9 @@ void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
             float *a = saved + ((size_t)n * T + t) * S, *c = a + G;
             const float *cprev = t > 0 ? saved + ((size_t)n * T + t - 1) * S + G : NULL;
             float *h = y + ((size_t)n * T + t) * H;
-            for (int j = 0; j < H; j++) {
-                float i = sigm(a[j]), f = sigm(a[H + j]), g = tanhf(a[2 * H + j]), o = sigm(a[3 * H + j]);
-                a[j] = i, a[H + j] = f, a[2 * H + j] = g, a[3 * H + j] = o;
-                c[j] = f * (cprev ? cprev[j] : 0.0f) + i * g;
-                h[j] = o * tanhf(c[j]);
-            }
+            if (fast && cprev) lstm_cell(H, a, cprev, c, h, 1, 1);
+            else if (fast) lstm_cell(H, a, cprev, c, h, 1, 0);
+            else lstm_cell(H, a, cprev, c, h, 0, cprev != NULL);
         }
     }
 }
@@ -82,7 +98,7 @@ void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
             float *dg = dgates + ((size_t)n * T + t) * G, *dhn = dh_next + (size_t)n * H, *dcn = dc_next + (size_t)n * H;
             for (int j = 0; j < H; j++) {
                 float i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j];
-                float dh = g_in[j] + dhn[j], tc = tanhf(c[j]);
+                float dh = g_in[j] + dhn[j], tc = tanh_g(c[j], fast);
                 float dc = dh * o * (1.0f - tc * tc) + dcn[j];
                 dg[j] = dc * g * i * (1.0f - i);                              /* input gate */
                 dg[H + j] = (cprev ? dc * cprev[j] : 0.0f) * f * (1.0f - f);   /* forget gate */
@@ -154,25 +170,56 @@ static void gru_recurrent(const cb_rnn_shape *s, int reset_before, int t, const 
         for (int j = 0; j < rows; j++) hp[(size_t)n * 3 * H + j] += b_hh ? b_hh[j] : 0.0f;
 }
 
+/* The GRU's elementwise gate work of one sample and step. Always inlined
+ * and called with a constant `fast`, so each call site becomes a loop the
+ * compiler vectorises (a run-time choice inside the loop kept it scalar). */
+static inline __attribute__((always_inline)) void gru_rz(int H, const float *restrict xr, const float *restrict hr,
+                                                         const float *restrict hprev, float *restrict sv,
+                                                         float *restrict rhn, int fast)
+{
+    for (int j = 0; j < H; j++) {
+        float r = sigm(xr[j] + hr[j], fast), z = sigm(xr[H + j] + hr[H + j], fast);
+        sv[j] = r;
+        sv[H + j] = z;
+        rhn[j] = r * hprev[j];
+    }
+}
+
+/* reset after: n = tanh(xn + r * hn); reset before (rmul 0): tanh(xn + hn), r being inside hn */
+static inline __attribute__((always_inline)) void gru_n(int H, const float *restrict xr, const float *restrict hr,
+                                                        const float *restrict hprev, const float *restrict rhn,
+                                                        float rmul, float *restrict sv, float *restrict h, int fast)
+{
+    for (int j = 0; j < H; j++) {
+        float r = sv[j], z = sv[H + j];
+        float nn = tanh_g(xr[2 * H + j] + (r * rmul + (1.0f - rmul)) * hr[2 * H + j], fast);
+        sv[2 * H + j] = nn;
+        sv[4 * H + j] = rhn[j];
+        h[j] = (1.0f - z) * nn + z * hprev[j];
+    }
+}
+
 void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
                 const float *b_ih, const float *b_hh, float *y, float *saved, float *ws, int fast)
 {
     const int T = s->t, D = s->d, H = s->h, S = GRU_SAVED(H);
     float *xp = ws, *hp = xp + (size_t)s->n * T * 3 * H, *rh = hp + (size_t)s->n * 3 * H;
+    float *zero = rh + (size_t)s->n * H; /* h_{-1}: the gate loops read a row, never a branch */
+    memset(zero, 0, (size_t)H * sizeof *zero);
     rnn_gemm(fast, 0, 1, s->n * T, 3 * H, D, x, D, w_ih, D, 0.0f, xp, 3 * H);
+    if (b_ih)
+        for (size_t r = 0; r < (size_t)s->n * T; r++)
+            for (int j = 0; j < 3 * H; j++) xp[r * 3 * H + j] += b_ih[j];
+    const float rmul = reset_before ? 0.0f : 1.0f;
     for (int t = 0; t < T; t++) {
         gru_recurrent(s, reset_before, t, y, w_hh, b_hh, hp, fast);
         for (int n = 0; n < s->n; n++) {
-            const float *xr = xp + ((size_t)n * T + t) * 3 * H, *hr = hp + (size_t)n * 3 * H;
-            const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
-            float *sv = saved + ((size_t)n * T + t) * S;
-            for (int j = 0; j < H; j++) {
-                float r = sigm(xr[j] + (b_ih ? b_ih[j] : 0.0f) + hr[j]);
-                float z = sigm(xr[H + j] + (b_ih ? b_ih[H + j] : 0.0f) + hr[H + j]);
-                sv[j] = r, sv[H + j] = z;
-                if (!reset_before) sv[3 * H + j] = hr[2 * H + j];
-                rh[(size_t)n * H + j] = r * (hprev ? hprev[j] : 0.0f);
-            }
+            const float *restrict xr = xp + ((size_t)n * T + t) * 3 * H, *restrict hr = hp + (size_t)n * 3 * H;
+            const float *restrict hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
+            float *restrict sv = saved + ((size_t)n * T + t) * S, *restrict rhn = rh + (size_t)n * H;
+            if (fast) gru_rz(H, xr, hr, hprev, sv, rhn, 1);
+            else gru_rz(H, xr, hr, hprev, sv, rhn, 0);
+            if (!reset_before) memcpy(sv + 3 * H, hr + 2 * H, (size_t)H * sizeof *sv);
         }
         if (reset_before) { /* hp[:, n rows] = (r * h_{t-1}) W_hn^T + b_hn */
             rnn_gemm(fast, 0, 1, s->n, H, H, rh, H, w_hh + (size_t)2 * H * H, H, 0.0f, hp + 2 * H, 3 * H);
@@ -180,18 +227,12 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
                 for (int j = 0; j < H; j++) hp[(size_t)n * 3 * H + 2 * H + j] += b_hh ? b_hh[2 * H + j] : 0.0f;
         }
         for (int n = 0; n < s->n; n++) {
-            const float *xr = xp + ((size_t)n * T + t) * 3 * H, *hr = hp + (size_t)n * 3 * H;
-            const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
-            float *sv = saved + ((size_t)n * T + t) * S, *h = y + ((size_t)n * T + t) * H;
-            for (int j = 0; j < H; j++) {
-                float r = sv[j], z = sv[H + j];
-                float pre = xr[2 * H + j] + (b_ih ? b_ih[2 * H + j] : 0.0f) +
-                            (reset_before ? hr[2 * H + j] : r * hr[2 * H + j]);
-                float nn = tanhf(pre);
-                sv[2 * H + j] = nn;
-                sv[4 * H + j] = rh[(size_t)n * H + j];
-                h[j] = (1.0f - z) * nn + z * (hprev ? hprev[j] : 0.0f);
-            }
+            const float *restrict xr = xp + ((size_t)n * T + t) * 3 * H, *restrict hr = hp + (size_t)n * 3 * H;
+            const float *restrict hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
+            const float *restrict rhn = rh + (size_t)n * H;
+            float *restrict sv = saved + ((size_t)n * T + t) * S, *restrict h = y + ((size_t)n * T + t) * H;
+            if (fast) gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 1);
+            else gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 0);
         }
     }
 }
@@ -272,8 +313,8 @@ void cb_gru_bwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
 
 size_t cb_gru_workspace(const cb_rnn_shape *s)
 {
-    /* forward: xp [n,T,3H] + hp [n,3H] + rh [n,H]; backward: 2 x [n,T,3H] + 2 x [n,H] */
+    /* forward: xp [n,T,3H] + hp [n,3H] + rh [n,H] + a zero row [H]; backward: 2 x [n,T,3H] + 2 x [n,H] */
     size_t nt = (size_t)s->n * s->t, h = (size_t)s->h, n = (size_t)s->n;
-    size_t fwd = nt * 3 * h + n * 4 * h, bwd = 2 * nt * 3 * h + 2 * n * h;
+    size_t fwd = nt * 3 * h + n * 4 * h + h, bwd = 2 * nt * 3 * h + 2 * n * h;
     return fwd > bwd ? fwd : bwd;
 }
