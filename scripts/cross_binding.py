@@ -20,6 +20,8 @@ Completed trainings and evaluations are kept under --out and reused when the
 command runs again, so an interrupted experiment resumes where it stopped.
 
   /usr/bin/python3 scripts/cross_binding.py --epochs 1 --limit-train 6000 --out runs/xbind
+  /usr/bin/python3 scripts/cross_binding.py --models vgg16,lstm,gru,gru-rb --runs 1 --epochs 1 \
+      --limit-train 512 --limit-test 512 --out runs/xbind-all
 """
 import argparse
 import json
@@ -43,6 +45,10 @@ BINDINGS = {
     "onnxruntime-node": {"onnx"},
 }
 TRAINERS = ("pytorch", "crossbind")
+# Each model's data set format, and the protocol's inference batch per format.
+DATA_FORMATS = {"lenet1": "mnist", "lenet5": "mnist", "vgg16": "cifar", "lstm": "imdb", "gru": "imdb",
+                "gru-rb": "imdb"}
+EVAL_BATCH = {"mnist": 128, "cifar": 128, "imdb": 256}
 
 
 def log(msg):
@@ -75,7 +81,7 @@ def train(args, trainer, model, run_index, out):
     done = read_json(os.path.join(out, "run.json"))
     if done and done.get("status") == "complete" and os.path.exists(os.path.join(out, "final.onnx")):
         return done
-    common = ["--run", str(run_index), "--epochs", str(args.epochs), "--data", args.data, "--out", out,
+    common = ["--run", str(run_index), "--epochs", str(args.epochs), "--data", data_dir(args, model), "--out", out,
               "--threads", str(args.threads), "--quiet"]
     if args.limit_train:
         common += ["--limit-train", str(args.limit_train)]
@@ -96,7 +102,9 @@ def evaluate(args, binding, model, weights, out_json, logits):
     cached = read_json(out_json)
     if cached and os.path.exists(logits):
         return cached
-    common = ["--weights", weights, "--data", args.data, "--batch", str(args.batch), "--repeat", str(args.repeat),
+    fmt = DATA_FORMATS[model]
+    common = ["--weights", weights, "--data", data_dir(args, model),
+              "--batch", str(args.batch or EVAL_BATCH[fmt]), "--repeat", str(args.repeat),
               "--threads", str(args.threads), "--logits", logits, "--json"]
     if args.limit_test:
         common += ["--limit-test", str(args.limit_test)]
@@ -119,11 +127,20 @@ def evaluate(args, binding, model, weights, out_json, logits):
     return res
 
 
+def data_dir(args, model):
+    return {"mnist": args.data, "cifar": args.data_cifar, "imdb": args.data_imdb}[DATA_FORMATS[model]]
+
+
+def labels(outputs):
+    """Predicted labels: argmax, or p >= 0.5 for a binary model's one output."""
+    return outputs[:, 0] >= 0.5 if outputs.shape[1] == 1 else outputs.argmax(1)
+
+
 def compare(ref_logits, logits):
     a, b = np.load(ref_logits), np.load(logits)
     if a.shape != b.shape:
         return float("nan"), float("inf")
-    return float((a.argmax(1) == b.argmax(1)).mean()), float(np.abs(a - b).max())
+    return float((labels(a) == labels(b)).mean()), float(np.abs(a - b).max())
 
 
 def main():
@@ -133,8 +150,11 @@ def main():
     ap.add_argument("--epochs", type=int, default=200, help="training epochs (the protocol: 200)")
     ap.add_argument("--limit-train", type=int, default=0)
     ap.add_argument("--limit-test", type=int, default=0)
-    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist", help="MNIST-format data (LeNets)")
+    ap.add_argument("--data-cifar", default="data/cifar-stand-in", help="CIFAR-10-format data (VGG-16)")
+    ap.add_argument("--data-imdb", default="data/imdb-prepared", help="prepared IMDb-format data (RNNs)")
+    ap.add_argument("--batch", type=int, default=0, help="inference batch (default: the protocol's, 128 images, "
+                    "256 text)")
     ap.add_argument("--repeat", type=int, default=5, help="timed passes after one warm-up")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--trainers", default=",".join(TRAINERS))
@@ -155,11 +175,14 @@ def main():
     for b in bindings:
         if b not in BINDINGS:
             ap.error(f"unknown binding {b} (known: {', '.join(BINDINGS)})")
+    for m in models:
+        if m not in DATA_FORMATS:
+            ap.error(f"unknown model {m} (known: {', '.join(DATA_FORMATS)})")
     os.makedirs(args.out, exist_ok=True)
     # Results are reused only for the same experiment: anything that changes
     # a measurement is part of the configuration kept beside them.
-    config = {k: getattr(args, k) for k in ("epochs", "limit_train", "limit_test", "data", "batch", "repeat",
-                                             "threads")}
+    config = {k: getattr(args, k) for k in ("epochs", "limit_train", "limit_test", "data", "data_cifar",
+                                             "data_imdb", "batch", "repeat", "threads")}
     config_path = os.path.join(args.out, "config.json")
     old = read_json(config_path)
     if old is not None and old != config:
@@ -227,7 +250,8 @@ def main():
                     cell["status"] = "reproduced" if ok else "failed"
                     cells.append(cell)
 
-    report = {"experiment": "cross-binding inference", "data": args.data, "epochs": args.epochs,
+    report = {"experiment": "cross-binding inference",
+              "data": {"mnist": args.data, "cifar": args.data_cifar, "imdb": args.data_imdb}, "epochs": args.epochs,
               "limit_train": args.limit_train, "limit_test": args.limit_test, "runs": args.runs,
               "batch": args.batch, "repeat": args.repeat, "threads": args.threads, "cells": cells}
     write_json(os.path.join(args.out, "matrix.json"), report)
@@ -247,7 +271,8 @@ def main():
                      f"| {c['device']} | **{c['status']}** | {counts} | {agree:.4f} | {diff:.3g} |")
     table = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "matrix.md"), "w") as f:
-        f.write(f"# Cross-binding inference matrix\n\nData: {args.data} (test limit {args.limit_test or 'none'}); "
+        f.write(f"# Cross-binding inference matrix\n\nData: MNIST format {args.data}, CIFAR format {args.data_cifar}, "
+                f"IMDb format {args.data_imdb} (test limit {args.limit_test or 'none'}); "
                 f"{args.runs} runs per model, {args.epochs} epochs; CPU, {args.threads} threads.\n\n" + table)
     print(table, end="")
     failed = [c for c in cells if c["status"] == "failed"]

@@ -4,7 +4,8 @@
 # MNIST's own format) in crossbind and in the PyTorch runner, from the same
 # initial weights, and prints both results side by side; then runs the
 # cross-binding inference experiment (LeNet-1 and LeNet-5, five runs each on a
-# short schedule, every binding and load mode, both directions).
+# short schedule, every binding and load mode, both directions) and its
+# short version for VGG-16, LSTM, GRU and GRU-rb on the package stand-ins.
 # Environment: EPOCHS (default 3), THREADS (default: all cores),
 # XBIND_EPOCHS (default 1; 0 skips the experiment).
 set -euo pipefail
@@ -54,4 +55,15 @@ if [ "$XBIND_EPOCHS" -gt 0 ]; then
     /usr/bin/python3 scripts/cross_binding.py --epochs "$XBIND_EPOCHS" --limit-train 10000 --limit-test 2000 \
         --threads "$THREADS" --out "$OUT/cross-binding"
     echo "matrix: $OUT/cross-binding/matrix.md, $OUT/cross-binding/matrix.json"
+    echo
+    echo "== the same for VGG-16, LSTM, GRU and GRU-rb: one run, 512 training / 512 test samples of the"
+    echo "   package stand-ins (CIFAR format from Fashion-MNIST, IMDb format from SpamAssassin mail)"
+    [ -f data/cifar-stand-in/test_batch.bin ] || ./build/crossbind data cifar-stand-in --out data/cifar-stand-in
+    if [ ! -f data/imdb-prepared/vocab.txt ]; then
+        ./build/crossbind data imdb-stand-in --out data/imdb-stand-in
+        ./build/crossbind data imdb-prepare --from data/imdb-stand-in --out data/imdb-prepared
+    fi
+    /usr/bin/python3 scripts/cross_binding.py --models vgg16,lstm,gru,gru-rb --runs 1 --epochs "$XBIND_EPOCHS" \
+        --limit-train 512 --limit-test 512 --threads "$THREADS" --out "$OUT/cross-binding-all"
+    echo "matrix: $OUT/cross-binding-all/matrix.md"
 fi

@@ -414,6 +414,10 @@ def cmd_train(args):
     xte, yte = load_data(args, False)
     torch.manual_seed(seed)
     model = build(args.model, args.arch)
+    if args.no_dropout:  # parity runs: each binding would draw its own masks
+        for mod in model.modules():
+            if isinstance(mod, nn.Dropout):
+                mod.p = 0.0
     if args.init:
         load_weights(model, args.init)
     save_all(model, out, "init", args.model)
@@ -430,7 +434,7 @@ def cmd_train(args):
         "seed": seed, "run": args.run or (0 if args.seed is not None else 1), "data": args.data or DEFAULT_DIRS[DATA_FORMATS[args.model]],
         "n_train": len(xtr), "n_test": len(xte), "batch": args.batch, "optimizer": args.optimizer,
         "lr": args.lr, "momentum": args.momentum, "weight_decay": args.weight_decay,
-        "shuffle": args.shuffle, "init": args.init, "threads": args.threads,
+        "shuffle": args.shuffle, "dropout": not args.no_dropout, "init": args.init, "threads": args.threads,
         "versions": {"torch": torch.__version__, "python": platform.python_version(),
                      "numpy": np.__version__},
         "machine": f"{platform.system()} {platform.release()} {platform.machine()}",
@@ -747,6 +751,7 @@ def main():
     t.add_argument("--subactivities", action="store_true")
     t.add_argument("--out")
     t.add_argument("--quiet", action="store_true")
+    t.add_argument("--no-dropout", action="store_true", help="dropout probability 0 (parity runs)")
     t.add_argument("--arch", help="a variant architecture of the model (lenet5-sequential)")
     e = sub.add_parser("eval")
     e.add_argument("model", choices=sorted(MODELS))

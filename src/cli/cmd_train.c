@@ -14,7 +14,7 @@ typedef struct train_cli {
     const char *model, *data, *init, *out, *vocab;
     long epochs, batch, threads, limit_train, limit_test, run;
     uint64_t seed;
-    int seed_given, quiet;
+    int seed_given, quiet, no_dropout;
     cb_train_options opt;
     const cb_dataset *train_set, *test_set;
     char run_json[4200];
@@ -46,7 +46,8 @@ static void help(void)
            "  --subactivities     time batch loading, forward+loss and backward+step\n"
            "  --kernels fast|reference  kernel level (default fast)\n"
            "  --out DIR           output directory (default runs/MODEL-SEED)\n"
-           "  --quiet             no progress output\n",
+           "  --quiet             no progress output\n"
+           "  --no-dropout        dropout probability 0 (parity runs: each binding draws its own masks)\n",
            CB_DEFAULT_DATA);
 }
 
@@ -68,7 +69,8 @@ static void json_meta(cb_buf *b, const train_cli *c)
     cb_buf_printf(b, "%.7g", (double)c->opt.optim.momentum);
     cb_buf_printf(b, ",\n  \"weight_decay\": ");
     cb_buf_printf(b, "%.7g", (double)c->opt.optim.weight_decay);
-    cb_buf_printf(b, ",\n  \"shuffle\": %s,\n  \"init\": ", c->opt.shuffle ? "true" : "false");
+    cb_buf_printf(b, ",\n  \"shuffle\": %s,\n  \"dropout\": %s,\n  \"init\": ", c->opt.shuffle ? "true" : "false",
+                  c->no_dropout ? "false" : "true");
     if (c->init) cb_buf_json_string(b, c->init);
     else cb_buf_printf(b, "null");
     cb_buf_printf(b, ",\n  \"threads\": %ld,\n  \"kernels\": \"%s\",\n", c->threads,
@@ -169,6 +171,7 @@ static int parse(train_cli *c, int argc, char **argv)
         else if (!strcmp(a, "--shuffle")) c->opt.shuffle = 1;
         else if (!strcmp(a, "--subactivities")) c->opt.subactivities = 1;
         else if (!strcmp(a, "--quiet")) c->quiet = 1;
+        else if (!strcmp(a, "--no-dropout")) c->no_dropout = 1;
         else if (!(v = cli_value(argc, argv, &i))) return 1;
         else if (!strcmp(a, "--data")) c->data = v;
         else if (!strcmp(a, "--vocab")) c->vocab = v;
@@ -254,6 +257,8 @@ int cmd_train(int argc, char **argv)
     cb_model *m = NULL;
     cb_status s = cb_model_create(c.model, &m);
     if (s != CB_OK) return cli_status(s);
+    for (int i = 0; c.no_dropout && i < m->graph.count; i++)
+        if (m->graph.nodes[i].op == CB_OP_DROPOUT) m->graph.nodes[i].p = 0.0f;
     char outbuf[4096];
     if (!c.out) {
         snprintf(outbuf, sizeof outbuf, "runs/%s-%llu", c.model, (unsigned long long)c.seed);
