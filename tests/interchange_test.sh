@@ -97,6 +97,11 @@ a, _ = cb_safetensors.read(sys.argv[1]); b, _ = cb_safetensors.read(sys.argv[2])
 assert sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a)
 PY
 
+check "the PyTorch runner's safetensors keep 0-d tensors (BatchNorm's counters)" $PY -c "
+import sys, numpy as np; sys.path.insert(0, 'runners/pytorch'); import cb_safetensors as s
+s.write('$T/zero-d.safetensors', {'n': np.array(7, dtype=np.int64)}); t, _ = s.read('$T/zero-d.safetensors')
+assert t['n'].shape == () and int(t['n']) == 7, t['n'].shape"
+
 # 4. Hostile and malformed files.
 $PY - "$T" <<'PY'
 import os, pickle, sys, zipfile, numpy as np, torch, onnx

@@ -44,7 +44,7 @@ def write(path, tensors, metadata=None):
     offset = 0
     arrays = []
     for name, arr in tensors.items():
-        arr = np.ascontiguousarray(arr)
+        arr = np.ascontiguousarray(arr).reshape(np.shape(arr))  # ascontiguousarray turns 0-d into [1]
         if arr.dtype not in _NAMES:
             raise ValueError(f"tensor {name}: unsupported dtype {arr.dtype}")
         nbytes = arr.nbytes

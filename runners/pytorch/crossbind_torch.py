@@ -258,6 +258,8 @@ def load_weights(model, path):
     for k, v in state.items():
         if k.endswith("num_batches_tracked") and k not in tensors:
             tensors[k] = np.zeros(v.shape, dtype=np.int64)
+        elif k.endswith("num_batches_tracked") and np.size(tensors[k]) == 1:
+            tensors[k] = np.asarray(tensors[k]).reshape(v.shape)  # files from before 0-d tensors kept their shape
     missing = [k for k in state if k not in tensors]
     if missing:
         fail(f"{path}: parameters missing from the file: {', '.join(missing)}")
