@@ -63,10 +63,10 @@ short="--epochs $EPOCHS --run 1 --threads $THREADS --quiet --no-dropout"
     fail=$((fail + 1))
 $TORCH train vgg16 $short --data "$T/cifar" --limit-train 2048 --limit-test 1000 --init "$T/v-c/init.safetensors" \
     --out "$T/v-torch" || fail=$((fail + 1))
-# VGG-16 leaves the first epoch's plateau at a point that float rounding
-# decides (13 batch normalisations deep; crossbind against itself at other
-# thread counts moves it as well), so later epochs drift apart by a few
-# points: the check is the first epoch within 0.5 pp and both learning.
+# VGG-16 sits on a plateau for the first epoch; when it leaves it depends on
+# float rounding (13 batch normalisations deep), so later epochs drift apart
+# by a few points: the check is the first epoch within 0.5 pp and both
+# learning.
 if /usr/bin/python3 - "$T/v-c/run.json" "$T/v-torch/run.json" <<'PY'
 import json, sys
 c, t = (json.load(open(p))["epochs"] for p in sys.argv[1:3])
