@@ -84,7 +84,7 @@ static Onnx__TensorProto *tensor(arena *a, const char *name, int32_t type, int n
     unsigned char *raw = alloc(a, bytes);
     if (!t || !d || !raw) return NULL;
     onnx__tensor_proto__init(t);
-    memcpy(d, dims, (size_t)ndim * sizeof *d);
+    if (ndim) memcpy(d, dims, (size_t)ndim * sizeof *d); /* a scalar has no dims (and may pass NULL) */
     memcpy(raw, data, bytes);
     t->n_dims = (size_t)ndim;
     t->dims = d;
