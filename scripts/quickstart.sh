@@ -56,7 +56,7 @@ if [ "$XBIND_EPOCHS" -gt 0 ]; then
         --threads "$THREADS" --out "$OUT/cross-binding"
     echo "matrix: $OUT/cross-binding/matrix.md, $OUT/cross-binding/matrix.json"
     echo
-    echo "== the same for VGG-16, LSTM, GRU and GRU-rb: one run, 512 training / 512 test samples of the"
+    echo "== the same for VGG-16, LSTM, GRU and GRU-rb: one run, 256 training / 256 test samples of the"
     echo "   package stand-ins (CIFAR format from Fashion-MNIST, IMDb format from SpamAssassin mail)"
     [ -f data/cifar-stand-in/test_batch.bin ] || ./build/crossbind data cifar-stand-in --out data/cifar-stand-in
     if [ ! -f data/imdb-prepared/vocab.txt ]; then
@@ -64,6 +64,6 @@ if [ "$XBIND_EPOCHS" -gt 0 ]; then
         ./build/crossbind data imdb-prepare --from data/imdb-stand-in --out data/imdb-prepared
     fi
     /usr/bin/python3 scripts/cross_binding.py --models vgg16,lstm,gru,gru-rb --runs 1 --epochs "$XBIND_EPOCHS" \
-        --limit-train 512 --limit-test 512 --threads "$THREADS" --out "$OUT/cross-binding-all"
+        --limit-train 256 --limit-test 256 --threads "$THREADS" --out "$OUT/cross-binding-all"
     echo "matrix: $OUT/cross-binding-all/matrix.md"
 fi
