@@ -86,6 +86,10 @@ for m in lstm gru gru-rb; do
 import numpy as np; d = abs(np.load('$T/$m-t.npy') - np.load('$T/$m-x.npy')).max(); assert d < 1e-5, d"
 done
 
+expect_ok "training on raw aclImdb reviews encodes the test split with the training vocabulary" \
+    "$BIN" train gru --data "$T/acl" --epochs 1 --batch 8 --limit-train 8 --limit-test 8 --quiet --threads 2 --out "$T/raw"
+check "  ... and saves that vocabulary" cmp "$T/prep/vocab.txt" "$T/raw/vocab.txt"
+
 # 3. Bad input.
 printf 'caf\xe9 in latin-1' > "$T/acl/train/pos/9999_10.txt"
 expect_error "a review in invalid UTF-8" "9999_10.txt: not valid UTF-8" "$BIN" data imdb-prepare --from "$T/acl" --out "$T/bad"

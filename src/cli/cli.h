@@ -31,13 +31,13 @@ void cli_notice_load(const char *path, const cb_load_info *info);
 /* Parses "fast" or "reference"; prints an error and returns -1 otherwise. */
 int cli_kernels(const char *v, cb_kernels *out);
 
-/* Loads one split of model m's data set. Text (IMDb) data uses the
- * vocabulary file `vocab_path` when given; otherwise a prepared directory's
- * own, or (training split only) one built from the training reviews. The
+/* Loads one split of model m's data set. Text (IMDb) data is encoded with
+ * `vocab` when given; otherwise with a prepared directory's own, or
+ * (training split only) one built from the training reviews. The
  * vocabulary used is copied to `used` (may be NULL) and must fit the
  * model's embedding. */
 cb_status cli_load_data(const cb_model *m, const char *format, const char *dir, int train, int64_t limit,
-                        const char *vocab_path, cb_vocab *used, cb_dataset *out);
+                        const cb_vocab *vocab, cb_vocab *used, cb_dataset *out);
 
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -99,7 +99,10 @@ int cmd_eval(int argc, char **argv)
     for (int i = 0; s == CB_OK && !m->data_format[0] && i < m->graph.count; i++)
         if (m->graph.nodes[i].op == CB_OP_EMBEDDING) format = "imdb"; /* token ids in, a text model */
     if (!data) data = cb_dataset_default_dir(format);
-    if (s == CB_OK) s = cli_load_data(m, format, data, 0, limit, vocab, NULL, &test);
+    cb_vocab given = {0};
+    if (s == CB_OK && vocab) s = cb_vocab_load(vocab, &given);
+    if (s == CB_OK) s = cli_load_data(m, format, data, 0, limit, vocab ? &given : NULL, NULL, &test);
+    cb_vocab_free(&given);
     if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) != (int64_t)test.c * test.h * test.w)
         s = cb_fail(CB_ERR_SHAPE, "%s takes %lld values per sample, the data set has %dx%dx%d", weights,
                     (long long)cb_node_numel(&m->graph.nodes[m->input]), test.c, test.h, test.w);

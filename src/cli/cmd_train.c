@@ -275,8 +275,13 @@ int cmd_train(int argc, char **argv)
     if (!c.data) c.data = cb_dataset_default_dir(m->data_format);
     /* The training split fixes the vocabulary of a text model; the test
      * split and every later evaluation use it (saved as vocab.txt). */
-    if ((s = cli_load_data(m, m->data_format, c.data, 1, c.limit_train, c.vocab, &vocab, &train)) != CB_OK ||
-        (s = cli_load_data(m, m->data_format, c.data, 0, c.limit_test, c.vocab, NULL, &test)) != CB_OK) {
+    cb_vocab given = {0};
+    if (c.vocab && (s = cb_vocab_load(c.vocab, &given)) != CB_OK) { rc = cli_status(s); goto done; }
+    s = cli_load_data(m, m->data_format, c.data, 1, c.limit_train, c.vocab ? &given : NULL, &vocab, &train);
+    cb_vocab_free(&given);
+    if (s != CB_OK ||
+        (s = cli_load_data(m, m->data_format, c.data, 0, c.limit_test, vocab.num_words ? &vocab : NULL, NULL,
+                           &test)) != CB_OK) {
         rc = cli_status(s);
         if (!strcmp(m->data_format, "cifar") || !strcmp(m->data_format, "imdb"))
             fprintf(stderr, "crossbind: the stand-in is made by: crossbind data %s-stand-in --out %s\n",

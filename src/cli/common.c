@@ -128,24 +128,21 @@ static int64_t embedding_rows(const cb_model *m)
 }
 
 cb_status cli_load_data(const cb_model *m, const char *format, const char *dir, int train, int64_t limit,
-                        const char *vocab_path, cb_vocab *used, cb_dataset *out)
+                        const cb_vocab *vocab, cb_vocab *used, cb_dataset *out)
 {
     if (strcmp(format, "imdb") != 0) return cb_dataset_load(format, dir, train, limit, out);
     memset(out, 0, sizeof *out);
-    cb_vocab given = {0}, v = {0};
-    cb_status s = CB_OK;
-    if (vocab_path) s = cb_vocab_load(vocab_path, &given);
-    else if (!train && !cb_imdb_is_prepared(dir))
-        s = cb_fail(CB_ERR_INVALID_ARG, "%s holds raw reviews: name the vocabulary the model was trained with "
-                    "(--vocab RUN/vocab.txt) or use a directory made by crossbind data imdb-prepare", dir);
-    if (s == CB_OK) s = cb_text_dataset_load(dir, train, limit, vocab_path ? &given : NULL, &v, out);
+    if (!vocab && !train && !cb_imdb_is_prepared(dir))
+        return cb_fail(CB_ERR_INVALID_ARG, "%s holds raw reviews: name the vocabulary the model was trained with "
+                       "(--vocab RUN/vocab.txt) or use a directory made by crossbind data imdb-prepare", dir);
+    cb_vocab v = {0};
+    cb_status s = cb_text_dataset_load(dir, train, limit, vocab, &v, out);
     int64_t rows = embedding_rows(m);
     if (s == CB_OK && rows >= 0 && rows != v.num_words)
-        s = cb_fail(CB_ERR_SHAPE, "the vocabulary (%s) has num_words=%d but the model's embedding has %lld rows",
-                    vocab_path ? vocab_path : dir, v.num_words, (long long)rows);
+        s = cb_fail(CB_ERR_SHAPE, "the vocabulary of %s has num_words=%d but the model's embedding has %lld rows",
+                    dir, v.num_words, (long long)rows);
     if (s == CB_OK && used) { *used = v; memset(&v, 0, sizeof v); }
     if (s != CB_OK) cb_dataset_free(out);
     cb_vocab_free(&v);
-    cb_vocab_free(&given);
     return s;
 }

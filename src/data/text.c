@@ -160,11 +160,11 @@ cb_status cb_word_counter_add(cb_word_counter *c, char *text, size_t len)
 }
 
 /* Rank order: count descending, then first appearance. */
-static const int64_t *g_counts;
-static int by_rank(const void *a, const void *b)
+static int by_rank(const void *a, const void *b, void *counts_)
 {
+    const int64_t *counts = counts_;
     int i = *(const int *)a, j = *(const int *)b;
-    if (g_counts[i] != g_counts[j]) return g_counts[i] > g_counts[j] ? -1 : 1;
+    if (counts[i] != counts[j]) return counts[i] > counts[j] ? -1 : 1;
     return (i > j) - (i < j);
 }
 
@@ -177,8 +177,7 @@ cb_status cb_vocab_from_counts(const cb_word_counter *c, int num_words, int maxl
     int *order = malloc(((size_t)c->count + 1) * sizeof *order);
     if (!order) return cb_fail(CB_ERR_NOMEM, "out of memory ranking words");
     for (int i = 0; i < c->count; i++) order[i] = i;
-    g_counts = c->counts;
-    qsort(order, (size_t)c->count, sizeof *order, by_rank);
+    qsort_r(order, (size_t)c->count, sizeof *order, by_rank, c->counts); /* no global: callers may run in threads */
     int keep = num_words - CB_TOK_INDEX_FROM - 1;
     if (keep > c->count) keep = c->count;
     out->num_words = num_words;
