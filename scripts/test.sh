@@ -43,6 +43,7 @@ run_suite "unit tests (address + undefined sanitizers)" ./build-san/unit_tests
 run_suite "command line" bash tests/cli_test.sh build
 run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
 ONNX_NODE=/usr/share/libonnx-testdata/data/node
+run_suite "statistics against SciPy and scikit-learn" /usr/bin/python3 tests/stats_test.py build
 run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
 run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
 run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build

@@ -2,6 +2,7 @@
 #ifndef CROSSBIND_STATS_H
 #define CROSSBIND_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "crossbind/status.h"
 
@@ -23,6 +24,34 @@ double cb_f1_macro(const int *pred, const float *labels, int64_t n, int k);
  * that subsets stay measurable). k = 1: binary AUC of the scores.
  * NaN when no class qualifies. `work` needs 2 * n doubles. */
 double cb_auc_macro(const float *probs, const float *labels, int64_t n, int k, double *work);
+
+/* ---- Statistics of the study's analysis (protocol section 5) ---- */
+
+/* Dynamic time warping distance between curves a[n] and b[m] (n, m >= 1)
+ * with |a_i - b_j| as the local cost. radius < 0: exact DTW (O(n m) time,
+ * O(m) memory). radius >= 1: FastDTW (Salvador and Chan) with that radius,
+ * following the reference `fastdtw` package step for step (coarsening by
+ * pair means, window expansion, ties broken in the same order), so its
+ * approximate distances match that package's. radius 0 is refused. */
+cb_status cb_dtw(const double *a, size_t n, const double *b, size_t m, int radius, double *distance);
+
+/* Two-sided Mann-Whitney U test, as SciPy's mannwhitneyu(x, y,
+ * alternative='two-sided', method='auto', use_continuity=True): `u` is the
+ * U statistic of sample x; the exact null distribution is used unless both
+ * samples have more than 8 values or any value is tied (SciPy's rule), and
+ * otherwise the normal approximation with tie and continuity correction.
+ * `exact` (may be NULL) tells which was used. Needs n, m >= 1. */
+cb_status cb_mann_whitney_u(const double *x, size_t n, const double *y, size_t m,
+                            double *u, double *p, int *exact);
+
+/* Cliff's delta of x against y: (#{x_i > y_j} - #{x_i < y_j}) / (n m). */
+cb_status cb_cliff_delta(const double *x, size_t n, const double *y, size_t m, double *delta);
+/* "negligible" (|d| < 0.147), "small" (< 0.33), "medium" (< 0.474), "large". */
+const char *cb_cliff_magnitude(double delta);
+
+/* Bonferroni: adjusted[i] = min(1, p[i] * k); the test is significant when
+ * p[i] < alpha / k (equivalently adjusted[i] < alpha). `significant` may be NULL. */
+cb_status cb_bonferroni(const double *p, size_t k, double alpha, double *adjusted, int *significant);
 
 #ifdef __cplusplus
 }

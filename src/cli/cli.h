@@ -45,5 +45,6 @@ int cmd_convert(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_data(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@ static void usage(FILE *out)
             "  run           run a model on .npy inputs, write .npy outputs (crossbind run --help)\n"
             "  convert       convert a model between safetensors, .pt and ONNX (crossbind convert --help)\n"
             "  data SOURCE   prepare a data set from packages (crossbind data --help)\n"
+            "  stats STAT    DTW, Mann-Whitney U, Cliff's delta, Bonferroni, metrics (crossbind stats --help)\n"
             "  onnx-ops      the ONNX operators crossbind imports, as a Markdown table\n"
             "  version       print versions\n"
             "\nmodels:");
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
     if (!strcmp(cmd, "onnx-ops")) return cmd_onnx_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
