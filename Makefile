@@ -20,7 +20,7 @@ CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Iinclude -I$(GEN
           -fno-trapping-math -fno-math-errno $(OPT) $(EXTRA_CFLAGS)
 # Any CBLAS works; OpenBLAS is the default (Debian: libopenblas-dev).
 BLAS_LIBS ?= -lopenblas
-LDLIBS := $(BLAS_LIBS) -lprotobuf-c -lz -lm
+LDLIBS := $(BLAS_LIBS) -lprotobuf-c -lsqlite3 -lz -lm
 LDFLAGS := -fopenmp $(OPT)
 
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))

@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in gcc make libc6-dev libopenblas-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
+for p in gcc make libc6-dev libopenblas-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libsqlite3-dev \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
          python3-scipy python3-sklearn \
          clang libclang-rt-dev; do

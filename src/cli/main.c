@@ -26,6 +26,9 @@ static void usage(FILE *out)
             "usage: crossbind <command> [options]\n"
             "\n"
             "commands:\n"
+            "  study         run the bindings study: training, cross-binding inference, report (crossbind study --help)\n"
+            "  report        write a study's HTML/Markdown/CSV report from the results store\n"
+            "  results       export a study's measurements as CSV or JSON (crossbind results export)\n"
             "  train MODEL   train a model by the study protocol (crossbind train --help)\n"
             "  eval MODEL    evaluate trained weights on a test set (crossbind eval --help)\n"
             "  run           run a model on .npy inputs, write .npy outputs (crossbind run --help)\n"
@@ -51,6 +54,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
+    if (!strcmp(cmd, "study")) return cmd_study(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "results")) return cmd_results(argc - 1, argv + 1);
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
     if (!strcmp(cmd, "onnx-ops")) return cmd_onnx_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

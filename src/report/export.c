@@ -1,0 +1,95 @@
+/* crossbind results export: every table of one study as CSV or JSON. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "../core/json.h"
+#include "report.h"
+
+static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass", NULL};
+
+static cb_status query(cb_store *store, const char *table, int64_t id, sqlite3_stmt **q)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s=? ORDER BY rowid", table, strcmp(table, "study") ? "study_id" : "id");
+    if (sqlite3_prepare_v2(cb_store_db(store), sql, -1, q, NULL) != SQLITE_OK)
+        return cb_fail(CB_ERR_IO, "reading %s: %s", table, sqlite3_errmsg(cb_store_db(store)));
+    sqlite3_bind_int64(*q, 1, id);
+    return CB_OK;
+}
+
+static void csv_value(cb_buf *b, sqlite3_stmt *q, int c)
+{
+    int type = sqlite3_column_type(q, c);
+    if (type == SQLITE_NULL) return;
+    if (type == SQLITE_INTEGER) { cb_buf_printf(b, "%lld", (long long)sqlite3_column_int64(q, c)); return; }
+    if (type == SQLITE_FLOAT) { cb_buf_printf(b, "%.17g", sqlite3_column_double(q, c)); return; }
+    const char *s = (const char *)sqlite3_column_text(q, c);
+    if (!strpbrk(s, ",\"\n\r")) { cb_buf_printf(b, "%s", s); return; }
+    cb_buf_printf(b, "\"");
+    for (; *s; s++) { if (*s == '"') cb_buf_printf(b, "\"\""); else cb_buf_append(b, s, 1); }
+    cb_buf_printf(b, "\"");
+}
+
+static void json_value(cb_buf *b, sqlite3_stmt *q, int c)
+{
+    int type = sqlite3_column_type(q, c);
+    if (type == SQLITE_NULL) cb_buf_printf(b, "null");
+    else if (type == SQLITE_INTEGER) cb_buf_printf(b, "%lld", (long long)sqlite3_column_int64(q, c));
+    else if (type == SQLITE_FLOAT) cb_buf_json_number(b, sqlite3_column_double(q, c));
+    else cb_buf_json_string(b, (const char *)sqlite3_column_text(q, c));
+}
+
+cb_status cb_results_export_csv(cb_store *store, int64_t id, const char *dir)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+    for (int t = 0; tables[t]; t++) {
+        sqlite3_stmt *q;
+        cb_status st = query(store, tables[t], id, &q);
+        if (st != CB_OK) return st;
+        cb_buf b = {0};
+        int nc = sqlite3_column_count(q);
+        for (int c = 0; c < nc; c++) cb_buf_printf(&b, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
+        cb_buf_printf(&b, "\n");
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            for (int c = 0; c < nc; c++) { if (c) cb_buf_printf(&b, ","); csv_value(&b, q, c); }
+            cb_buf_printf(&b, "\n");
+        }
+        sqlite3_finalize(q);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.csv", dir, tables[t]);
+        st = cb_buf_ok(&b) ? cb_write_file_atomic(path, b.data, b.len) : cb_fail(CB_ERR_NOMEM, "out of memory");
+        cb_buf_free(&b);
+        if (st != CB_OK) return st;
+    }
+    return CB_OK;
+}
+
+cb_status cb_results_export_json(cb_store *store, int64_t id, const char *path)
+{
+    cb_buf b = {0};
+    cb_buf_printf(&b, "{\"format\": \"crossbind-results/1\", \"study\": %lld", (long long)id);
+    for (int t = 0; tables[t]; t++) {
+        sqlite3_stmt *q;
+        cb_status st = query(store, tables[t], id, &q);
+        if (st != CB_OK) { cb_buf_free(&b); return st; }
+        cb_buf_printf(&b, ",\n \"%s\": [", tables[t]);
+        int nc = sqlite3_column_count(q), row = 0;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            cb_buf_printf(&b, "%s\n  {", row++ ? "," : "");
+            for (int c = 0; c < nc; c++) {
+                cb_buf_printf(&b, "%s", c ? ", " : "");
+                cb_buf_json_string(&b, sqlite3_column_name(q, c));
+                cb_buf_printf(&b, ": ");
+                json_value(&b, q, c);
+            }
+            cb_buf_printf(&b, "}");
+        }
+        sqlite3_finalize(q);
+        cb_buf_printf(&b, "]");
+    }
+    cb_buf_printf(&b, "}\n");
+    cb_status st = cb_buf_ok(&b) ? cb_write_file_atomic(path, b.data, b.len) : cb_fail(CB_ERR_NOMEM, "out of memory");
+    cb_buf_free(&b);
+    return st;
+}

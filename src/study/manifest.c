@@ -1,0 +1,188 @@
+/* Runner manifests: what each binding supports, read from
+ * runners/<name>/manifest.json. Adding a binding means adding a runner
+ * directory with a manifest; the harness reads nothing else about it. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/file.h"
+#include "../core/json.h"
+#include "study.h"
+
+const char *cb_format_load_mode(const char *format)
+{
+    if (!strcmp(format, "pt") || !strcmp(format, "safetensors")) return "parameters";
+    if (!strcmp(format, "onnx") || !strcmp(format, "ts")) return "serialization";
+    return NULL;
+}
+
+int cb_runner_has(const char list[][CB_NAME], int n, const char *item)
+{
+    for (int i = 0; i < n; i++) if (!strcmp(list[i], item)) return 1;
+    return 0;
+}
+
+static cb_status get_str(const cb_json *m, const char *key, const char *file, char *out, size_t cap, int required)
+{
+    const cb_json *v = cb_json_get(m, key);
+    if (!v) {
+        if (!required) { out[0] = 0; return CB_OK; }
+        return cb_fail(CB_ERR_FORMAT, "%s: the manifest has no \"%s\"", file, key);
+    }
+    if (v->type != CB_JSON_STR || strlen(v->str) >= cap || !v->str[0])
+        return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" must be a non-empty string of under %zu characters", file, key, cap);
+    strcpy(out, v->str);
+    return CB_OK;
+}
+
+static cb_status get_list(const cb_json *m, const char *key, const char *file, char (*out)[CB_NAME], int cap, int *n)
+{
+    const cb_json *v = cb_json_get(m, key);
+    *n = 0;
+    if (!v) return CB_OK;
+    if (v->type != CB_JSON_ARR || v->count > cap)
+        return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" must be a list of at most %d names", file, key, cap);
+    for (int i = 0; i < v->count; i++) {
+        const cb_json *e = &v->items[i];
+        if (e->type != CB_JSON_STR || !e->str[0] || strlen(e->str) >= CB_NAME)
+            return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" item %d must be a short name", file, key, i + 1);
+        strcpy(out[(*n)++], e->str);
+    }
+    return CB_OK;
+}
+
+/* Expands {dir} and {crossbind} in one argument. */
+static char *expand(const char *arg, const char *dir, const char *self)
+{
+    cb_buf b = {0};
+    for (const char *p = arg; *p;) {
+        if (!strncmp(p, "{dir}", 5)) { cb_buf_printf(&b, "%s", dir); p += 5; }
+        else if (!strncmp(p, "{crossbind}", 11)) { cb_buf_printf(&b, "%s", self); p += 11; }
+        else cb_buf_append(&b, p++, 1);
+    }
+    if (!cb_buf_ok(&b)) { cb_buf_free(&b); return NULL; }
+    if (!b.data) return strdup("");
+    return b.data;
+}
+
+static cb_status get_argv(const cb_json *m, const char *key, const char *file, const char *dir, const char *self,
+                          char **out, int *n, int required)
+{
+    const cb_json *v = cb_json_get(m, key);
+    *n = 0;
+    if (!v) return required ? cb_fail(CB_ERR_FORMAT, "%s: the manifest has no \"%s\"", file, key) : CB_OK;
+    if (v->type != CB_JSON_ARR || v->count < 1 || v->count > 7)
+        return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" must be a command: a list of 1 to 7 strings", file, key);
+    for (int i = 0; i < v->count; i++) {
+        if (v->items[i].type != CB_JSON_STR) return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" item %d is not a string", file, key, i + 1);
+        if (!(out[i] = expand(v->items[i].str, dir, self))) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        *n = i + 1;
+    }
+    out[*n] = NULL;
+    return CB_OK;
+}
+
+static cb_status parse_manifest(const char *file, const char *dir, const char *self, cb_runner *r)
+{
+    unsigned char *text;
+    size_t len;
+    cb_status st = cb_read_file(file, 1 << 20, &text, &len);
+    if (st != CB_OK) return st;
+    cb_json m;
+    st = cb_json_parse((const char *)text, len, file, &m);
+    if (st != CB_OK) { free(text); return st; }
+    r->manifest = (char *)text;
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    char fmt[64];
+    if (m.type != CB_JSON_OBJ) st = cb_fail(CB_ERR_FORMAT, "%s: a manifest is a JSON object", file);
+    if (st == CB_OK) st = get_str(&m, "format", file, fmt, sizeof fmt, 1);
+    if (st == CB_OK && strcmp(fmt, "crossbind-runner/1"))
+        st = cb_fail(CB_ERR_UNSUPPORTED, "%s: manifest format \"%s\" (this crossbind reads crossbind-runner/1)", file, fmt);
+    if (st == CB_OK) st = get_str(&m, "binding", file, r->name, sizeof r->name, 1);
+    if (st == CB_OK) st = get_str(&m, "framework", file, r->framework, sizeof r->framework, 1);
+    if (st == CB_OK) st = get_str(&m, "language", file, r->language, sizeof r->language, 1);
+    if (st == CB_OK) st = get_str(&m, "native_format", file, r->native, sizeof r->native, 0);
+    if (st == CB_OK) st = get_argv(&m, "command", file, dir, self, r->command, &r->ncommand, 1);
+    if (st == CB_OK) st = get_argv(&m, "version_command", file, dir, self, r->version_cmd, &r->nversion, 0);
+    if (st == CB_OK) st = get_list(&m, "train", file, r->train, CB_MAX_LIST, &r->ntrain);
+    if (st == CB_OK) st = get_list(&m, "infer", file, r->infer, CB_MAX_LIST, &r->ninfer);
+    if (st == CB_OK) st = get_list(&m, "writes", file, r->writes, 8, &r->nwrites);
+    if (st == CB_OK) st = get_list(&m, "loads", file, r->loads, 8, &r->nloads);
+    if (st == CB_OK) st = get_list(&m, "devices", file, r->devices, 4, &r->ndevices);
+    for (int i = 0; st == CB_OK && i < r->nwrites + r->nloads; i++) {
+        const char *f = i < r->nwrites ? r->writes[i] : r->loads[i - r->nwrites];
+        if (!cb_format_load_mode(f))
+            st = cb_fail(CB_ERR_FORMAT, "%s: unknown model format \"%s\" (known: pt, safetensors, onnx, ts)", file, f);
+    }
+    if (st == CB_OK && r->ntrain && (!r->native[0] || !cb_runner_has(r->writes, r->nwrites, r->native)))
+        st = cb_fail(CB_ERR_FORMAT, "%s: a binding that trains needs a \"native_format\" among the formats it writes",
+                     file);
+    if (st == CB_OK && r->ndevices == 0) st = cb_fail(CB_ERR_FORMAT, "%s: \"devices\" lists none", file);
+    for (int i = 0; st == CB_OK && i < r->ntrain; i++)
+        if (!cb_runner_has(r->infer, r->ninfer, r->train[i]))
+            st = cb_fail(CB_ERR_FORMAT, "%s: it trains %s but does not list it under \"infer\"", file, r->train[i]);
+    cb_json_free(&m);
+    return st;
+}
+
+static void runner_free(cb_runner *r)
+{
+    for (int i = 0; i < r->ncommand; i++) free(r->command[i]);
+    for (int i = 0; i < r->nversion; i++) free(r->version_cmd[i]);
+    free(r->manifest);
+    memset(r, 0, sizeof *r);
+}
+
+static int cmp_runner(const void *a, const void *b)
+{
+    return strcmp(((const cb_runner *)a)->name, ((const cb_runner *)b)->name);
+}
+
+cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out)
+{
+    memset(out, 0, sizeof *out);
+    DIR *d = opendir(dir);
+    if (!d) return cb_fail(CB_ERR_NOT_FOUND, "%s: no runners directory (give one with --runners DIR)", dir);
+    cb_status st = CB_OK;
+    struct dirent *e;
+    while (st == CB_OK && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char sub[768], file[800];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        snprintf(file, sizeof file, "%s/manifest.json", sub);
+        FILE *f = fopen(file, "rb");
+        if (!f) continue; /* not a runner */
+        fclose(f);
+        cb_runner *grown = realloc(out->items, (size_t)(out->count + 1) * sizeof *grown);
+        if (!grown) { st = cb_fail(CB_ERR_NOMEM, "out of memory"); break; }
+        out->items = grown;
+        cb_runner *r = &out->items[out->count];
+        memset(r, 0, sizeof *r);
+        st = parse_manifest(file, sub, self, r);
+        if (st != CB_OK) { runner_free(r); break; }
+        if (cb_runners_find(out, r->name)) {
+            st = cb_fail(CB_ERR_FORMAT, "%s: binding \"%s\" is declared twice", file, r->name);
+            runner_free(r);
+            break;
+        }
+        out->count++;
+    }
+    closedir(d);
+    if (st == CB_OK && out->count == 0) st = cb_fail(CB_ERR_NOT_FOUND, "%s: no runner manifests (*/manifest.json)", dir);
+    if (st != CB_OK) { cb_runners_free(out); return st; }
+    qsort(out->items, (size_t)out->count, sizeof *out->items, cmp_runner);
+    return CB_OK;
+}
+
+void cb_runners_free(cb_runners *r)
+{
+    for (int i = 0; i < r->count; i++) runner_free(&r->items[i]);
+    free(r->items);
+    memset(r, 0, sizeof *r);
+}
+
+const cb_runner *cb_runners_find(const cb_runners *r, const char *name)
+{
+    for (int i = 0; i < r->count; i++) if (!strcmp(r->items[i].name, name)) return &r->items[i];
+    return NULL;
+}

@@ -1,0 +1,41 @@
+/* The results store: one SQLite file holding every study, run, epoch,
+ * timing and prediction summary. Internal to the study harness, the report
+ * and `crossbind results`.
+ *
+ * Every unit of work (a training run with its epochs; an evaluation with its
+ * timed passes) is written in one transaction, so a study stopped at any
+ * point (Ctrl-C, SIGKILL, power loss) leaves only whole measurements, and
+ * rerunning the same command skips exactly those. The file is in WAL mode:
+ * readers (the report) work while a study writes. */
+#ifndef CB_STUDY_STORE_H
+#define CB_STUDY_STORE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include "crossbind/status.h"
+
+#define CB_STORE_SCHEMA 1
+#define CB_STORE_APP_ID 0x43425354 /* "CBST": tells a crossbind store from any other SQLite file */
+
+typedef struct cb_store cb_store;
+
+/* Opens (create: creates when missing) a store. Refuses a file that is not
+ * SQLite, a SQLite file of another application, and a newer schema. */
+cb_status cb_store_open(const char *path, int create, cb_store **out);
+void cb_store_close(cb_store *s);
+sqlite3 *cb_store_db(cb_store *s);
+
+/* Runs `sql` with parameters bound from `types` ('i' int64, 'd' double with
+ * NaN as NULL, 't' text with NULL as NULL), stepping it to completion. */
+cb_status cb_store_exec(cb_store *s, const char *sql, const char *types, ...);
+cb_status cb_store_begin(cb_store *s);
+cb_status cb_store_commit(cb_store *s);
+void cb_store_rollback(cb_store *s);
+
+/* The id of the study with this exact configuration, creating it when new. */
+cb_status cb_store_study(cb_store *s, const char *profile, const char *config_json, const char *machine,
+                         int64_t *id, int *created);
+/* 1 when the query (with one int64 parameter per 'i', text per 't') yields a row. */
+int cb_store_exists(cb_store *s, const char *sql, const char *types, ...);
+
+#endif

@@ -1,0 +1,718 @@
+/* The experiment matrix and its execution (protocol sections 3 and 4).
+ *
+ * Tasks, in order: for each model, every training run (binding x run x
+ * device: RQ1, RQ3), then every evaluation of the reference binding's
+ * trained models by every binding in every format it loads (RQ2, RQ4).
+ * A task already complete in the store is skipped; a failed one is tried
+ * again. Runners are child processes with the common command line of
+ * runners/README.md; whatever they print or fail to print is checked
+ * before anything is stored. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "../core/file.h"
+#include "../core/json.h"
+#include "crossbind/data.h"
+#include "crossbind/formats.h"
+#include "proc.h"
+#include "study.h"
+
+typedef enum { TASK_TRAIN, TASK_EVAL } task_kind;
+
+typedef struct {
+    task_kind kind;
+    const cb_runner *binding;
+    int model;                /* index into the configuration */
+    int run;                  /* 1-based */
+    const char *device;
+    const cb_runner *trainer; /* TASK_EVAL: who trained the model */
+    const char *format;       /* TASK_EVAL */
+} task;
+
+typedef struct {
+    const cb_study_config *c;
+    const cb_runners *runners;
+    cb_store *store;
+    const cb_study_options *opt;
+    int64_t id;
+    task *tasks;
+    int ntasks, cap;
+    double *done_s;           /* per task: seconds it took this time, or -1 */
+    double t_start;
+    int failures;
+} study;
+
+static const uint64_t protocol_seeds[5] = {287426343ULL, 1850616268ULL, 2068338201ULL, 1202616822ULL, 868822724ULL};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void utc_now(char *out, size_t cap)
+{
+    time_t t = time(NULL);
+    strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+}
+
+static int mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void remove_tree(const char *path)
+{
+    /* Only directories this study made under its work directory. */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (strchr(path, '\'') == NULL && system(cmd) != 0) { /* left in place; the runner overwrites it */ }
+}
+
+static void fmt_duration(double s, char *out, size_t cap)
+{
+    if (s < 0 || !isfinite(s)) snprintf(out, cap, "?");
+    else if (s < 60) snprintf(out, cap, "%.0fs", s);
+    else if (s < 3600) snprintf(out, cap, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(out, cap, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static void task_dir(const study *s, const cb_runner *trainer, int model, int run, const char *device, char *out,
+                     size_t cap)
+{
+    snprintf(out, cap, "%s/train/%s/%s/run%d-%s", s->opt->work_dir, trainer->name, s->c->models[model], run, device);
+}
+
+static int eval_batch(const study *s, int model) { return !strcmp(s->c->data_format[model], "imdb") ? 256 : 128; }
+
+static const cb_data_source *data_of(const study *s, int model)
+{
+    for (int f = 0; f < 3; f++) if (!strcmp(s->c->data[f].format, s->c->data_format[model])) return &s->c->data[f];
+    return &s->c->data[0];
+}
+
+/* ---- the runner's answers ---- */
+
+/* The last line of a file (an error message's usual place), trimmed. */
+static void last_line(const char *path, char *out, size_t cap)
+{
+    out[0] = 0;
+    unsigned char *buf;
+    size_t len;
+    if (cb_read_file(path, 1 << 24, &buf, &len) != CB_OK) return;
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) len--;
+    size_t start = len;
+    while (start && buf[start - 1] != '\n') start--;
+    size_t n = len - start < cap - 1 ? len - start : cap - 1;
+    memcpy(out, buf + start, n);
+    out[n] = 0;
+    for (char *p = out; *p; p++) if ((unsigned char)*p < 32) *p = ' ';
+    free(buf);
+}
+
+static void describe_failure(const cb_proc_result *r, const char *stderr_path, double timeout_s, char *out, size_t cap)
+{
+    char tail[400];
+    last_line(stderr_path, tail, sizeof tail);
+    if (r->timed_out) snprintf(out, cap, "timed out after %.0f s (killed)%s%s", timeout_s, tail[0] ? ": " : "", tail);
+    else if (r->signal) snprintf(out, cap, "the runner crashed (signal %d)%s%s", r->signal, tail[0] ? ": " : "", tail);
+    else snprintf(out, cap, "the runner failed (exit status %d)%s%s", r->exit_code, tail[0] ? ": " : "",
+                  tail[0] ? tail : "");
+}
+
+static double num(const cb_json *o, const char *key)
+{
+    const cb_json *v = o ? cb_json_get(o, key) : NULL;
+    return v && v->type == CB_JSON_NUM ? v->num : NAN;
+}
+
+/* ---- training ---- */
+
+static cb_status store_train(study *s, const task *t, const char *status, const char *error, const cb_json *run,
+                             double wall, const char *dir)
+{
+    const cb_study_config *c = s->c;
+    const char *model = c->models[t->model];
+    char when[32];
+    utc_now(when, sizeof when);
+    cb_status st = cb_store_begin(s->store);
+    if (st != CB_OK) return st;
+    st = cb_store_exec(s->store, "DELETE FROM epoch WHERE study_id=? AND binding=? AND model=? AND run=? AND device=?",
+                       "ittit", s->id, t->binding->name, model, (int64_t)t->run, t->device);
+    const cb_json *sub = run ? cb_json_get(run, "subactivities_s") : NULL;
+    const cb_json *epochs = run ? cb_json_get(run, "epochs") : NULL;
+    int nep = epochs && epochs->type == CB_JSON_ARR ? epochs->count : 0;
+    if (st == CB_OK)
+        st = cb_store_exec(s->store,
+                           "INSERT OR REPLACE INTO train_run(study_id, binding, model, run, device, seed, status, error,"
+                           " epochs, n_train, n_test, training_time_s, eval_time_s, total_time_s, test_accuracy,"
+                           " test_correct, f1_macro, auc_macro, load_s, forward_s, backward_s, wall_s, dir, finished)"
+                           " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "ittitittiddddddddddddddtt", s->id, t->binding->name, model, (int64_t)t->run, t->device,
+                           (int64_t)protocol_seeds[t->run - 1], status, error, (int64_t)nep,
+                           num(run, "n_train"), num(run, "n_test"), num(run, "training_time_s"),
+                           num(run, "eval_time_s"), num(run, "total_time_s"), num(run, "test_accuracy"),
+                           num(run, "test_correct"), num(run, "f1_macro"), num(run, "auc_macro"),
+                           num(sub, "load"), num(sub, "forward"), num(sub, "backward"), wall, dir, when);
+    for (int e = 0; st == CB_OK && e < nep; e++) {
+        const cb_json *ep = &epochs->items[e];
+        st = cb_store_exec(s->store,
+                           "INSERT INTO epoch(study_id, binding, model, run, device, epoch, train_acc, test_acc,"
+                           " train_loss, test_loss, train_time_s, eval_time_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "ittitidddddd", s->id, t->binding->name, model, (int64_t)t->run, t->device,
+                           (int64_t)(isnan(num(ep, "epoch")) ? e + 1 : num(ep, "epoch")), num(ep, "train_acc"),
+                           num(ep, "test_acc"), num(ep, "train_loss"), num(ep, "test_loss"), num(ep, "train_time_s"),
+                           num(ep, "eval_time_s"));
+    }
+    if (st == CB_OK) st = cb_store_commit(s->store);
+    if (st != CB_OK) cb_store_rollback(s->store);
+    return st;
+}
+
+static cb_status do_train(study *s, const task *t, int *ok)
+{
+    const cb_study_config *c = s->c;
+    int m = t->model;
+    char dir[1024], out_path[1100], err_path[1100], buf[8][32];
+    task_dir(s, t->binding, m, t->run, t->device, dir, sizeof dir);
+    remove_tree(dir); /* a half-written earlier attempt */
+    if (mkdirs(dir) != 0) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+    snprintf(out_path, sizeof out_path, "%s/runner.stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/runner.stderr", dir);
+    char *argv[48];
+    int n = 0;
+    for (int i = 0; i < t->binding->ncommand; i++) argv[n++] = t->binding->command[i];
+    argv[n++] = "train";
+    argv[n++] = (char *)c->models[m];
+    snprintf(buf[0], 32, "%d", t->run);
+    snprintf(buf[1], 32, "%d", c->epochs[m]);
+    snprintf(buf[2], 32, "%d", c->threads);
+    argv[n++] = "--run"; argv[n++] = buf[0];
+    argv[n++] = "--epochs"; argv[n++] = buf[1];
+    argv[n++] = "--threads"; argv[n++] = buf[2];
+    argv[n++] = "--data"; argv[n++] = (char *)data_of(s, m)->path;
+    argv[n++] = "--out"; argv[n++] = dir;
+    argv[n++] = "--quiet";
+    if (c->limit_train[m]) { snprintf(buf[3], 32, "%ld", c->limit_train[m]); argv[n++] = "--limit-train"; argv[n++] = buf[3]; }
+    if (c->limit_test[m]) { snprintf(buf[4], 32, "%ld", c->limit_test[m]); argv[n++] = "--limit-test"; argv[n++] = buf[4]; }
+    if (c->subactivities) argv[n++] = "--subactivities";
+    if (!strcmp(c->optimizer, "momentum") && strcmp(c->data_format[m], "imdb")) {
+        /* The original's momentum variant: LeNets lr 0.05 momentum 0.9; VGG-16 lr 0.1, momentum 0.9, decay 1e-4. */
+        argv[n++] = "--momentum"; argv[n++] = "0.9";
+        if (!strcmp(c->models[m], "vgg16")) { argv[n++] = "--lr"; argv[n++] = "0.1"; argv[n++] = "--weight-decay"; argv[n++] = "1e-4"; }
+    }
+    if (strcmp(t->device, "cpu")) { argv[n++] = "--device"; argv[n++] = (char *)t->device; }
+    argv[n] = NULL;
+
+    cb_proc_result r;
+    cb_status st = cb_proc_run(argv, out_path, err_path, c->timeout_s, &r);
+    char error[600] = "";
+    if (st != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
+    if (r.interrupted) return CB_OK; /* nothing stored: the task is redone on resume */
+    char run_path[1100];
+    snprintf(run_path, sizeof run_path, "%s/run.json", dir);
+    cb_json run = {0};
+    int have_run = 0;
+    if (access(run_path, F_OK) == 0) {
+        unsigned char *text = NULL;
+        size_t len;
+        cb_status ps = cb_read_file(run_path, 1 << 24, &text, &len);
+        if (ps == CB_OK) ps = cb_json_parse((const char *)text, len, run_path, &run);
+        free(text);
+        if (ps == CB_OK && run.type == CB_JSON_OBJ) have_run = 1;
+        else {
+            if (ps == CB_OK) cb_json_free(&run);
+            if (!error[0])
+                snprintf(error, sizeof error, "malformed run.json from the runner: %s",
+                         ps == CB_OK ? "not a JSON object" : cb_last_error());
+        }
+    }
+    const cb_json *stv = have_run ? cb_json_get(&run, "status") : NULL;
+    int complete = have_run && stv && stv->type == CB_JSON_STR && !strcmp(stv->str, "complete");
+    if (!error[0] && !(r.exited && r.exit_code == 0)) describe_failure(&r, err_path, c->timeout_s, error, sizeof error);
+    if (!error[0] && !have_run) snprintf(error, sizeof error, "the runner wrote no run.json");
+    if (!error[0] && !complete) snprintf(error, sizeof error, "the runner's run.json is not complete");
+    if (!error[0] && (isnan(num(&run, "test_correct")) || !cb_json_get(&run, "epochs")))
+        snprintf(error, sizeof error, "malformed run.json from the runner: no test_correct or epochs");
+    if (!error[0]) {
+        char native[1100];
+        snprintf(native, sizeof native, "%s/final.%s", dir, t->binding->native);
+        if (access(native, R_OK) != 0) snprintf(error, sizeof error, "the runner saved no final.%s", t->binding->native);
+    }
+    *ok = !error[0];
+    st = store_train(s, t, *ok ? "complete" : "failed", *ok ? NULL : error, have_run ? &run : NULL, r.wall_s, dir);
+    if (have_run) cb_json_free(&run);
+    if (!*ok && !s->opt->quiet) fprintf(stderr, "[study]   failed: %s (log: %s)\n", error, err_path);
+    return st;
+}
+
+/* ---- evaluation ---- */
+
+static cb_status store_eval(study *s, const task *t, const char *status, const char *error, const cb_json *res,
+                            int64_t ref_correct, double agreement, double max_diff, double wall)
+{
+    const char *model = s->c->models[t->model];
+    char when[32];
+    utc_now(when, sizeof when);
+    const cb_json *times = res ? cb_json_get(res, "times_s") : NULL;
+    const cb_json *counts = res ? cb_json_get(res, "correct_per_pass") : NULL;
+    int np = times && times->type == CB_JSON_ARR ? times->count : 0;
+    int stable = -1;
+    if (counts && counts->type == CB_JSON_ARR && counts->count > 0) {
+        stable = 1;
+        for (int i = 1; i < counts->count; i++) stable &= counts->items[i].num == counts->items[0].num;
+    }
+    cb_status st = cb_store_begin(s->store);
+    if (st != CB_OK) return st;
+    st = cb_store_exec(s->store, "DELETE FROM inference_pass WHERE study_id=? AND trainer=? AND binding=? AND model=?"
+                       " AND run=? AND device=? AND format=?", "itttitt", s->id, t->trainer->name, t->binding->name,
+                       model, (int64_t)t->run, t->device, t->format);
+    if (st == CB_OK)
+        st = cb_store_exec(s->store,
+                           "INSERT OR REPLACE INTO inference(study_id, trainer, binding, model, run, device, format,"
+                           " load_mode, status, error, correct, total, reference_correct, accuracy, f1_macro, auc_macro,"
+                           " mean_time_s, stable, label_agreement, max_abs_logit_diff, wall_s, finished)"
+                           " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "itttittttddddddddddddt", s->id, t->trainer->name, t->binding->name, model, (int64_t)t->run,
+                           t->device, t->format, cb_format_load_mode(t->format), status, error, num(res, "correct"),
+                           num(res, "total"), ref_correct < 0 ? NAN : (double)ref_correct, num(res, "accuracy"),
+                           num(res, "f1_macro"), num(res, "auc_macro"), num(res, "mean_time_s"),
+                           stable < 0 ? NAN : (double)stable, agreement, max_diff, wall, when);
+    for (int p = 0; st == CB_OK && p < np; p++) {
+        double c = counts && counts->type == CB_JSON_ARR && p < counts->count ? counts->items[p].num : NAN;
+        st = cb_store_exec(s->store,
+                           "INSERT INTO inference_pass(study_id, trainer, binding, model, run, device, format, pass,"
+                           " time_s, correct) VALUES(?,?,?,?,?,?,?,?,?,?)", "itttittidd", s->id, t->trainer->name,
+                           t->binding->name, model, (int64_t)t->run, t->device, t->format, (int64_t)(p + 1),
+                           times->items[p].num, c);
+    }
+    if (st == CB_OK) st = cb_store_commit(s->store);
+    if (st != CB_OK) cb_store_rollback(s->store);
+    return st;
+}
+
+/* Rows of [N, K] outputs; labels by argmax, or p >= 0.5 for one output. */
+static int compare_logits(const char *ref_path, const char *path, double *agreement, double *max_diff)
+{
+    cb_tensor a = {0}, b = {0};
+    int ok = cb_npy_read(ref_path, &a) == CB_OK && cb_npy_read(path, &b) == CB_OK && a.dtype == CB_F32 &&
+             b.dtype == CB_F32 && a.ndim == 2 && b.ndim == 2 && a.shape[0] == b.shape[0] && a.shape[1] == b.shape[1];
+    if (ok) {
+        int64_t n = a.shape[0], k = a.shape[1], same = 0;
+        const float *x = a.data, *y = b.data;
+        double worst = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int la = 0, lb = 0;
+            if (k == 1) { la = x[i] >= 0.5f; lb = y[i] >= 0.5f; }
+            else for (int64_t j = 1; j < k; j++) { if (x[i * k + j] > x[i * k + la]) la = (int)j; if (y[i * k + j] > y[i * k + lb]) lb = (int)j; }
+            same += la == lb;
+            for (int64_t j = 0; j < k; j++) {
+                double d = fabs((double)x[i * k + j] - (double)y[i * k + j]);
+                if (d > worst || isnan(d)) worst = isnan(d) ? INFINITY : d;
+            }
+        }
+        *agreement = n ? (double)same / (double)n : NAN;
+        *max_diff = worst;
+    }
+    cb_tensor_free(&a);
+    cb_tensor_free(&b);
+    return ok;
+}
+
+static cb_status do_eval(study *s, const task *t, int *ok)
+{
+    const cb_study_config *c = s->c;
+    int m = t->model;
+    const char *model = c->models[m];
+    char dir[1024];
+    task_dir(s, t->trainer, m, t->run, t->device, dir, sizeof dir);
+    *ok = 0;
+    /* The reference: the trainer's own final test count. */
+    sqlite3_stmt *q;
+    int64_t ref_correct = -1;
+    if (sqlite3_prepare_v2(cb_store_db(s->store), "SELECT test_correct FROM train_run WHERE study_id=? AND binding=?"
+                           " AND model=? AND run=? AND device=? AND status='complete'", -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, s->id);
+        sqlite3_bind_text(q, 2, t->trainer->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, model, -1, SQLITE_STATIC);
+        sqlite3_bind_int(q, 4, t->run);
+        sqlite3_bind_text(q, 5, t->device, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW) ref_correct = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    if (ref_correct < 0) {
+        char e[300];
+        snprintf(e, sizeof e, "no trained model: %s's training of %s run %d failed", t->trainer->name, model, t->run);
+        return store_eval(s, t, "error", e, NULL, -1, NAN, NAN, 0);
+    }
+    char weights[1100], logits[1200], out_path[1200], err_path[1200], buf[4][32];
+    snprintf(weights, sizeof weights, "%s/final.%s", dir, t->format);
+    snprintf(logits, sizeof logits, "%s/eval-%s-%s.npy", dir, t->binding->name, t->format);
+    snprintf(out_path, sizeof out_path, "%s/eval-%s-%s.stdout", dir, t->binding->name, t->format);
+    snprintf(err_path, sizeof err_path, "%s/eval-%s-%s.stderr", dir, t->binding->name, t->format);
+    unlink(logits);
+    char *argv[48];
+    int n = 0;
+    for (int i = 0; i < t->binding->ncommand; i++) argv[n++] = t->binding->command[i];
+    argv[n++] = "eval";
+    argv[n++] = (char *)model;
+    snprintf(buf[0], 32, "%d", eval_batch(s, m));
+    snprintf(buf[1], 32, "%d", c->repeat);
+    snprintf(buf[2], 32, "%d", c->threads);
+    argv[n++] = "--weights"; argv[n++] = weights;
+    argv[n++] = "--data"; argv[n++] = (char *)data_of(s, m)->path;
+    argv[n++] = "--batch"; argv[n++] = buf[0];
+    argv[n++] = "--repeat"; argv[n++] = buf[1];
+    argv[n++] = "--threads"; argv[n++] = buf[2];
+    argv[n++] = "--logits"; argv[n++] = logits;
+    argv[n++] = "--json";
+    if (c->limit_test[m]) { snprintf(buf[3], 32, "%ld", c->limit_test[m]); argv[n++] = "--limit-test"; argv[n++] = buf[3]; }
+    if (strcmp(t->device, "cpu")) { argv[n++] = "--device"; argv[n++] = (char *)t->device; }
+    argv[n] = NULL;
+    cb_proc_result r;
+    cb_status st = cb_proc_run(argv, out_path, err_path, c->timeout_s, &r);
+    if (r.interrupted) return CB_OK;
+    char error[600] = "";
+    if (st != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
+    else if (!(r.exited && r.exit_code == 0)) describe_failure(&r, err_path, c->timeout_s, error, sizeof error);
+    cb_json res = {0};
+    int have = 0;
+    if (!error[0]) {
+        char line[4096];
+        last_line(out_path, line, sizeof line);
+        if (cb_json_parse(line, strlen(line), out_path, &res) == CB_OK) have = 1;
+        const cb_json *times = have ? cb_json_get(&res, "times_s") : NULL;
+        const cb_json *counts = have ? cb_json_get(&res, "correct_per_pass") : NULL;
+        int valid = have && res.type == CB_JSON_OBJ && !isnan(num(&res, "correct")) && !isnan(num(&res, "total")) &&
+                    times && times->type == CB_JSON_ARR && times->count == c->repeat && counts &&
+                    counts->type == CB_JSON_ARR && counts->count == times->count;
+        for (int i = 0; valid && i < times->count; i++)
+            valid = times->items[i].type == CB_JSON_NUM && counts->items[i].type == CB_JSON_NUM;
+        if (!valid) {
+            snprintf(error, sizeof error, "malformed output from the runner (expected one JSON line with correct, "
+                     "total, times_s and correct_per_pass for %d passes): '%.120s'", c->repeat, line);
+            if (have) cb_json_free(&res);
+            have = 0;
+        }
+    }
+    double agreement = NAN, max_diff = NAN;
+    if (!error[0]) {
+        char ref_logits[1200];
+        snprintf(ref_logits, sizeof ref_logits, "%s/eval-%s-%s.npy", dir, t->trainer->name, t->trainer->native);
+        if (access(ref_logits, R_OK) == 0) compare_logits(ref_logits, logits, &agreement, &max_diff);
+    }
+    *ok = !error[0];
+    st = store_eval(s, t, *ok ? "ok" : "error", *ok ? NULL : error, have ? &res : NULL, ref_correct, agreement,
+                    max_diff, r.wall_s);
+    if (have) cb_json_free(&res);
+    if (!*ok && !s->opt->quiet) fprintf(stderr, "[study]   failed: %s (log: %s)\n", error, err_path);
+    return st;
+}
+
+/* ---- planning ---- */
+
+static int add_task(study *s, task t)
+{
+    if (s->ntasks == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        task *g = realloc(s->tasks, (size_t)cap * sizeof *g);
+        if (!g) return -1;
+        s->tasks = g;
+        s->cap = cap;
+    }
+    s->tasks[s->ntasks++] = t;
+    return 0;
+}
+
+static int runner_device(const cb_runner *r, const char *device) { return cb_runner_has(r->devices, r->ndevices, device); }
+
+/* Cells a binding cannot serve are stored as 'unsupported' at once (no
+ * runner runs), so that the matrix and Table 3 show them. */
+static cb_status plan(study *s)
+{
+    const cb_study_config *c = s->c;
+    const cb_runner *ref = cb_runners_find(s->runners, c->reference);
+    for (int m = 0; m < c->nmodels; m++)
+        for (int d = 0; d < c->ndevices; d++) {
+            for (int b = 0; b < c->nbindings; b++) {
+                const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
+                if (!cb_runner_has(r->train, r->ntrain, c->models[m]) || !runner_device(r, c->devices[d])) continue;
+                for (int run = 1; run <= c->runs[m]; run++)
+                    if (add_task(s, (task){TASK_TRAIN, r, m, run, c->devices[d], NULL, NULL})) return cb_fail(CB_ERR_NOMEM, "out of memory");
+            }
+            if (!cb_runner_has(ref->train, ref->ntrain, c->models[m]) || !runner_device(ref, c->devices[d])) continue;
+            for (int run = 1; run <= c->runs[m]; run++) {
+                /* The trainer's own native evaluation first: it is the logit reference. */
+                if (add_task(s, (task){TASK_EVAL, ref, m, run, c->devices[d], ref, ref->native})) return cb_fail(CB_ERR_NOMEM, "out of memory");
+                for (int b = 0; b < c->nbindings; b++) {
+                    const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
+                    for (int f = 0; f < ref->nwrites; f++) {
+                        const char *fmt = ref->writes[f];
+                        if (r == ref && !strcmp(fmt, ref->native)) continue;
+                        task t = {TASK_EVAL, r, m, run, c->devices[d], ref, fmt};
+                        if (cb_runner_has(r->loads, r->nloads, fmt) && cb_runner_has(r->infer, r->ninfer, c->models[m]) &&
+                            runner_device(r, c->devices[d])) {
+                            if (add_task(s, t)) return cb_fail(CB_ERR_NOMEM, "out of memory");
+                        } else if (!cb_store_exists(s->store, "SELECT 1 FROM inference WHERE study_id=? AND trainer=? AND"
+                                                    " binding=? AND model=? AND run=? AND device=? AND format=?",
+                                                    "itttitt", s->id, ref->name, r->name, c->models[m], (int64_t)run,
+                                                    c->devices[d], fmt)) {
+                            cb_status st = store_eval(s, &t, "unsupported", NULL, NULL, -1, NAN, NAN, 0);
+                            if (st != CB_OK) return st;
+                        }
+                    }
+                }
+            }
+        }
+    return CB_OK;
+}
+
+static int task_done(study *s, const task *t)
+{
+    const char *model = s->c->models[t->model];
+    if (t->kind == TASK_TRAIN)
+        return cb_store_exists(s->store, "SELECT 1 FROM train_run WHERE study_id=? AND binding=? AND model=? AND run=?"
+                               " AND device=? AND status='complete'", "ittit", s->id, t->binding->name, model,
+                               (int64_t)t->run, t->device);
+    return cb_store_exists(s->store, "SELECT 1 FROM inference WHERE study_id=? AND trainer=? AND binding=? AND model=?"
+                           " AND run=? AND device=? AND format=? AND status='ok'", "itttitt", s->id, t->trainer->name,
+                           t->binding->name, model, (int64_t)t->run, t->device, t->format);
+}
+
+/* Seconds left: each pending task is estimated by the mean time of tasks
+ * of the same kind, model and binding finished in this invocation, else of
+ * the same kind and model, else of any task. */
+static double estimate_left(const study *s, int from)
+{
+    double left = 0, all_sum = 0;
+    int all_n = 0;
+    for (int i = 0; i < s->ntasks; i++) if (s->done_s[i] >= 0) { all_sum += s->done_s[i]; all_n++; }
+    if (!all_n) return NAN;
+    for (int i = from; i < s->ntasks; i++) {
+        if (s->done_s[i] >= 0) continue;
+        const task *t = &s->tasks[i];
+        double exact = 0, near = 0;
+        int ne = 0, nn = 0;
+        for (int j = 0; j < s->ntasks; j++) {
+            if (s->done_s[j] < 0) continue;
+            const task *u = &s->tasks[j];
+            if (u->kind != t->kind || u->model != t->model) continue;
+            near += s->done_s[j]; nn++;
+            if (u->binding == t->binding) { exact += s->done_s[j]; ne++; }
+        }
+        left += ne ? exact / ne : nn ? near / nn : all_sum / all_n;
+    }
+    return left;
+}
+
+/* ---- the study ---- */
+
+static void record_machine(char *out, size_t cap, int threads)
+{
+    struct utsname u;
+    char cpu[200] = "unknown processor";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
+            cpu[strcspn(cpu, "\n")] = 0;
+            break;
+        }
+    if (f) fclose(f);
+    long mem_kb = 0;
+    f = fopen("/proc/meminfo", "r");
+    if (f) {
+        if (fscanf(f, "MemTotal: %ld kB", &mem_kb) != 1) mem_kb = 0;
+        fclose(f);
+    }
+    if (uname(&u) != 0) strcpy(u.sysname, "?");
+    snprintf(out, cap, "%s, %ld cores online, %.1f GiB memory, %s %s %s; study threads %d", cpu,
+             sysconf(_SC_NPROCESSORS_ONLN), (double)mem_kb / (1024.0 * 1024.0), u.sysname, u.release, u.machine,
+             threads);
+}
+
+/* Each binding's versions, as its version command prints them. */
+static cb_status record_bindings(study *s)
+{
+    for (int b = 0; b < s->c->nbindings; b++) {
+        const cb_runner *r = cb_runners_find(s->runners, s->c->bindings[b]);
+        if (cb_store_exists(s->store, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version IS NOT NULL", "it",
+                            s->id, r->name))
+            continue;
+        char version[600] = "not reported";
+        if (r->nversion) {
+            char out[1100], err[1100];
+            snprintf(out, sizeof out, "%s/versions-%s.txt", s->opt->work_dir, r->name);
+            snprintf(err, sizeof err, "%s/versions-%s.stderr", s->opt->work_dir, r->name);
+            cb_proc_result pr;
+            if (cb_proc_run(r->version_cmd, out, err, 60, &pr) == CB_OK && pr.exited && pr.exit_code == 0) {
+                unsigned char *text;
+                size_t len;
+                if (cb_read_file(out, 1 << 16, &text, &len) == CB_OK) {
+                    size_t k = 0;
+                    for (size_t i = 0; i < len && k < sizeof version - 1; i++) {
+                        if (text[i] != '\n') version[k++] = (char)text[i];
+                        else if (i + 1 < len && k + 2 < sizeof version) { version[k++] = ';'; version[k++] = ' '; }
+                    }
+                    version[k] = 0;
+                    free(text);
+                }
+            } else snprintf(version, sizeof version, "unknown (the version command failed)");
+        }
+        cb_status st = cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
+                                     " version, manifest) VALUES(?,?,?,?,?,?)", "itttt" "t", s->id, r->name,
+                                     r->framework, r->language, version, r->manifest);
+        if (st != CB_OK) return st;
+    }
+    return CB_OK;
+}
+
+/* Makes the package stand-ins the configuration names when they are missing
+ * (crossbind data cifar-stand-in / imdb-stand-in + imdb-prepare). */
+static cb_status prepare_data(study *s)
+{
+    const cb_study_config *c = s->c;
+    for (int f = 1; f < 3; f++) {
+        const cb_data_source *d = &c->data[f];
+        int used = 0;
+        for (int m = 0; m < c->nmodels; m++) used |= !strcmp(c->data_format[m], d->format);
+        if (!used) continue;
+        char probe[700];
+        snprintf(probe, sizeof probe, f == 1 ? "%s/test_batch.bin" : "%s/vocab.txt", d->path);
+        if (access(probe, R_OK) == 0) continue;
+        if (strcmp(d->path, cb_dataset_default_dir(d->format)))
+            return cb_fail(CB_ERR_NOT_FOUND, "%s: no %s data there (%s is missing)", d->path, d->format, probe);
+        if (!s->opt->quiet) fprintf(stderr, "[study] making the %s stand-in in %s from packages\n", d->format, d->path);
+        char out[1100], err[1100];
+        snprintf(out, sizeof out, "%s/data-%s.stdout", s->opt->work_dir, d->format);
+        snprintf(err, sizeof err, "%s/data-%s.stderr", s->opt->work_dir, d->format);
+        char *self = (char *)s->opt->self;
+        char *cifar[] = {self, "data", "cifar-stand-in", "--out", (char *)d->path, NULL};
+        char *acl[] = {self, "data", "imdb-stand-in", "--out", "data/imdb-stand-in", NULL};
+        char *prep[] = {self, "data", "imdb-prepare", "--from", "data/imdb-stand-in", "--out", (char *)d->path, NULL};
+        char **steps[2] = {f == 1 ? cifar : acl, f == 1 ? NULL : prep};
+        for (int k = 0; k < 2 && steps[k]; k++) {
+            cb_proc_result r;
+            cb_status st = cb_proc_run(steps[k], out, err, 1800, &r);
+            if (st != CB_OK) return st;
+            if (!(r.exited && r.exit_code == 0)) {
+                char why[600];
+                describe_failure(&r, err, 1800, why, sizeof why);
+                return cb_fail(CB_ERR_IO, "making the %s stand-in failed: %s", d->format, why);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_store *store,
+                       const cb_study_options *opt, int64_t *study_id, int *failures)
+{
+    study s = {.c = c, .runners = runners, .store = store, .opt = opt, .t_start = now_s()};
+    *failures = 0;
+    if (mkdirs(opt->work_dir) != 0) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", opt->work_dir, strerror(errno));
+    char machine[600];
+    record_machine(machine, sizeof machine, c->threads);
+    int created;
+    cb_status st = cb_store_study(store, c->profile, c->canonical, machine, &s.id, &created);
+    if (st != CB_OK) return st;
+    *study_id = s.id;
+    if (!opt->quiet)
+        fprintf(stderr, "[study] %s study %lld (profile %s) in this store\n", created ? "new" : "resuming",
+                (long long)s.id, c->profile);
+    if ((st = prepare_data(&s)) != CB_OK) return st;
+    cb_buf data = {0};
+    cb_buf_printf(&data, "[");
+    for (int f = 0, k = 0; f < 3; f++) {
+        cb_data_source d = c->data[f];
+        int used = 0;
+        for (int m = 0; m < c->nmodels; m++) used |= !strcmp(c->data_format[m], d.format);
+        if (!used) continue;
+        cb_data_describe(&d);
+        cb_buf_printf(&data, "%s{\"format\": \"%s\", \"path\": ", k++ ? ", " : "", d.format);
+        cb_buf_json_string(&data, d.path);
+        cb_buf_printf(&data, ", \"name\": ");
+        cb_buf_json_string(&data, d.name);
+        cb_buf_printf(&data, ", \"stand_in\": %s}", d.stand_in ? "true" : "false");
+    }
+    cb_buf_printf(&data, "]");
+    st = cb_buf_ok(&data) ? cb_store_exec(store, "UPDATE study SET data=?, status='running' WHERE id=?", "ti", data.data, s.id)
+                          : cb_fail(CB_ERR_NOMEM, "out of memory");
+    cb_buf_free(&data);
+    if (st == CB_OK) st = record_bindings(&s);
+    if (st == CB_OK) st = plan(&s);
+    if (st != CB_OK) { free(s.tasks); return st; }
+    s.done_s = malloc((size_t)(s.ntasks ? s.ntasks : 1) * sizeof *s.done_s);
+    if (!s.done_s) { free(s.tasks); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
+    int pending = 0;
+    for (int i = 0; i < s.ntasks; i++) {
+        s.done_s[i] = -1;
+        pending += !task_done(&s, &s.tasks[i]);
+    }
+    if (!opt->quiet)
+        fprintf(stderr, "[study] %d measurements planned, %d already in the store, %d to do\n", s.ntasks,
+                s.ntasks - pending, pending);
+    int todo_index = 0;
+    for (int i = 0; i < s.ntasks && st == CB_OK; i++) {
+        const task *t = &s.tasks[i];
+        if (task_done(&s, t)) continue;
+        if (cb_proc_interrupted()) break;
+        todo_index++;
+        if (!opt->quiet) {
+            char el[32], left[32];
+            fmt_duration(now_s() - s.t_start, el, sizeof el);
+            fmt_duration(estimate_left(&s, i), left, sizeof left);
+            if (t->kind == TASK_TRAIN)
+                fprintf(stderr, "[study %d/%d, %s elapsed, about %s left] train %s %s run %d (%s)\n", todo_index,
+                        pending, el, left, t->binding->name, c->models[t->model], t->run, t->device);
+            else
+                fprintf(stderr, "[study %d/%d, %s elapsed, about %s left] infer %s %s run %d from %s (%s, %s)\n",
+                        todo_index, pending, el, left, t->binding->name, c->models[t->model], t->run,
+                        t->format, cb_format_load_mode(t->format), t->device);
+        }
+        double t0 = now_s();
+        int ok = 0;
+        st = t->kind == TASK_TRAIN ? do_train(&s, t, &ok) : do_eval(&s, t, &ok);
+        if (cb_proc_interrupted()) break;
+        s.done_s[i] = now_s() - t0;
+        if (st == CB_OK && !ok) s.failures++;
+    }
+    int interrupted = cb_proc_interrupted();
+    double wall = now_s() - s.t_start;
+    if (st == CB_OK) {
+        char when[32];
+        utc_now(when, sizeof when);
+        int complete = !interrupted;
+        st = cb_store_exec(store, "UPDATE study SET status=?, finished=?, wall_s=coalesce(wall_s, 0) + ? WHERE id=?",
+                           "ttdi", complete ? "complete" : "interrupted", complete ? when : NULL, wall, s.id);
+    } else {
+        /* The store may be full: try to say so, keep what is there. */
+        cb_status keep = st;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", cb_last_error());
+        cb_store_exec(store, "UPDATE study SET status='stopped', wall_s=coalesce(wall_s, 0) + ? WHERE id=?", "di",
+                      wall, s.id);
+        st = cb_fail(keep, "%s", msg);
+    }
+    *failures = s.failures;
+    free(s.tasks);
+    free(s.done_s);
+    if (st == CB_OK && interrupted) return cb_fail(CB_ERR_IO, "interrupted");
+    return st;
+}

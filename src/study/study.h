@@ -1,0 +1,79 @@
+/* The study harness (protocol sections 3 to 5): configuration, runner
+ * manifests, the experiment matrix and its execution. Internal to the
+ * crossbind command. */
+#ifndef CB_STUDY_H
+#define CB_STUDY_H
+
+#include <stdint.h>
+#include "crossbind/status.h"
+#include "store.h"
+
+#define CB_MAX_LIST 16
+#define CB_NAME 32
+
+/* A binding as its runner's manifest declares it (runners/NAME/manifest.json). */
+typedef struct cb_runner {
+    char name[CB_NAME], framework[64], language[CB_NAME];
+    char dir[800];
+    char *command[8];  int ncommand;        /* the runner's argv prefix */
+    char *version_cmd[8]; int nversion;      /* prints the binding's versions */
+    char train[CB_MAX_LIST][CB_NAME]; int ntrain;     /* models it trains */
+    char infer[CB_MAX_LIST][CB_NAME]; int ninfer;     /* models it evaluates */
+    char writes[8][CB_NAME]; int nwrites;             /* formats a training saves */
+    char loads[8][CB_NAME]; int nloads;               /* formats it evaluates */
+    char native[CB_NAME];                             /* its own parameters format */
+    char devices[4][CB_NAME]; int ndevices;
+    char *manifest;                                   /* the file's text (owned) */
+} cb_runner;
+
+typedef struct cb_runners { cb_runner *items; int count; } cb_runners;
+
+/* Loads every runners/<name>/manifest.json under `dir`; `self` replaces
+ * "{crossbind}" (the path of this crossbind command) in commands. */
+cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out);
+void cb_runners_free(cb_runners *r);
+const cb_runner *cb_runners_find(const cb_runners *r, const char *name);
+int cb_runner_has(const char list[][CB_NAME], int n, const char *item);
+/* "parameters" or "serialization" for a model file format, NULL if unknown. */
+const char *cb_format_load_mode(const char *format);
+
+typedef struct cb_data_source { char format[CB_NAME]; char path[512]; char name[256]; int stand_in; } cb_data_source;
+
+/* Fills `name` and `stand_in` from the directory (a stand-in's README says so). */
+void cb_data_describe(cb_data_source *d);
+
+typedef struct cb_study_config {
+    char profile[256];
+    char models[CB_MAX_LIST][CB_NAME]; int nmodels;
+    char bindings[8][CB_NAME]; int nbindings;
+    char reference[CB_NAME];                   /* the default binding: trains the reference models */
+    char devices[4][CB_NAME]; int ndevices;
+    int runs[CB_MAX_LIST], epochs[CB_MAX_LIST];  /* per model */
+    long limit_train[CB_MAX_LIST], limit_test[CB_MAX_LIST];
+    char data_format[CB_MAX_LIST][CB_NAME];      /* per model: mnist, cifar or imdb */
+    int threads, repeat, subactivities;
+    char optimizer[CB_NAME];                     /* "lr-only" (the published study) or "momentum" */
+    double timeout_s;
+    cb_data_source data[3];                      /* mnist, cifar, imdb */
+    char *canonical;                             /* everything that changes a measurement, as JSON (owned) */
+} cb_study_config;
+
+/* Loads a profile: "quick", "paper", or a JSON file. Unknown models,
+ * bindings, devices and keys are refused with a message naming them. */
+cb_status cb_study_config_load(const char *profile, const cb_runners *runners, cb_study_config *out);
+void cb_study_config_free(cb_study_config *c);
+int cb_study_model_index(const cb_study_config *c, const char *model);
+
+typedef struct cb_study_options {
+    const char *self;        /* this crossbind command */
+    const char *work_dir;    /* trained models, logits and runner logs */
+    int quiet;
+} cb_study_options;
+
+/* Runs (or resumes) the study in `store`. Failed runs are recorded and the
+ * study goes on; it stops early only when interrupted or when the store
+ * cannot be written. *study_id receives the study's id. */
+cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_store *store,
+                       const cb_study_options *opt, int64_t *study_id, int *failures);
+
+#endif
