@@ -8,6 +8,11 @@
 # Usage: bench/lenet5_vs_pytorch.sh [REPEATS=3] [THREADS=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Both sides use the BLAS kernels the crossbind command runs with (it sets
+# OPENBLAS_CORETYPE where OpenBLAS does not know the processor).
+make -s build/crossbind >/dev/null
+CORE=$(./build/crossbind version | sed -n 's/^blas core: \([A-Za-z0-9]*\).*/\1/p')
+[ -n "$CORE" ] && export OPENBLAS_CORETYPE="$CORE"
 REPEATS=${1:-3}
 THREADS=${2:-2}
 DATA=/usr/share/datasets/fashion-mnist

@@ -10,6 +10,11 @@
 # Usage: bench/onnx_eval_vs_ort.sh [ROUNDS=5] [THREADS=2] [BATCH=128]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Both sides use the BLAS kernels the crossbind command runs with (it sets
+# OPENBLAS_CORETYPE where OpenBLAS does not know the processor).
+make -s build/crossbind >/dev/null
+CORE=$(./build/crossbind version | sed -n 's/^blas core: \([A-Za-z0-9]*\).*/\1/p')
+[ -n "$CORE" ] && export OPENBLAS_CORETYPE="$CORE"
 ROUNDS=${1:-5}
 THREADS=${2:-2}
 BATCH=${3:-128}

@@ -10,6 +10,11 @@
 #   e.g. bench/step_vs_pytorch.sh gru 256; bench/step_vs_pytorch.sh vgg16 128
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Both sides use the BLAS kernels the crossbind command runs with (it sets
+# OPENBLAS_CORETYPE where OpenBLAS does not know the processor).
+make -s build/crossbind >/dev/null
+CORE=$(./build/crossbind version | sed -n 's/^blas core: \([A-Za-z0-9]*\).*/\1/p')
+[ -n "$CORE" ] && export OPENBLAS_CORETYPE="$CORE"
 MODEL=$1
 BATCH=${2:-$([ "$MODEL" = vgg16 ] && echo 128 || echo 256)}
 ROUNDS=${3:-3}

@@ -65,6 +65,7 @@ static void print_times(const char *key, const double *t, int n)
 
 int main(int argc, char **argv)
 {
+    cb_blas_restart_with_better_core(argv); /* as the crossbind command */
     if (argc != 5) {
         fprintf(stderr, "usage: bench_train_step MODEL BATCH STEPS THREADS\n");
         return 2;

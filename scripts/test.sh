@@ -3,7 +3,9 @@
 # normal and the sanitizer (address + undefined) configurations, regenerates
 # the PyTorch golden file, and runs the unit tests, the ONNX conformance
 # suite, the command-line tests, the interchange tests against PyTorch and
-# ONNX Runtime, the training-parity test and a bounded fuzzing run.
+# ONNX Runtime, the statistics against SciPy, the study harness (store,
+# resume, failures, the report in headless Chromium), the training-parity
+# test and a bounded fuzzing run.
 # Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +51,7 @@ run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$
 run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build
 run_suite "interchange (sanitizers)" bash tests/interchange_test.sh build-san
 run_suite "text data and recurrent models" bash tests/text_models_test.sh build
+run_suite "the study: store, resume after SIGKILL, failures, report in Chromium" bash tests/study_test.sh build
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"

@@ -75,6 +75,7 @@ const char *test_tmpdir(void)
 
 int main(int argc, char **argv)
 {
+    cb_blas_restart_with_better_core(argv); /* the kernels the crossbind command uses */
     cb_set_threads(2);
     int passed = 0, failed = 0;
     for (int i = 0; i < n_tests; i++) {

@@ -209,6 +209,7 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 int main(int argc, char **argv)
 {
+    cb_blas_restart_with_better_core(argv); /* the kernels the crossbind command uses */
     if (argc != 3) { fprintf(stderr, "usage: %s DATA_DIR EXCLUDE_FILE\n", argv[0]); return 2; }
     if (load_excludes(argv[2])) return 2;
     DIR *d = opendir(argv[1]);

@@ -30,6 +30,21 @@ cb_status cb_set_threads(int n);
 int cb_get_threads(void);
 /* The BLAS library in use, for reports ("OpenBLAS 0.3.21 ..." or "cblas"). */
 const char *cb_blas_name(void);
+/* The kernel family OpenBLAS chose at load time ("" for another CBLAS). */
+const char *cb_blas_core(void);
+/* When OpenBLAS fell back to legacy kernels on a processor newer than it
+ * knows, the family this processor's instruction sets support ("SkylakeX",
+ * "Cooperlake", "Haswell"); NULL when its choice stands. OpenBLAS reads
+ * OPENBLAS_CORETYPE only when it loads, so a program acts on this by
+ * setting that variable and starting again (the crossbind command does). */
+const char *cb_blas_better_core(void);
+/* Call first thing in main(): when cb_blas_better_core() names a family,
+ * sets OPENBLAS_CORETYPE (and CROSSBIND_BLAS_CORE_FIXED to OpenBLAS's own
+ * choice, for reports) and executes the program again with `argv`. Returns
+ * when there is nothing to fix, when OPENBLAS_CORETYPE or
+ * CROSSBIND_KEEP_BLAS_CORE is already set, or when the restart fails. The
+ * variable stays in the environment of every child process. */
+void cb_blas_restart_with_better_core(char **argv);
 
 #ifdef __cplusplus
 }

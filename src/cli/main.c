@@ -1,5 +1,7 @@
 /* crossbind: the command-line entry point. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include "cli.h"
 #include "crossbind/onnx.h"
@@ -44,6 +46,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* The same BLAS kernels for crossbind and for every runner a study starts:
+     * the fixed OPENBLAS_CORETYPE is inherited. */
+    cb_blas_restart_with_better_core(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -60,7 +65,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
     if (!strcmp(cmd, "onnx-ops")) return cmd_onnx_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("crossbind %s\nblas: %s\n", CB_VERSION, cb_blas_name());
+        const char *was = getenv("CROSSBIND_BLAS_CORE_FIXED");
+        printf("crossbind %s\nblas: %s\nblas core: %s", CB_VERSION, cb_blas_name(), cb_blas_core());
+        if (was && *was) printf(" (OPENBLAS_CORETYPE set by crossbind: OpenBLAS chose %s for this processor)", was);
+        printf("\n");
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "json.h"
 
@@ -326,6 +327,11 @@ void cb_buf_free(cb_buf *b)
 
 cb_status cb_write_file_atomic(const char *path, const void *data, size_t len)
 {
+    /* The rename below would replace whatever is there: a device such as
+     * /dev/full, a FIFO or a directory is refused instead. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return cb_fail(CB_ERR_IO, "cannot write %s: it exists and is not a regular file", path);
     char tmp[4096];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
         return cb_fail(CB_ERR_INVALID_ARG, "path too long: %s", path);

@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../core/bigmem.h"
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
 
@@ -158,7 +159,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     }
     ex->ws_floats = ex->ws_slice * (size_t)(ex->slices ? ex->slices : 1);
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
-    ex->arena = calloc(ex->arena_floats ? ex->arena_floats : 1, sizeof(float));
+    ex->arena = cb_big_alloc(ex->arena_floats * sizeof(float));
     if (!ex->arena) {
         free(voff);
         free(goff);
@@ -193,7 +194,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
 void cb_exec_free(cb_exec *ex)
 {
     if (!ex) return;
-    free(ex->arena);
+    cb_big_free(ex->arena, ex->arena_floats * sizeof(float));
     free(ex->val);
     free(ex->own_val);
     free(ex->grad);

@@ -50,8 +50,7 @@ static cb_status db_fail(cb_store *s, const char *what)
     int code = sqlite3_extended_errcode(s->db);
     const char *msg = sqlite3_errmsg(s->db);
     if ((code & 0xff) == SQLITE_FULL)
-        return cb_fail(CB_ERR_IO, "%s: %s: the disk is full (or the store reached its size limit); "
-                       "everything stored before is kept", s->path, what);
+        return cb_fail(CB_ERR_IO, "%s: %s: the disk is full; everything stored before is kept", s->path, what);
     if ((code & 0xff) == SQLITE_NOTADB)
         return cb_fail(CB_ERR_FORMAT, "%s: not a crossbind results store (not an SQLite database)", s->path);
     return cb_fail(CB_ERR_IO, "%s: %s: %s", s->path, what, msg);
@@ -118,14 +117,6 @@ cb_status cb_store_open(const char *path, int create, cb_store **out)
         st = cb_fail(CB_ERR_FORMAT, "%s: a crossbind store without a schema version: damaged", path);
     }
     if (st == CB_OK) st = exec_plain(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "setting up");
-    /* Fault injection for tests: a store that can grow only this many pages
-     * behaves as a full disk (SQLITE_FULL). */
-    const char *max_pages = getenv("CROSSBIND_STORE_MAX_PAGES");
-    if (st == CB_OK && max_pages && *max_pages) {
-        char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA max_page_count=%ld", strtol(max_pages, NULL, 10));
-        st = exec_plain(s, sql, "limiting the size");
-    }
     if (st != CB_OK) {
         sqlite3_close(s->db);
         free(s);
@@ -146,6 +137,11 @@ static cb_status bind_and_step(cb_store *s, const char *sql, const char *types, 
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(s, "preparing a statement");
+    if (sqlite3_bind_parameter_count(st) != (int)strlen(types)) { /* a programming error, caught in tests */
+        sqlite3_finalize(st);
+        return cb_fail(CB_ERR_INVALID_ARG, "store: %d parameters given for %d in: %.60s", (int)strlen(types),
+                       sqlite3_bind_parameter_count(st), sql);
+    }
     for (int i = 0; types[i]; i++) {
         int k = i + 1;
         if (types[i] == 'i') sqlite3_bind_int64(st, k, va_arg(ap, int64_t));

@@ -163,7 +163,7 @@ static cb_status store_train(study *s, const task *t, const char *status, const 
                            " epochs, n_train, n_test, training_time_s, eval_time_s, total_time_s, test_accuracy,"
                            " test_correct, f1_macro, auc_macro, load_s, forward_s, backward_s, wall_s, dir, finished)"
                            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           "ittitittiddddddddddddddtt", s->id, t->binding->name, model, (int64_t)t->run, t->device,
+                           "ittitittidddddddddddddtt", s->id, t->binding->name, model, (int64_t)t->run, t->device,
                            (int64_t)protocol_seeds[t->run - 1], status, error, (int64_t)nep,
                            num(run, "n_train"), num(run, "n_test"), num(run, "training_time_s"),
                            num(run, "eval_time_s"), num(run, "total_time_s"), num(run, "test_accuracy"),
@@ -288,7 +288,7 @@ static cb_status store_eval(study *s, const task *t, const char *status, const c
                            " load_mode, status, error, correct, total, reference_correct, accuracy, f1_macro, auc_macro,"
                            " mean_time_s, stable, label_agreement, max_abs_logit_diff, wall_s, finished)"
                            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           "itttittttddddddddddddt", s->id, t->trainer->name, t->binding->name, model, (int64_t)t->run,
+                           "itttitttttdddddddddddt", s->id, t->trainer->name, t->binding->name, model, (int64_t)t->run,
                            t->device, t->format, cb_format_load_mode(t->format), status, error, num(res, "correct"),
                            num(res, "total"), ref_correct < 0 ? NAN : (double)ref_correct, num(res, "accuracy"),
                            num(res, "f1_macro"), num(res, "auc_macro"), num(res, "mean_time_s"),
