@@ -776,6 +776,11 @@ def main():
     for opt in ("limit_train", "limit_test"):
         if getattr(args, opt, 0) < 0:
             fail(f"--{opt.replace('_', '-')} must be >= 0")
+    # Subnormal floats flushed to zero, as crossbind does: gradients vanishing
+    # through 300 recurrent steps become subnormal, and each operation on one
+    # costs a microcode assist (an LSTM training step ran 3x slower). Both
+    # bindings then compute the same numbers and neither pays for them.
+    torch.set_flush_denormal(True)
     {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden}[args.cmd](args)
 
 

@@ -529,7 +529,7 @@ static void time_boxes(rdata *d, int kind, cb_buf *html)
                 snprintf(id, sizeof id, "%s-%s-%s", kind ? "inference-time" : "training-time", d->models[m], d->devices[dv]);
                 snprintf(title, sizeof title, kind ? "%s (%s): inference time over the test set per binding, pooled over "
                          "load modes (RQ4)" : "%s (%s): training time per run and binding (RQ3)", d->models[m], d->devices[dv]);
-                svg_box_plot(html, id, title, kind ? "seconds per pass (mean of the timed passes)" : "training time (s)",
+                svg_box_plot(html, id, title, kind ? "seconds per pass" : "training time (s)",
                              boxes, n);
             }
             for (int i = 0; i < n; i++) free(vals[i]);

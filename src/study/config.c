@@ -23,7 +23,7 @@
  * about a quarter of an hour on a 2-core machine. */
 static const char quick_profile[] =
     "{\"models\": \"all\", \"bindings\": \"all\", \"reference\": \"pytorch\","
-    " \"runs\": {\"default\": 3, \"vgg16\": 2, \"lstm\": 2, \"gru\": 2, \"gru-rb\": 2},"
+    " \"runs\": {\"default\": 3, \"vgg16\": 2, \"lstm\": 1, \"gru\": 1, \"gru-rb\": 1},"
     " \"epochs\": {\"default\": 3, \"vgg16\": 2, \"lstm\": 2, \"gru\": 2, \"gru-rb\": 2},"
     " \"limit_train\": {\"default\": 2048, \"vgg16\": 256, \"lstm\": 256, \"gru\": 256, \"gru-rb\": 256},"
     " \"limit_test\": {\"default\": 1000, \"vgg16\": 256, \"lstm\": 256, \"gru\": 256, \"gru-rb\": 256},"
@@ -106,9 +106,30 @@ static cb_status name_list(const cb_json *cfg, const char *key, const char *what
     return CB_OK;
 }
 
-/* The description a report shows for a data directory: a stand-in's README
- * says so on its first line; Debian's Fashion-MNIST is named as the MNIST
- * stand-in it is; anything else is described only by its format and path. */
+/* The first two lines of DIR/README.txt as one ("" if none). */
+static void readme_line(const char *dir, char *line, size_t cap)
+{
+    char readme[700], second[256] = "";
+    snprintf(readme, sizeof readme, "%s/README.txt", dir);
+    FILE *f = fopen(readme, "r");
+    line[0] = 0;
+    if (f) {
+        if (!fgets(line, (int)cap, f)) line[0] = 0;
+        else if (!fgets(second, sizeof second, f)) second[0] = 0;
+        fclose(f);
+    }
+    line[strcspn(line, "\n")] = 0;
+    second[strcspn(second, "\n")] = 0;
+    size_t n = strlen(line);
+    if (second[0] && n + 1 < cap) snprintf(line + n, cap - n, " %s", second);
+}
+
+/* The description a report shows for a data directory. crossbind's
+ * stand-ins say on their README's first line that they are one ("A
+ * stand-in in ..., NOT ..."); a prepared IMDb directory names the directory
+ * it was made from, whose README is read in turn; Debian's Fashion-MNIST is
+ * named as the MNIST stand-in it is; anything else is described only by its
+ * format. */
 void cb_data_describe(cb_data_source *d)
 {
     d->stand_in = 0;
@@ -117,17 +138,16 @@ void cb_data_describe(cb_data_source *d)
         d->stand_in = 1;
         return;
     }
-    char readme[700];
-    snprintf(readme, sizeof readme, "%s/README.txt", d->path);
-    FILE *f = fopen(readme, "r");
-    char line[256] = "";
-    if (f) {
-        if (!fgets(line, sizeof line, f)) line[0] = 0;
-        fclose(f);
+    char line[512], source[512] = "";
+    readme_line(d->path, line, sizeof line);
+    static const char prepared[] = "IMDb-format data prepared by crossbind data imdb-prepare from ";
+    if (!strncmp(line, prepared, sizeof prepared - 1)) {
+        snprintf(source, sizeof source, "%s", line + sizeof prepared - 1);
+        source[strcspn(source, ":")] = 0;
+        readme_line(source, line, sizeof line);
     }
-    line[strcspn(line, "\n")] = 0;
-    if (strstr(line, "stand-in")) {
-        snprintf(d->name, sizeof d->name, "%s", line);
+    if (!strncmp(line, "A stand-in", 10) && strstr(line, "NOT")) {
+        snprintf(d->name, sizeof d->name, "%s%s", line, source[0] ? " (tokenised by crossbind data imdb-prepare)" : "");
         d->stand_in = 1;
     } else {
         const char *fmt = !strcmp(d->format, "mnist") ? "MNIST-format (IDX)" :

@@ -37,7 +37,7 @@ int cb_runner_has(const char list[][CB_NAME], int n, const char *item);
 /* "parameters" or "serialization" for a model file format, NULL if unknown. */
 const char *cb_format_load_mode(const char *format);
 
-typedef struct cb_data_source { char format[CB_NAME]; char path[512]; char name[256]; int stand_in; } cb_data_source;
+typedef struct cb_data_source { char format[CB_NAME]; char path[512]; char name[600]; int stand_in; } cb_data_source;
 
 /* Fills `name` and `stand_in` from the directory (a stand-in's README says so). */
 void cb_data_describe(cb_data_source *d);
