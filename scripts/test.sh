@@ -46,12 +46,14 @@ run_suite "command line" bash tests/cli_test.sh build
 run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
 ONNX_NODE=/usr/share/libonnx-testdata/data/node
 run_suite "statistics against SciPy and scikit-learn" /usr/bin/python3 tests/stats_test.py build
+run_suite "statistics (sanitizers)" /usr/bin/python3 tests/stats_test.py build-san
 run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
 run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
 run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build
 run_suite "interchange (sanitizers)" bash tests/interchange_test.sh build-san
 run_suite "text data and recurrent models" bash tests/text_models_test.sh build
 run_suite "the study: store, resume after SIGKILL, failures, report in Chromium" bash tests/study_test.sh build
+run_suite "the study (sanitizers)" bash tests/study_test.sh build-san
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"

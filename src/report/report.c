@@ -286,7 +286,7 @@ static const char *cell_status(const rdata *d, const char *binding, const char *
                                const char *model, int runs, char *why, size_t cap)
 {
     int ok = 0, bad = 0, unsup = 0, any = 0;
-    char first[200] = "";
+    char first[100] = "";
     for (int i = 0; i < d->nin; i++) {
         const infer *x = &d->in[i];
         if (strcmp(x->binding, binding) || strcmp(x->mode, mode) || strcmp(x->device, device) || strcmp(x->model, model))

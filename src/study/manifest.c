@@ -91,7 +91,11 @@ static cb_status parse_manifest(const char *file, const char *dir, const char *s
     cb_json m;
     st = cb_json_parse((const char *)text, len, file, &m);
     if (st != CB_OK) { free(text); return st; }
-    r->manifest = (char *)text;
+    r->manifest = malloc(len + 1); /* kept as a C string for the store */
+    if (!r->manifest) { cb_json_free(&m); free(text); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
+    memcpy(r->manifest, text, len);
+    r->manifest[len] = 0;
+    free(text);
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     char fmt[64];
     if (m.type != CB_JSON_OBJ) st = cb_fail(CB_ERR_FORMAT, "%s: a manifest is a JSON object", file);
