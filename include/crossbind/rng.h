@@ -14,6 +14,9 @@ double cb_rng_uniform(cb_rng *r);          /* [0, 1) */
 double cb_rng_normal(cb_rng *r);           /* N(0, 1) */
 uint64_t cb_rng_below(cb_rng *r, uint64_t n); /* [0, n), n > 0 */
 
+/* The protocol's five seeds (section 3); run i uses seed i (1-based). */
+extern const uint64_t cb_protocol_seeds[5];
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,8 +7,6 @@
 
 #define CB_DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 
-/* The protocol's five seeds (section 3); run i uses seed i (1-based). */
-extern const uint64_t cb_protocol_seeds[5];
 
 /* Prints "crossbind: error: ..." and returns the exit code 1. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

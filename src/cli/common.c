@@ -11,7 +11,6 @@
 #include "crossbind/formats.h"
 #include "crossbind/onnx.h"
 
-const uint64_t cb_protocol_seeds[5] = {287426343ULL, 1850616268ULL, 2068338201ULL, 1202616822ULL, 868822724ULL};
 
 int cli_error(const char *fmt, ...)
 {

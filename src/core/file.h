@@ -15,6 +15,9 @@ cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, 
 typedef cb_status (*cb_buffer_parser)(const unsigned char *buf, size_t len, const char *what, void *out);
 cb_status cb_parse_file(const char *path, size_t max_bytes, cb_buffer_parser parse, void *out);
 
+/* Creates a directory and its missing parents (like mkdir -p). */
+cb_status cb_mkdirs(const char *path);
+
 /* The final path component, for messages. */
 const char *cb_basename(const char *path);
 

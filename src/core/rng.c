@@ -54,3 +54,5 @@ uint64_t cb_rng_below(cb_rng *r, uint64_t n)
     do x = cb_rng_next(r); while (x >= limit);
     return x % n;
 }
+
+const uint64_t cb_protocol_seeds[5] = {287426343ULL, 1850616268ULL, 2068338201ULL, 1202616822ULL, 868822724ULL};

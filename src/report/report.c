@@ -9,6 +9,7 @@
 #include <errno.h>
 #include "crossbind/crossbind.h"
 #include "crossbind/stats.h"
+#include "../core/file.h"
 #include "report.h"
 #include "svg.h"
 #include "table.h"
@@ -57,7 +58,7 @@ static cb_status db_error(rdata *d, const char *what)
     return cb_fail(CB_ERR_IO, "reading the store (%s): %s", what, sqlite3_errmsg(cb_store_db(d->store)));
 }
 
-static cb_status load(rdata *d, char **study_row)
+static cb_status load(rdata *d)
 {
     sqlite3 *db = cb_store_db(d->store);
     sqlite3_stmt *q;
@@ -85,7 +86,6 @@ static cb_status load(rdata *d, char **study_row)
         if (devices->items[i].type == CB_JSON_STR) snprintf(d->devices[d->ndevices++], 16, "%s", devices->items[i].str);
     snprintf(d->reference, sizeof d->reference, "%s", ref && ref->type == CB_JSON_STR ? ref->str : "");
     cb_json_free(&c);
-    (void)study_row;
 
     if (sqlite3_prepare_v2(db, "SELECT binding, model, device, run, status, training_time_s, test_accuracy, f1_macro,"
                            " auc_macro, load_s, forward_s, backward_s FROM train_run WHERE study_id=?"
@@ -465,14 +465,13 @@ static cb_status time_table(rdata *d, int kind, cb_buf *html, cb_buf *md, const 
         for (int dv = 0; dv < d->ndevices; dv++) {
             const char *model = d->models[m], *dev = d->devices[dv];
             int nref = kind ? infer_times(d, d->reference, model, dev, ref, CAP) : train_values(d, d->reference, model, dev, 0, ref);
-            double p[MAXN], adj[MAXN];
+            double p[MAXN], adj[MAXN], deltas[MAXN];
             int sig[MAXN], idx[MAXN], k = 0;
             for (int b = 0; b < d->nbindings; b++) {
                 if (!strcmp(d->bindings[b], d->reference)) continue;
                 int n = kind ? infer_times(d, d->bindings[b], model, dev, v, CAP) : train_values(d, d->bindings[b], model, dev, 0, v);
                 if (!n || !nref) continue;
-                double delta;
-                compare(ref, nref, v, n, &p[k], &delta);
+                compare(ref, nref, v, n, &p[k], &deltas[k]);
                 idx[k++] = b;
             }
             if (k && cb_bonferroni(p, (size_t)k, 0.05, adj, sig) != CB_OK) for (int i = 0; i < k; i++) { adj[i] = NAN; sig[i] = 0; }
@@ -484,8 +483,7 @@ static cb_status time_table(rdata *d, int kind, cb_buf *html, cb_buf *md, const 
                 int is_ref = !strcmp(d->bindings[b], d->reference);
                 int slot = -1;
                 for (int i = 0; i < k; i++) if (idx[i] == b) slot = i;
-                double delta = NAN, pv = NAN;
-                if (!is_ref && nref) compare(ref, nref, v, n, &pv, &delta);
+                double delta = slot >= 0 ? deltas[slot] : NAN, pv = slot >= 0 ? p[slot] : NAN;
                 memcpy(tmp, v, (size_t)n * sizeof *tmp);
                 double med = median(tmp, n);
                 char b1[48], b2[48], b3[48];
@@ -693,22 +691,14 @@ static const char style[] =
     "figcaption{font-size:13px;font-weight:bold;max-width:560px}.stand-in{color:#b00}code{font-size:12px}"
     "#summary{border-bottom:2px solid #444;padding-bottom:.5em}</style>";
 
-static int mkdir_p(const char *path)
-{
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') { *p = 0; if (mkdir(tmp, 0755) && errno != EEXIST) return -1; *p = '/'; }
-    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 cb_status cb_report_write(cb_store *store, int64_t study_id, const char *dir)
 {
     char tables[1100];
     snprintf(tables, sizeof tables, "%s/tables", dir);
-    if (mkdir_p(tables) != 0) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", tables, strerror(errno));
+    cb_status made = cb_mkdirs(tables);
+    if (made != CB_OK) return made;
     rdata d = {.store = store, .id = study_id};
-    cb_status st = load(&d, NULL);
+    cb_status st = load(&d);
     cb_buf html = {0}, md = {0};
     if (st == CB_OK) {
         cb_buf_printf(&html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>crossbind study "

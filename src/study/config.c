@@ -332,7 +332,6 @@ cb_status cb_study_config_load(const char *profile, const cb_runners *runners, c
     st = parse(&cfg, profile, runners, out);
     cb_json_free(&cfg);
     if (st == CB_OK && !(out->canonical = canonical(out))) st = cb_fail(CB_ERR_NOMEM, "out of memory");
-    for (int f = 0; st == CB_OK && f < 3; f++) cb_data_describe(&out->data[f]);
     if (st != CB_OK) cb_study_config_free(out);
     return st;
 }

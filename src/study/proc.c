@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../train/clock.h"
 #include "proc.h"
 
 static volatile sig_atomic_t interrupted;
@@ -31,13 +32,6 @@ void cb_proc_catch_interrupts(void)
 
 int cb_proc_interrupted(void) { return interrupted; }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *stderr_path, double timeout_s,
                       cb_proc_result *res)
 {
@@ -56,7 +50,7 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
         return cb_fail(CB_ERR_IO, "cannot start %s: %s", argv[0], strerror(errno));
     }
     pid_t parent = getpid();
-    double t0 = now_s();
+    double t0 = cb_now();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -96,7 +90,7 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
         if (w < 0 && errno != EINTR) break;
         int stop = 0;
         if (interrupted) { res->interrupted = 1; stop = 1; }
-        else if (timeout_s > 0 && now_s() - t0 > timeout_s) { res->timed_out = 1; stop = 1; }
+        else if (timeout_s > 0 && cb_now() - t0 > timeout_s) { res->timed_out = 1; stop = 1; }
         if (stop) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
@@ -107,7 +101,7 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
         nanosleep(&nap, NULL);
     }
     kill(-pid, SIGKILL); /* anything the runner left running in its group */
-    res->wall_s = now_s() - t0;
+    res->wall_s = cb_now() - t0;
     if (WIFEXITED(status)) { res->exited = 1; res->exit_code = WEXITSTATUS(status); }
     else if (WIFSIGNALED(status)) res->signal = WTERMSIG(status);
     return CB_OK;

@@ -18,8 +18,10 @@
 #include <unistd.h>
 #include "../core/file.h"
 #include "../core/json.h"
+#include "../train/clock.h"
 #include "crossbind/data.h"
 #include "crossbind/formats.h"
+#include "crossbind/rng.h"
 #include "proc.h"
 #include "study.h"
 
@@ -48,32 +50,10 @@ typedef struct {
     int failures;
 } study;
 
-static const uint64_t protocol_seeds[5] = {287426343ULL, 1850616268ULL, 2068338201ULL, 1202616822ULL, 868822724ULL};
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void utc_now(char *out, size_t cap)
 {
     time_t t = time(NULL);
     strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-}
-
-static int mkdirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 static void remove_tree(const char *path)
@@ -164,7 +144,7 @@ static cb_status store_train(study *s, const task *t, const char *status, const 
                            " test_correct, f1_macro, auc_macro, load_s, forward_s, backward_s, wall_s, dir, finished)"
                            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            "ittitittidddddddddddddtt", s->id, t->binding->name, model, (int64_t)t->run, t->device,
-                           (int64_t)protocol_seeds[t->run - 1], status, error, (int64_t)nep,
+                           (int64_t)cb_protocol_seeds[t->run - 1], status, error, (int64_t)nep,
                            num(run, "n_train"), num(run, "n_test"), num(run, "training_time_s"),
                            num(run, "eval_time_s"), num(run, "total_time_s"), num(run, "test_accuracy"),
                            num(run, "test_correct"), num(run, "f1_macro"), num(run, "auc_macro"),
@@ -191,7 +171,8 @@ static cb_status do_train(study *s, const task *t, int *ok)
     char dir[1024], out_path[1100], err_path[1100], buf[8][32];
     task_dir(s, t->binding, m, t->run, t->device, dir, sizeof dir);
     remove_tree(dir); /* a half-written earlier attempt */
-    if (mkdirs(dir) != 0) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+    cb_status made = cb_mkdirs(dir);
+    if (made != CB_OK) return made;
     snprintf(out_path, sizeof out_path, "%s/runner.stdout", dir);
     snprintf(err_path, sizeof err_path, "%s/runner.stderr", dir);
     char *argv[48];
@@ -624,9 +605,10 @@ static cb_status prepare_data(study *s)
 cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_store *store,
                        const cb_study_options *opt, int64_t *study_id, int *failures)
 {
-    study s = {.c = c, .runners = runners, .store = store, .opt = opt, .t_start = now_s()};
+    study s = {.c = c, .runners = runners, .store = store, .opt = opt, .t_start = cb_now()};
     *failures = 0;
-    if (mkdirs(opt->work_dir) != 0) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", opt->work_dir, strerror(errno));
+    cb_status made = cb_mkdirs(opt->work_dir);
+    if (made != CB_OK) return made;
     char machine[600];
     record_machine(machine, sizeof machine, c->threads);
     int created;
@@ -676,7 +658,7 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
         todo_index++;
         if (!opt->quiet) {
             char el[32], left[32];
-            fmt_duration(now_s() - s.t_start, el, sizeof el);
+            fmt_duration(cb_now() - s.t_start, el, sizeof el);
             fmt_duration(estimate_left(&s, i), left, sizeof left);
             if (t->kind == TASK_TRAIN)
                 fprintf(stderr, "[study %d/%d, %s elapsed, about %s left] train %s %s run %d (%s)\n", todo_index,
@@ -686,15 +668,15 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
                         todo_index, pending, el, left, t->binding->name, c->models[t->model], t->run,
                         t->format, cb_format_load_mode(t->format), t->device);
         }
-        double t0 = now_s();
+        double t0 = cb_now();
         int ok = 0;
         st = t->kind == TASK_TRAIN ? do_train(&s, t, &ok) : do_eval(&s, t, &ok);
         if (cb_proc_interrupted()) break;
-        s.done_s[i] = now_s() - t0;
+        s.done_s[i] = cb_now() - t0;
         if (st == CB_OK && !ok) s.failures++;
     }
     int interrupted = cb_proc_interrupted();
-    double wall = now_s() - s.t_start;
+    double wall = cb_now() - s.t_start;
     if (st == CB_OK) {
         char when[32];
         utc_now(when, sizeof when);
