@@ -95,6 +95,8 @@ import json; d = json.load(open('$T/a/all.json'))
 assert len(d['train_run']) == 4 and len(d['epoch']) == 8 and len(d['inference']) == 24 and len(d['inference_pass']) == 28, d.keys()"
 expect_ok "results export --csv" "$BIN" results export --store "$T/a/study.sqlite" --csv "$T/a/csv"
 check "CSV export: a file per table with a header and the rows" test "$(wc -l < "$T/a/csv/inference_pass.csv")" = 29
+expect_error "an unknown study id is refused" 'no study 42 in this store' "$BIN" results export --store "$T/a/study.sqlite" --study 42 --json "$T/a/none.json"
+check "and nothing is written for it" test ! -e "$T/a/none.json"
 expect_error "export never replaces a device file" 'not a regular file' "$BIN" results export --store "$T/a/study.sqlite" --json /dev/full
 check "/dev/full is still a device" test -c /dev/full
 

@@ -140,8 +140,14 @@ static int open_existing(const char *path, int64_t want, cb_store **store, int64
 {
     cb_status st = cb_store_open(path, 0, store);
     if (st != CB_OK) return cli_status(st);
-    if (want) *id = want;
-    else if (!latest_study(*store, id)) {
+    if (want) {
+        /* An unknown id would otherwise export empty tables without a word. */
+        if (!cb_store_exists(*store, "SELECT 1 FROM study WHERE id=?", "i", (int64_t)want)) {
+            cb_store_close(*store);
+            return cli_error("%s: no study %lld in this store", path, (long long)want);
+        }
+        *id = want;
+    } else if (!latest_study(*store, id)) {
         cb_store_close(*store);
         return cli_error("%s: the store holds no study yet", path);
     }
