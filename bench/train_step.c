@@ -100,7 +100,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < batch; i++) y[i] = (float)(text ? i % 2 : i % 10);
     }
     double *ts = calloc((size_t)steps, sizeof *ts), *ti = calloc((size_t)steps, sizeof *ti);
+    const int nn = m->graph.count;
+    double *pf = calloc((size_t)nn, sizeof *pf), *pb = calloc((size_t)nn, sizeof *pb);
     for (int s = -1; s < steps; s++) { /* step -1: warm-up (first touch of every buffer) */
+        if (s == 0 && getenv("CB_PROFILE")) cb_exec_profile(tr, pf, pb);
         double t0 = now();
         cb_exec_forward(tr, batch);
         cb_exec_backward(tr, batch);
@@ -117,5 +120,10 @@ int main(int argc, char **argv)
     printf(", ");
     print_times("inference_batch_s", ti, steps);
     printf("}\n");
+    if (getenv("CB_PROFILE")) /* per-node seconds per training step, to stderr */
+        for (int i = 0; i < nn; i++)
+            if (pf[i] + pb[i] > 1e-4 * steps)
+                fprintf(stderr, "%-24s %-14s fwd %8.4f s  bwd %8.4f s\n", m->graph.nodes[i].name,
+                        cb_op_name(m->graph.nodes[i].op), pf[i] / steps, pb[i] / steps);
     return 0;
 }

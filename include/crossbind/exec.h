@@ -46,6 +46,13 @@ cb_status cb_exec_backward(cb_exec *ex, int batch);
  * per-sample floats): for custom objectives and for tests. The executor's
  * graph must have a loss (it decides which nodes carry gradients). */
 cb_status cb_exec_backward_from(cb_exec *ex, int node, const float *dy, int batch);
+/* Per-node timing: from now on each forward (backward) adds every node's
+ * seconds to fwd_s[node] (bwd_s[node]); arrays of the graph's node count,
+ * owned by the caller, either may be NULL; both NULL turns timing off. A
+ * convolution's fused activation counts with the convolution. Sliced
+ * inference (threads running the graph on parts of a batch at once) is not
+ * timed per node. For benchmarks and profiling. */
+void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s);
 /* The loss value of the last forward pass (the graph must have a loss). */
 float cb_exec_loss(const cb_exec *ex);
 

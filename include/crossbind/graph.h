@@ -144,6 +144,14 @@ int cb_graph_dropout(cb_graph *g, int x, float p);
 /* A view of x with new per-sample dims (same element count). */
 int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims);
 int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, flatten */
+/* Products' floating-point operations (2 per multiply-add) of one sample's
+ * forward pass through a node (convolution, linear, LSTM, GRU; 0 for other
+ * ops) and through the whole graph. A training step is counted as 3 times
+ * the forward pass (the forward, and the two products of the backward). */
+double cb_node_forward_flops(const cb_graph *g, int node);
+double cb_graph_forward_flops(const cb_graph *g);
+/* An op's short name ("conv2d", "lstm", ...); "?" for a value outside the enum. */
+const char *cb_op_name(cb_op op);
 int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels);
 
 /* Allocates the parameter storage once all nodes exist (zero-filled). */

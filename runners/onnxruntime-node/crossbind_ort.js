@@ -7,6 +7,7 @@ const fs = require('fs');
 const os = require('os');
 const { readNpy, writeNpy } = require('./npy');
 const { loadTest } = require('./data');
+const { bench } = require('./bench');
 
 const DEFAULT_DATA = '/usr/share/datasets/fashion-mnist';
 
@@ -26,7 +27,9 @@ function loadOrt() {
 function usage() {
   return 'usage: crossbind_ort.js eval [MODEL] --weights FILE.onnx [--data DIR] [--batch N] [--repeat N]\n' +
     '         [--limit-test N] [--threads N] [--predictions FILE] [--logits FILE.npy] [--json]\n' +
-    '       crossbind_ort.js run --onnx FILE --input X.npy ... --output Y.npy ... [--threads N]\n';
+    '       crossbind_ort.js run --onnx FILE --input X.npy ... --output Y.npy ... [--threads N]\n' +
+    '       crossbind_ort.js bench --model MODEL --kind infer|latency|startup --weights FILE.onnx [--batch N]\n' +
+    '         [--samples N] [--repeat N] [--threads N]\n';
 }
 
 function parse(argv, spec) {
@@ -248,8 +251,18 @@ async function cmdRun(argv) {
   });
 }
 
+async function cmdBench(argv) {
+  const o = parse(argv, { model: 'str', kind: 'str', weights: 'str', batch: 'int', samples: 'int', repeat: 'int',
+    threads: 'int' });
+  if (!o.model || !o.kind || !o.weights) fail('bench: --model, --kind and --weights FILE.onnx are required');
+  const ort = loadOrt();
+  const sess = await session(ort, o.weights, o.threads || os.cpus().length);
+  await bench(ort, sess, o, fail);
+}
+
 const [cmd, ...rest] = process.argv.slice(2);
 if (cmd === 'eval') cmdEval(rest);
+else if (cmd === 'bench') cmdBench(rest);
 else if (cmd === 'run') cmdRun(rest);
 else if (cmd === '-h' || cmd === '--help') process.stdout.write(usage());
 else { process.stderr.write(usage()); fail(`unknown command '${cmd || ''}'`); }

@@ -25,6 +25,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cb_bench  # noqa: E402
 import cb_data  # noqa: E402
 import cb_safetensors  # noqa: E402
 
@@ -769,6 +770,7 @@ def main():
     e.add_argument("--json", action="store_true")
     g = sub.add_parser("golden")
     g.add_argument("--out", required=True)
+    cb_bench.add_parser(sub)
     args = p.parse_args()
     for opt in ("epochs", "batch", "threads", "repeat"):
         if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
@@ -781,6 +783,12 @@ def main():
     # costs a microcode assist (an LSTM training step ran 3x slower). Both
     # bindings then compute the same numbers and neither pays for them.
     torch.set_flush_denormal(True)
+    if args.cmd == "bench":
+        if args.model not in MODELS:
+            fail(f"unknown model {args.model} (known: {', '.join(sorted(MODELS))})")
+        cb_bench.check(args, fail)
+        cb_bench.run(sys.modules[__name__], args)
+        return
     {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden}[args.cmd](args)
 
 

@@ -37,6 +37,11 @@ int cli_kernels(const char *v, cb_kernels *out);
 cb_status cli_load_data(const cb_model *m, const char *format, const char *dir, int train, int64_t limit,
                         const cb_vocab *vocab, cb_vocab *used, cb_dataset *out);
 
+/* This command's own path (runners call it back as the crossbind binding). */
+void cli_self_path(const char *argv0, char *out, size_t cap);
+/* runners/ beside the build directory (build/crossbind -> ../runners), else ./runners. */
+void cli_default_runners(const char *self, char *out, size_t cap);
+
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
@@ -47,5 +52,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_study(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_results(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_bench_worker(int argc, char **argv);
 
 #endif

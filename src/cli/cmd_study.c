@@ -17,23 +17,6 @@
 
 #define DEFAULT_STORE "runs/study.sqlite"
 
-/* This command's own path (runners call it back as the crossbind binding). */
-static void self_path(const char *argv0, char *out, size_t cap)
-{
-    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-    if (n > 0) { out[n] = 0; return; }
-    snprintf(out, cap, "%s", argv0);
-}
-
-/* runners/ beside the build directory (build/crossbind -> ../runners), else ./runners. */
-static void default_runners(const char *self, char *out, size_t cap)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", self);
-    snprintf(out, cap, "%s/../runners", dirname(tmp));
-    if (access(out, R_OK) != 0) snprintf(out, cap, "runners");
-}
-
 static int latest_study(cb_store *st, int64_t *id)
 {
     sqlite3_stmt *q;
@@ -76,9 +59,9 @@ int cmd_study(int argc, char **argv)
     }
     if (!profile) { fputs(study_usage, stderr); cli_error("study: --profile quick|paper|FILE is required"); return 2; }
     char self[PATH_MAX], rdir[PATH_MAX + 16], wdir[PATH_MAX], repdir[PATH_MAX];
-    self_path(argv[0], self, sizeof self);
+    cli_self_path(argv[0], self, sizeof self);
     if (runners_dir) snprintf(rdir, sizeof rdir, "%s", runners_dir);
-    else default_runners(self, rdir, sizeof rdir);
+    else cli_default_runners(self, rdir, sizeof rdir);
     /* Beside the store: <store minus .sqlite>-files/ and report/. */
     char stem[PATH_MAX];
     snprintf(stem, sizeof stem, "%s", store_path);

@@ -1,5 +1,7 @@
 /* Option parsing, output directories and weight loading for the CLI. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,4 +146,21 @@ cb_status cli_load_data(const cb_model *m, const char *format, const char *dir, 
     if (s != CB_OK) cb_dataset_free(out);
     cb_vocab_free(&v);
     return s;
+}
+
+/* This command's own path (runners call it back as the crossbind binding). */
+void cli_self_path(const char *argv0, char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n > 0) { out[n] = 0; return; }
+    snprintf(out, cap, "%s", argv0);
+}
+
+/* runners/ beside the build directory (build/crossbind -> ../runners), else ./runners. */
+void cli_default_runners(const char *self, char *out, size_t cap)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", self);
+    snprintf(out, cap, "%s/../runners", dirname(tmp));
+    if (access(out, R_OK) != 0) snprintf(out, cap, "runners");
 }

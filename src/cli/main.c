@@ -36,6 +36,7 @@ static void usage(FILE *out)
             "  run           run a model on .npy inputs, write .npy outputs (crossbind run --help)\n"
             "  convert       convert a model between safetensors, .pt and ONNX (crossbind convert --help)\n"
             "  data SOURCE   prepare a data set from packages (crossbind data --help)\n"
+            "  bench         benchmark crossbind against the other bindings (crossbind bench --help)\n"
             "  stats STAT    DTW, Mann-Whitney U, Cliff's delta, Bonferroni, metrics (crossbind stats --help)\n"
             "  onnx-ops      the ONNX operators crossbind imports, as a Markdown table\n"
             "  version       print versions\n"
@@ -63,6 +64,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "results")) return cmd_results(argc - 1, argv + 1);
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    /* One measurement of `crossbind bench`, in a process of its own. */
+    if (!strcmp(cmd, "bench-worker")) return cmd_bench_worker(argc - 1, argv + 1);
     if (!strcmp(cmd, "onnx-ops")) return cmd_onnx_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         const char *was = getenv("CROSSBIND_BLAS_CORE_FIXED");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/bigmem.h"
+#include "../train/clock.h"
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
 
@@ -37,7 +38,14 @@ struct cb_exec {
     float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
     cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */
+    double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
 };
+
+void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
+{
+    ex->prof_fwd = fwd_s;
+    ex->prof_bwd = bwd_s;
+}
 
 static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
 {
@@ -257,6 +265,9 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if ((is_loss(n->op) && !losses) || ex->fused[i]) continue;
+        /* Per-node times only where one thread runs the graph (not in the
+         * sliced inference, whose slices run concurrently). */
+        const double t0 = ex->prof_fwd && !ex->slices ? cb_now() : 0;
         float *y = slice_of(ex, i, b0);
         const float *x = n->n_in ? slice_of(ex, n->in[0], b0) : NULL;
         switch (n->op) {
@@ -333,6 +344,7 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
         case CB_OP_COUNT:
             return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
         }
+        if (ex->prof_fwd && !ex->slices) ex->prof_fwd[i] += cb_now() - t0;
     }
     return CB_OK;
 }
@@ -388,6 +400,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     for (int i = top; i >= 0; i--) {
         const cb_node *n = &g->nodes[i];
         if (!ex->needs_grad[i]) continue;
+        const double t0 = ex->prof_bwd ? cb_now() : 0;
         const float *dy = ex->grad[i];
         const float *x = n->n_in ? ex->val[n->in[0]] : NULL;
         float *dx = n->n_in ? ex->grad[n->in[0]] : NULL;
@@ -460,6 +473,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
         case CB_OP_COUNT:
             return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
         }
+        if (ex->prof_bwd) ex->prof_bwd[i] += cb_now() - t0;
     }
     return CB_OK;
 }

@@ -349,14 +349,13 @@ int cb_graph_embedding_with(cb_graph *g, const char *name, int x, int w)
     return id;
 }
 
-static const char *op_name(cb_op op);
 
 /* The recurrent layers' shared builder: gates x hidden rows of weights. */
 static int recurrent(cb_graph *g, cb_op op, const char *name, int x, int64_t hidden, int reset_before)
 {
     if (x < 0 || x >= g->count) return -1;
     if (g->nodes[x].ndim != 2 || hidden < 1) {
-        cb_fail(CB_ERR_SHAPE, "%s '%s': needs an input [T,D] and a positive hidden size", op_name(op), name);
+        cb_fail(CB_ERR_SHAPE, "%s '%s': needs an input [T,D] and a positive hidden size", cb_op_name(op), name);
         return -1;
     }
     const int64_t d = g->nodes[x].dims[1], gates = op == CB_OP_LSTM ? 4 : 3;
@@ -384,7 +383,7 @@ int cb_graph_recurrent_with(cb_graph *g, cb_op op, const char *name, int x, cons
         wi->dims[1] != g->nodes[x].dims[1] || wh->dims[0] != gates * hidden || bi->ndim != 1 ||
         bi->dims[0] != gates * hidden || bh->ndim != 1 || bh->dims[0] != gates * hidden) {
         cb_fail(CB_ERR_SHAPE, "%s '%s': weights must be [%lld*H, D], [%lld*H, H] and biases [%lld*H] for an "
-                "input [T,D]", op_name(op), name, (long long)gates, (long long)gates, (long long)gates);
+                "input [T,D]", cb_op_name(op), name, (long long)gates, (long long)gates, (long long)gates);
         return -1;
     }
     int in[5] = {x, p[0], p[1], p[2], p[3]};
@@ -455,7 +454,7 @@ int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims)
     return id;
 }
 
-static const char *op_name(cb_op op)
+const char *cb_op_name(cb_op op)
 {
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
@@ -467,11 +466,11 @@ int cb_graph_unary(cb_graph *g, cb_op op, int x)
 {
     if (x < 0 || x >= g->count) return -1;
     if (op != CB_OP_TANH && op != CB_OP_RELU && op != CB_OP_SIGMOID && op != CB_OP_FLATTEN) {
-        cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a unary op", op_name(op));
+        cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a unary op", cb_op_name(op));
         return -1;
     }
     char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "%s%d", op_name(op), g->count);
+    snprintf(name, sizeof name, "%s%d", cb_op_name(op), g->count);
     int id = add_node(g, op, name, &x, 1);
     if (id < 0) return -1;
     cb_node *n = &g->nodes[id];
@@ -488,16 +487,16 @@ int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels)
 {
     if (prediction < 0 || labels < 0 || prediction >= g->count || labels >= g->count) return -1;
     if (op != CB_OP_SOFTMAX_XENT && op != CB_OP_BCE) {
-        cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a loss", op_name(op));
+        cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a loss", cb_op_name(op));
         return -1;
     }
     const cb_node *p = &g->nodes[prediction], *l = &g->nodes[labels];
     if (p->ndim != 1 || cb_node_numel(l) != 1 || (op == CB_OP_BCE && p->dims[0] != 1)) {
-        cb_fail(CB_ERR_SHAPE, "%s: prediction must be [K] (BCE: [1]) and labels [1]", op_name(op));
+        cb_fail(CB_ERR_SHAPE, "%s: prediction must be [K] (BCE: [1]) and labels [1]", cb_op_name(op));
         return -1;
     }
     int in[2] = {prediction, labels};
-    int id = add_node(g, op, op_name(op), in, 2);
+    int id = add_node(g, op, cb_op_name(op), in, 2);
     if (id < 0) return -1;
     cb_node *n = &g->nodes[id];
     int64_t d[1] = {1};

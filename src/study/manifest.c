@@ -113,6 +113,17 @@ static cb_status parse_manifest(const char *file, const char *dir, const char *s
     if (st == CB_OK) st = get_list(&m, "writes", file, r->writes, 8, &r->nwrites);
     if (st == CB_OK) st = get_list(&m, "loads", file, r->loads, 8, &r->nloads);
     if (st == CB_OK) st = get_list(&m, "devices", file, r->devices, 4, &r->ndevices);
+    if (st == CB_OK) st = get_list(&m, "bench", file, r->bench, 4, &r->nbench);
+    if (st == CB_OK) st = get_argv(&m, "bench_command", file, dir, self, r->bench_cmd, &r->nbench_cmd, 0);
+    if (st == CB_OK) st = get_list(&m, "bench_env", file, r->bench_env, 4, &r->nbench_env);
+    for (int i = 0; st == CB_OK && i < r->nbench; i++)
+        if (strcmp(r->bench[i], "train") && strcmp(r->bench[i], "infer") && strcmp(r->bench[i], "latency") &&
+            strcmp(r->bench[i], "startup"))
+            st = cb_fail(CB_ERR_FORMAT, "%s: unknown benchmark kind \"%s\" (train, infer, latency, startup)", file,
+                         r->bench[i]);
+    for (int i = 0; st == CB_OK && i < r->nbench_env; i++)
+        if (!strchr(r->bench_env[i], '=') || r->bench_env[i][0] == '=')
+            st = cb_fail(CB_ERR_FORMAT, "%s: \"bench_env\" entries are VAR=value, got \"%s\"", file, r->bench_env[i]);
     for (int i = 0; st == CB_OK && i < r->nwrites + r->nloads; i++) {
         const char *f = i < r->nwrites ? r->writes[i] : r->loads[i - r->nwrites];
         if (!cb_format_load_mode(f))
@@ -133,6 +144,7 @@ static void runner_free(cb_runner *r)
 {
     for (int i = 0; i < r->ncommand; i++) free(r->command[i]);
     for (int i = 0; i < r->nversion; i++) free(r->version_cmd[i]);
+    for (int i = 0; i < r->nbench_cmd; i++) free(r->bench_cmd[i]);
     free(r->manifest);
     memset(r, 0, sizeof *r);
 }

@@ -503,31 +503,6 @@ static double estimate_left(const study *s, int from)
 
 /* ---- the study ---- */
 
-static void record_machine(char *out, size_t cap, int threads)
-{
-    struct utsname u;
-    char cpu[200] = "unknown processor";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
-            cpu[strcspn(cpu, "\n")] = 0;
-            break;
-        }
-    if (f) fclose(f);
-    long mem_kb = 0;
-    f = fopen("/proc/meminfo", "r");
-    if (f) {
-        if (fscanf(f, "MemTotal: %ld kB", &mem_kb) != 1) mem_kb = 0;
-        fclose(f);
-    }
-    if (uname(&u) != 0) strcpy(u.sysname, "?");
-    snprintf(out, cap, "%s, %ld cores online, %.1f GiB memory, %s %s %s; study threads %d", cpu,
-             sysconf(_SC_NPROCESSORS_ONLN), (double)mem_kb / (1024.0 * 1024.0), u.sysname, u.release, u.machine,
-             threads);
-}
-
 /* Each binding's versions, as its version command prints them. */
 static cb_status record_bindings(study *s)
 {
@@ -536,26 +511,8 @@ static cb_status record_bindings(study *s)
         if (cb_store_exists(s->store, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version IS NOT NULL", "it",
                             s->id, r->name))
             continue;
-        char version[600] = "not reported";
-        if (r->nversion) {
-            char out[1100], err[1100];
-            snprintf(out, sizeof out, "%s/versions-%s.txt", s->opt->work_dir, r->name);
-            snprintf(err, sizeof err, "%s/versions-%s.stderr", s->opt->work_dir, r->name);
-            cb_proc_result pr;
-            if (cb_proc_run(r->version_cmd, out, err, 60, &pr) == CB_OK && pr.exited && pr.exit_code == 0) {
-                unsigned char *text;
-                size_t len;
-                if (cb_read_file(out, 1 << 16, &text, &len) == CB_OK) {
-                    size_t k = 0;
-                    for (size_t i = 0; i < len && k < sizeof version - 1; i++) {
-                        if (text[i] != '\n') version[k++] = (char)text[i];
-                        else if (i + 1 < len && k + 2 < sizeof version) { version[k++] = ';'; version[k++] = ' '; }
-                    }
-                    version[k] = 0;
-                    free(text);
-                }
-            } else snprintf(version, sizeof version, "unknown (the version command failed)");
-        }
+        char version[600];
+        cb_runner_version(r, s->opt->work_dir, version, sizeof version);
         cb_status st = cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
                                      " version, manifest) VALUES(?,?,?,?,?,?)", "itttt" "t", s->id, r->name,
                                      r->framework, r->language, version, r->manifest);
@@ -609,8 +566,9 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
     *failures = 0;
     cb_status made = cb_mkdirs(opt->work_dir);
     if (made != CB_OK) return made;
-    char machine[600];
-    record_machine(machine, sizeof machine, c->threads);
+    char machine[600], hw[500];
+    cb_machine_describe(hw, sizeof hw);
+    snprintf(machine, sizeof machine, "%s; study threads %d", hw, c->threads);
     int created;
     cb_status st = cb_store_study(store, c->profile, c->canonical, machine, &s.id, &created);
     if (st != CB_OK) return st;

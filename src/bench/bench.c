@@ -1,0 +1,387 @@
+/* crossbind bench: the measurement loop. Each measurement is a worker
+ * process of its binding (runners/README.md, "Benchmark worker"), so that its
+ * peak memory (getrusage) and its start-up are its own; the rounds alternate
+ * the bindings' order so that a slow phase of the machine does not fall on
+ * one binding only. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../core/file.h"
+#include "../core/json.h"
+#include "../study/proc.h"
+#include "../train/clock.h"
+#include "bench.h"
+#include "crossbind/crossbind.h"
+#include "crossbind/onnx.h"
+
+extern void openblas_set_num_threads(int n) __attribute__((weak));
+
+const char *const cb_bench_kind_names[CB_BENCH_KINDS] = {"train", "infer", "latency", "startup"};
+
+static int is_text(const char *model) { return !strcmp(model, "lstm") || !strcmp(model, "gru") || !strcmp(model, "gru-rb"); }
+static int is_lenet(const char *model) { return !strncmp(model, "lenet", 5); }
+
+cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick)
+{
+    /* The protocol's batch sizes. LeNets: a training epoch of Fashion-MNIST's
+     * 60,000 images and inference over its 10,000 test images. VGG-16 and the
+     * recurrent models: training steps, and inference over part of the test
+     * set (a whole pass would take minutes per binding and round). */
+    const int batch = is_text(model) ? 256 : 128;
+    cb_bench_sizes s = {batch, 1, 1};
+    switch (kind) {
+    case CB_BENCH_TRAIN:
+        if (is_lenet(model)) s.samples = quick ? 6400 : 60000;
+        else s.samples = batch, s.repeat = quick ? 1 : 2;
+        break;
+    case CB_BENCH_INFER:
+        s.samples = is_lenet(model) ? (quick ? 2000 : 10000) : is_text(model) ? (quick ? 256 : 1024) : (quick ? 256 : 1280);
+        s.repeat = 2;
+        break;
+    case CB_BENCH_LATENCY:
+        s.batch = 1;
+        s.samples = is_lenet(model) ? (quick ? 50 : 300) : is_text(model) ? (quick ? 3 : 10) : (quick ? 5 : 30);
+        break;
+    default:
+        s.batch = 1;
+    }
+    return s;
+}
+
+/* ---- series ---- */
+
+static void series_add(cb_series *s, double v)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        double *nv = realloc(s->v, (size_t)cap * sizeof *nv);
+        if (!nv) return; /* a lost value is better than a lost run; the count shows it */
+        s->v = nv, s->cap = cap;
+    }
+    s->v[s->n++] = v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cb_series_quantile(const cb_series *s, double q)
+{
+    if (!s->n) return NAN;
+    double *v = malloc((size_t)s->n * sizeof *v);
+    if (!v) return NAN;
+    memcpy(v, s->v, (size_t)s->n * sizeof *v);
+    qsort(v, (size_t)s->n, sizeof *v, cmp_double);
+    double pos = q * (s->n - 1), frac = pos - floor(pos);
+    int lo = (int)floor(pos), hi = lo + 1 < s->n ? lo + 1 : lo;
+    double r = v[lo] + frac * (v[hi] - v[lo]);
+    free(v);
+    return r;
+}
+
+double cb_series_min(const cb_series *s) { return cb_series_quantile(s, 0); }
+double cb_series_max(const cb_series *s) { return cb_series_quantile(s, 1); }
+
+/* ---- the machine's ceiling ---- */
+
+double cb_bench_sgemm_gflops(int threads)
+{
+    const int n = 2048;
+    float *a = malloc((size_t)n * n * 4), *b = malloc((size_t)n * n * 4), *c = malloc((size_t)n * n * 4);
+    if (!a || !b || !c) { free(a), free(b), free(c); return NAN; }
+    for (size_t i = 0; i < (size_t)n * n; i++) a[i] = b[i] = (float)(i % 7) * 0.1f, c[i] = 0;
+    if (openblas_set_num_threads) openblas_set_num_threads(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n); /* warm-up */
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t0 = cb_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+        double t = cb_now() - t0;
+        if (t < best) best = t;
+    }
+    if (openblas_set_num_threads) openblas_set_num_threads(1);
+    free(a), free(b), free(c);
+    return 2.0 * n * n * (double)n / best / 1e9;
+}
+
+/* ---- model files: the same initial weights for every binding ---- */
+
+static cb_status write_models(const cb_bench_config *c, cb_bench_results *r)
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/models", c->work_dir);
+    cb_status st = cb_mkdirs(dir);
+    for (int i = 0; st == CB_OK && i < c->nmodels; i++) {
+        cb_model *m;
+        st = cb_model_create(c->models[i], &m);
+        if (st != CB_OK) break;
+        cb_model_init(m, cb_protocol_seeds[0]);
+        r->flops[i] = cb_graph_forward_flops(&m->graph);
+        r->conv_flops[i] = 0;
+        for (int k = 0; k < m->graph.count; k++)
+            if (m->graph.nodes[k].op == CB_OP_CONV2D) r->conv_flops[i] += cb_node_forward_flops(&m->graph, k);
+        char path[800];
+        cb_tensor_list params = {0};
+        const char *meta[] = {"model", c->models[i], "format", "crossbind-weights/1", NULL};
+        st = cb_graph_params_to_list(&m->graph, &params);
+        snprintf(path, sizeof path, "%s/%s.safetensors", dir, c->models[i]);
+        if (st == CB_OK) st = cb_safetensors_write(path, &params, meta);
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, c->models[i]);
+        if (st == CB_OK) st = cb_onnx_export(m, path);
+        cb_tensor_list_free(&params);
+        cb_model_free(m);
+    }
+    return st;
+}
+
+/* ---- one worker process ---- */
+
+static int binding_does(const cb_runner *rn, const char *model, int kind)
+{
+    if (!cb_runner_has(rn->bench, rn->nbench, cb_bench_kind_names[kind])) return 0;
+    if (kind == CB_BENCH_TRAIN) return cb_runner_has(rn->train, rn->ntrain, model);
+    return cb_runner_has(rn->infer, rn->ninfer, model);
+}
+
+/* Sets (or, with undo, restores) one "VAR=value" setting, {threads} expanded. */
+static void apply_setting(const char *setting, int threads, char *saved, size_t cap, int *had, int undo)
+{
+    char var[CB_NAME], value[CB_NAME * 2];
+    const char *eq = strchr(setting, '=');
+    snprintf(var, sizeof var, "%.*s", (int)(eq - setting), setting);
+    if (undo) {
+        if (*had) setenv(var, saved, 1);
+        else unsetenv(var);
+        return;
+    }
+    const char *old = getenv(var);
+    *had = old != NULL;
+    snprintf(saved, cap, "%s", old ? old : "");
+    if (!strcmp(eq + 1, "{threads}")) snprintf(value, sizeof value, "%d", threads);
+    else snprintf(value, sizeof value, "%s", eq + 1);
+    setenv(var, value, 1);
+}
+
+static void last_line_of(const char *path, char *out, size_t cap)
+{
+    unsigned char *text;
+    size_t len;
+    out[0] = 0;
+    if (cb_read_file(path, 1 << 22, &text, &len) != CB_OK) return;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+    size_t start = len;
+    while (start && text[start - 1] != '\n') start--;
+    snprintf(out, cap, "%.*s", (int)(len - start), (const char *)text + start);
+    free(text);
+}
+
+/* Runs one worker of cell `cl` under setting `variant` (-1: none) and adds
+ * its values to `into`. Returns 0, or -1 after recording the failure. */
+static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_series *into)
+{
+    const cb_bench_config *c = r->c;
+    const cb_runner *rn = r->runners[cl->binding];
+    const char *model = c->models[cl->model];
+    char weights[800], sbatch[16], ssamples[24], srepeat[16], sthreads[16], out[800], err[800];
+    const char *fmt = cb_runner_has(rn->loads, rn->nloads, "safetensors") ? "safetensors" : "onnx";
+    snprintf(weights, sizeof weights, "%s/models/%s.%s", c->work_dir, model, fmt);
+    snprintf(sbatch, sizeof sbatch, "%d", cl->sz.batch);
+    snprintf(ssamples, sizeof ssamples, "%ld", cl->sz.samples);
+    snprintf(srepeat, sizeof srepeat, "%d", cl->sz.repeat);
+    snprintf(sthreads, sizeof sthreads, "%d", c->threads);
+    snprintf(out, sizeof out, "%s/%s-%s-%s.out", c->work_dir, rn->name, model, cb_bench_kind_names[cl->kind]);
+    snprintf(err, sizeof err, "%s/%s-%s-%s.err", c->work_dir, rn->name, model, cb_bench_kind_names[cl->kind]);
+    char *argv[32];
+    int n = 0;
+    if (rn->nbench_cmd)
+        for (int i = 0; i < rn->nbench_cmd; i++) argv[n++] = rn->bench_cmd[i];
+    else {
+        for (int i = 0; i < rn->ncommand; i++) argv[n++] = rn->command[i];
+        argv[n++] = "bench";
+    }
+    char *rest[] = {"--model", (char *)model, "--kind", (char *)cb_bench_kind_names[cl->kind], "--weights", weights,
+                    "--batch", sbatch, "--samples", ssamples, "--repeat", srepeat, "--threads", sthreads};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++) argv[n++] = rest[i];
+    argv[n] = NULL;
+    char saved[256];
+    int had = 0;
+    if (variant >= 0) apply_setting(rn->bench_env[variant], c->threads, saved, sizeof saved, &had, 0);
+    cb_proc_result pr;
+    cb_status st = cb_proc_run(argv, out, err, c->timeout_s, &pr);
+    if (variant >= 0) apply_setting(rn->bench_env[variant], c->threads, saved, sizeof saved, &had, 1);
+    if (st != CB_OK) {
+        snprintf(cl->error, sizeof cl->error, "%s", cb_last_error());
+        cl->failed = 1;
+        return -1;
+    }
+    if (pr.interrupted) { r->interrupted = 1; return -1; }
+    if (pr.maxrss_kb > cl->rss_kb) cl->rss_kb = pr.maxrss_kb;
+    char line[1 << 15];
+    if (pr.timed_out || !pr.exited || pr.exit_code != 0) {
+        last_line_of(err, line, 300);
+        if (pr.timed_out) snprintf(cl->error, sizeof cl->error, "timed out after %.0f s", c->timeout_s);
+        else if (!pr.exited) snprintf(cl->error, sizeof cl->error, "killed by signal %d", pr.signal);
+        else snprintf(cl->error, sizeof cl->error, "exit status %d: %s", pr.exit_code, line[0] ? line : "(no message)");
+        cl->failed = 1;
+        return -1;
+    }
+    last_line_of(out, line, sizeof line);
+    cb_json res;
+    if (cb_json_parse(line, strlen(line), "the worker's answer", &res) != CB_OK || res.type != CB_JSON_OBJ) {
+        snprintf(cl->error, sizeof cl->error, "the worker's last line is not a JSON object");
+        cl->failed = 1;
+        return -1;
+    }
+    int ok = 1;
+    if (cl->kind == CB_BENCH_STARTUP) {
+        const cb_json *t = cb_json_get(&res, "monotonic_s");
+        if (t && t->type == CB_JSON_NUM && t->num > pr.start_s) series_add(into, t->num - pr.start_s);
+        else ok = 0;
+    } else {
+        const cb_json *t = cb_json_get(&res, "times_s"), *cv = cb_json_get(&res, "conv_s");
+        long want = cl->kind == CB_BENCH_LATENCY ? cl->sz.samples : cl->sz.repeat;
+        if (!t || t->type != CB_JSON_ARR || t->count != want) ok = 0;
+        for (int i = 0; ok && i < t->count; i++)
+            if (t->items[i].type != CB_JSON_NUM || !(t->items[i].num >= 0)) ok = 0;
+        for (int i = 0; ok && i < t->count; i++) series_add(into, t->items[i].num);
+        if (ok && cv && cv->type == CB_JSON_ARR && into == &cl->times)
+            for (int i = 0; i < cv->count; i++)
+                if (cv->items[i].type == CB_JSON_NUM) series_add(&cl->conv, cv->items[i].num);
+        /* What the worker reports about itself, for the page. */
+        cb_buf info = {0};
+        for (int i = 0; i < res.count; i++)
+            if (strcmp(res.keys[i], "times_s") && strcmp(res.keys[i], "conv_s") &&
+                (res.items[i].type == CB_JSON_STR || res.items[i].type == CB_JSON_NUM)) {
+                if (res.items[i].type == CB_JSON_STR) cb_buf_printf(&info, "%s%s %s", info.len ? ", " : "", res.keys[i], res.items[i].str);
+                else cb_buf_printf(&info, "%s%s %g", info.len ? ", " : "", res.keys[i], res.items[i].num);
+            }
+        /* Kept for the setting the values belong to (the probes' until one is chosen). */
+        char *dst = variant >= 0 && into != &cl->times ? cl->probe_info[variant] : cl->info;
+        if (info.data) snprintf(dst, sizeof cl->info, "%s", info.data);
+        cb_buf_free(&info);
+    }
+    cb_json_free(&res);
+    if (!ok) {
+        snprintf(cl->error, sizeof cl->error, "the worker's answer lacks %s",
+                 cl->kind == CB_BENCH_STARTUP ? "a valid monotonic_s" : "the expected times_s");
+        cl->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the loop ---- */
+
+static cb_bench_cell *cell_at(cb_bench_results *r, int model, int kind, int binding)
+{
+    for (int i = 0; i < r->ncells; i++)
+        if (r->cells[i].model == model && r->cells[i].kind == kind && r->cells[i].binding == binding) return &r->cells[i];
+    return NULL;
+}
+
+/* Round 1 tries every setting a binding offers (bench_env) and keeps the
+ * fastest by median; latency and start-up use inference's choice. */
+static void measure(cb_bench_results *r, cb_bench_cell *cl, int round)
+{
+    const cb_runner *rn = r->runners[cl->binding];
+    if (cl->failed) return;
+    if (round > 1 || rn->nbench_env == 0 || cl->chosen >= 0) {
+        run_worker(r, cl, cl->chosen, &cl->times);
+        return;
+    }
+    double best = INFINITY;
+    for (int v = 0; v < rn->nbench_env && !r->interrupted; v++) {
+        if (run_worker(r, cl, v, &cl->probe[v]) != 0) return;
+        double med = cb_series_quantile(&cl->probe[v], 0.5);
+        if (med < best) best = med, cl->chosen = v;
+    }
+    if (r->interrupted || cl->chosen < 0) return;
+    for (int i = 0; i < cl->probe[cl->chosen].n; i++) series_add(&cl->times, cl->probe[cl->chosen].v[i]);
+    snprintf(cl->info, sizeof cl->info, "%s", cl->probe_info[cl->chosen]);
+    cb_bench_cell *lat = cell_at(r, cl->model, CB_BENCH_LATENCY, cl->binding);
+    cb_bench_cell *up = cell_at(r, cl->model, CB_BENCH_STARTUP, cl->binding);
+    if (cl->kind == CB_BENCH_INFER) {
+        if (lat) lat->chosen = cl->chosen;
+        if (up) up->chosen = cl->chosen;
+    }
+}
+
+static void utc_date(char *out, size_t cap)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, cap, "%Y-%m-%d %H:%M UTC", &tm);
+}
+
+cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, const char *self, int *failures)
+{
+    (void)self;
+    *failures = 0;
+    cb_bench_results r = {.c = c};
+    cb_status st = cb_mkdirs(c->work_dir);
+    if (st == CB_OK) st = cb_mkdirs(c->out_dir);
+    if (st != CB_OK) return st;
+    for (int b = 0; b < c->nbindings; b++) {
+        r.runners[b] = cb_runners_find(runners, c->bindings[b]);
+        if (!r.runners[b]) return cb_fail(CB_ERR_NOT_FOUND, "no runner manifest for binding '%s'", c->bindings[b]);
+        if (!r.runners[b]->nbench)
+            return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' has no benchmark worker (its manifest lists no \"bench\")",
+                           c->bindings[b]);
+        cb_runner_version(r.runners[b], c->work_dir, r.versions[b], sizeof r.versions[b]);
+    }
+    cb_machine_describe(r.machine, sizeof r.machine);
+    utc_date(r.date, sizeof r.date);
+    r.cells = calloc((size_t)c->nmodels * CB_BENCH_KINDS * (size_t)c->nbindings, sizeof *r.cells);
+    if (!r.cells) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    for (int m = 0; m < c->nmodels; m++)
+        for (int k = 0; k < CB_BENCH_KINDS; k++)
+            for (int b = 0; b < c->nbindings; b++)
+                if (binding_does(r.runners[b], c->models[m], k))
+                    r.cells[r.ncells++] = (cb_bench_cell){.model = m, .kind = k, .binding = b, .chosen = -1,
+                                                          .sz = cb_bench_sizes_of(c->models[m], k, c->quick)};
+    if (!c->quiet) fprintf(stderr, "bench: %s; %d threads\nbench: measuring SGEMM (2048^3)\n", r.machine, c->threads);
+    r.sgemm[0][0] = cb_bench_sgemm_gflops(1);
+    r.sgemm[0][1] = cb_bench_sgemm_gflops(c->threads);
+    cb_set_threads(c->threads);
+    if (!c->quiet) fprintf(stderr, "bench: SGEMM %.1f GFLOP/s at 1 thread, %.1f at %d\n", r.sgemm[0][0], r.sgemm[0][1], c->threads);
+    st = write_models(c, &r);
+    const double t0 = cb_now();
+    int done = 0;
+    for (int round = 1; st == CB_OK && round <= c->rounds && !r.interrupted; round++) {
+        for (int m = 0; m < c->nmodels && !r.interrupted; m++)
+            for (int k = 0; k < CB_BENCH_KINDS && !r.interrupted; k++)
+                for (int i = 0; i < c->nbindings && !r.interrupted; i++) {
+                    int b = round % 2 ? i : c->nbindings - 1 - i; /* alternate the order */
+                    cb_bench_cell *cl = cell_at(&r, m, k, b);
+                    if (!cl || cl->failed) continue;
+                    if (!c->quiet)
+                        fprintf(stderr, "[round %d/%d, %.0f s] %s %s %s\n", round, c->rounds, cb_now() - t0,
+                                c->models[m], cb_bench_kind_names[k], c->bindings[b]);
+                    measure(&r, cl, round);
+                    if (cl->failed && !c->quiet) fprintf(stderr, "  failed: %s\n", cl->error);
+                    done++;
+                    cb_status w = cb_bench_write(&r); /* nothing measured is lost */
+                    if (w != CB_OK) st = w;
+                }
+        if (!r.interrupted) r.rounds_done = round;
+    }
+    if (st == CB_OK && !r.interrupted) {
+        r.sgemm[1][0] = cb_bench_sgemm_gflops(1);
+        r.sgemm[1][1] = cb_bench_sgemm_gflops(c->threads);
+        st = cb_bench_write(&r);
+    }
+    for (int i = 0; i < r.ncells; i++) {
+        *failures += r.cells[i].failed;
+        free(r.cells[i].times.v), free(r.cells[i].conv.v);
+        for (int v = 0; v < 4; v++) free(r.cells[i].probe[v].v);
+    }
+    free(r.cells);
+    if (st == CB_OK && r.interrupted) return cb_fail(CB_ERR_IO, "interrupted; the results measured so far are written");
+    return st;
+}

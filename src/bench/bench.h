@@ -1,0 +1,77 @@
+/* crossbind bench: every binding's speed and memory on the study's models,
+ * measured side by side in one invocation (docs/benchmarks.md says how).
+ * Internal to the crossbind command. */
+#ifndef CB_BENCH_H
+#define CB_BENCH_H
+
+#include "../study/study.h"
+
+enum { CB_BENCH_TRAIN, CB_BENCH_INFER, CB_BENCH_LATENCY, CB_BENCH_STARTUP, CB_BENCH_KINDS };
+extern const char *const cb_bench_kind_names[CB_BENCH_KINDS];
+
+typedef struct cb_bench_config {
+    char models[CB_MAX_LIST][CB_NAME]; int nmodels;
+    char bindings[8][CB_NAME]; int nbindings; /* the first is the one the ratios are of */
+    int threads, rounds;
+    int quick;          /* smaller sample counts: a check of the instrument, not a measurement */
+    int quiet;
+    double timeout_s;   /* per worker process */
+    char work_dir[600]; /* model files and worker output */
+    char out_dir[500];  /* bench.json, bench.md, bench.html */
+    char doc_path[600]; /* also the Markdown page here (docs/benchmarks.md); empty: not */
+} cb_bench_config;
+
+/* Sizes of one measurement: batch, samples per timed unit, timed units per
+ * worker process. */
+typedef struct cb_bench_sizes { int batch; long samples; int repeat; } cb_bench_sizes;
+cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick);
+
+typedef struct cb_series { double *v; int n, cap; } cb_series;
+
+/* One binding x model x kind: every value of every round. */
+typedef struct cb_bench_cell {
+    int model, kind, binding;
+    cb_bench_sizes sz;
+    int chosen;            /* the bench_env setting used (-1: the binding has none) */
+    cb_series probe[4];    /* round 1: the times under each bench_env setting */
+    cb_series times;       /* seconds per unit (latency: per sample; startup: to the first answer) */
+    cb_series conv;        /* crossbind, training: seconds inside the convolutions per unit */
+    long rss_kb;           /* the largest peak resident memory of its processes */
+    int failed;
+    char error[400];
+    char info[300];        /* what the worker said about itself (threads, versions) */
+    char probe_info[4][300];
+} cb_bench_cell;
+
+typedef struct cb_bench_results {
+    const cb_bench_config *c;
+    const cb_runner *runners[8]; /* per configured binding */
+    char versions[8][600];
+    char machine[600], date[40];
+    double sgemm[2][2];     /* [before, after][1 thread, c->threads] GFLOP/s */
+    double flops[CB_MAX_LIST], conv_flops[CB_MAX_LIST]; /* forward, per sample */
+    cb_bench_cell *cells; int ncells;
+    int rounds_done;
+    int interrupted;
+} cb_bench_results;
+
+/* Runs the benchmarks (rounds x models x kinds x bindings, alternating the
+ * binding order), writing the results after every measurement so that an
+ * interruption or a later failure loses nothing measured. *failures counts
+ * the cells that could not be measured. */
+cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, const char *self, int *failures);
+
+/* SGEMM throughput of this machine's BLAS at `threads` threads, GFLOP/s
+ * (2048^3, the best of 3 after a warm-up). */
+double cb_bench_sgemm_gflops(int threads);
+
+/* Writes bench.json, bench.md and bench.html into c->out_dir (and the page
+ * to c->doc_path), each atomically. */
+cb_status cb_bench_write(const cb_bench_results *r);
+
+/* Order statistics of a series (q in [0, 1], linear interpolation). */
+double cb_series_quantile(const cb_series *s, double q);
+double cb_series_min(const cb_series *s);
+double cb_series_max(const cb_series *s);
+
+#endif

@@ -1,0 +1,87 @@
+/* crossbind bench: the benchmark suite against every peer binding
+ * (src/bench/, docs/benchmarks.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "../bench/bench.h"
+#include "../study/proc.h"
+
+static const char *usage_text =
+    "usage: crossbind bench [--models M,M,...] [--bindings B,B,...] [--threads N] [--rounds N] [--quick]\n"
+    "                       [--out DIR] [--doc FILE.md] [--work DIR] [--runners DIR] [--timeout S] [--quiet]\n"
+    "  Measures every model's training (LeNets: an epoch; the others: a step), inference at the protocol's\n"
+    "  batch size, batch-1 latency, peak resident memory and start-up to the first prediction, in every\n"
+    "  binding whose runner has a benchmark worker, side by side (alternating, after warm-up, same threads),\n"
+    "  and this machine's SGEMM throughput. The first binding is the one the ratios are of.\n"
+    "  Defaults: all models; crossbind,pytorch,onnxruntime-node; 2 threads; 3 rounds; --out runs/bench;\n"
+    "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
+
+static int split_list(const char *opt, const char *v, char (*out)[CB_NAME], int cap, int *n)
+{
+    *n = 0;
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", v);
+    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == cap || strlen(t) >= CB_NAME) return cli_error("%s: at most %d names of under %d characters", opt, cap, CB_NAME);
+        for (int i = 0; i < *n; i++)
+            if (!strcmp(out[i], t)) return cli_error("%s: '%s' is listed twice", opt, t);
+        strcpy(out[(*n)++], t);
+    }
+    if (!*n) return cli_error("%s: the list is empty", opt);
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    cb_bench_config c = {.threads = 2, .rounds = 3, .timeout_s = 1800};
+    const char *models = NULL, *bindings = "crossbind,pytorch,onnxruntime-node", *runners_dir = NULL, *work = NULL;
+    snprintf(c.out_dir, sizeof c.out_dir, "runs/bench");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_text, stdout); return 0; }
+        if (!strcmp(a, "--quick")) { c.quick = 1; continue; }
+        if (!strcmp(a, "--quiet")) { c.quiet = 1; continue; }
+        const char *val = cli_value(argc, argv, &i);
+        if (!val) return 2;
+        if (!strcmp(a, "--models")) models = val;
+        else if (!strcmp(a, "--bindings")) bindings = val;
+        else if (!strcmp(a, "--runners")) runners_dir = val;
+        else if (!strcmp(a, "--work")) work = val;
+        else if (!strcmp(a, "--out")) snprintf(c.out_dir, sizeof c.out_dir, "%s", val);
+        else if (!strcmp(a, "--doc")) snprintf(c.doc_path, sizeof c.doc_path, "%s", val);
+        else if (!strcmp(a, "--threads")) { if (cli_long(a, val, 1, 256, &v)) return 2; c.threads = (int)v; }
+        else if (!strcmp(a, "--rounds")) { if (cli_long(a, val, 1, 100, &v)) return 2; c.rounds = (int)v; }
+        else if (!strcmp(a, "--timeout")) { if (cli_long(a, val, 1, 86400, &v)) return 2; c.timeout_s = (double)v; }
+        else { fputs(usage_text, stderr); return cli_error("bench: unknown option '%s'", a); }
+    }
+    if (models) {
+        if (split_list("--models", models, c.models, CB_MAX_LIST, &c.nmodels)) return 2;
+    } else
+        for (const char *const *n = cb_model_names(); *n && c.nmodels < CB_MAX_LIST; n++) strcpy(c.models[c.nmodels++], *n);
+    for (int i = 0; i < c.nmodels; i++) {
+        cb_model *m;
+        if (cb_model_create(c.models[i], &m) != CB_OK) return cli_error("bench: %s", cb_last_error());
+        cb_model_free(m);
+    }
+    if (split_list("--bindings", bindings, c.bindings, 8, &c.nbindings)) return 2;
+    if (work) snprintf(c.work_dir, sizeof c.work_dir, "%s", work);
+    else snprintf(c.work_dir, sizeof c.work_dir, "%s/work", c.out_dir);
+
+    char self[4096], rdir[4096];
+    cli_self_path(argv[0], self, sizeof self);
+    if (runners_dir) snprintf(rdir, sizeof rdir, "%s", runners_dir);
+    else cli_default_runners(self, rdir, sizeof rdir);
+    cb_runners runners;
+    cb_status st = cb_runners_load(rdir, self, &runners);
+    if (st != CB_OK) return cli_status(st);
+    cb_proc_catch_interrupts();
+    int failures = 0;
+    st = cb_bench_run(&c, &runners, self, &failures);
+    cb_runners_free(&runners);
+    if (st != CB_OK) return cli_status(st);
+    printf("bench: %s/bench.md, bench.json, bench.html%s%s\n", c.out_dir, c.doc_path[0] ? "; page: " : "", c.doc_path);
+    if (failures) return cli_error("bench: %d measurement(s) failed (see the page's Failures)", failures);
+    return 0;
+}

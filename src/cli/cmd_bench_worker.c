@@ -1,0 +1,182 @@
+/* crossbind's side of `crossbind bench`: one measurement of one model in a
+ * process of its own (so that its peak memory and start-up are its own),
+ * printed as one JSON line. The same contract as every runner's `bench`
+ * command (runners/README.md, "Benchmark worker"):
+ *   bench-worker --model M --kind train|infer|latency|startup --weights FILE
+ *                [--batch B] [--samples N] [--repeat R] [--threads T]
+ * Inputs are synthetic and identical in every binding: sample s is the flat
+ * index range [s * size, (s + 1) * size), pixel i = (i % 251) / 251, token
+ * i = (i * 7919) % 10000; label s % 10 (s % 2 for binary models). Batches
+ * are made outside the timed region. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "../train/clock.h"
+
+typedef struct bench_args {
+    const char *model, *kind, *weights;
+    long batch, samples, repeat, threads;
+} bench_args;
+
+static void make_batch(const cb_model *m, int64_t s0, int n, float *x, float *y)
+{
+    const int64_t size = cb_node_numel(&m->graph.nodes[m->input]);
+    const int text = strcmp(m->data_format, "imdb") == 0;
+    for (int64_t k = 0; k < (int64_t)n * size; k++) {
+        const int64_t i = s0 * size + k;
+        x[k] = text ? (float)((i * 7919) % 10000) : (float)(i % 251) / 251.0f;
+    }
+    if (y)
+        for (int s = 0; s < n; s++) y[s] = (float)((s0 + s) % (m->classes == 1 ? 2 : 10));
+}
+
+/* The predicted label of sample 0 (argmax; sigmoid >= 0.5 for one output). */
+static int label_of(const cb_model *m, const float *out)
+{
+    if (m->classes == 1) return out[0] >= 0.0f;
+    int best = 0;
+    for (int j = 1; j < m->classes; j++)
+        if (out[j] > out[best]) best = j;
+    return best;
+}
+
+static void print_times(const double *t, int n, const char *extra)
+{
+    printf("{\"times_s\": [");
+    for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", t[i]);
+    printf("]%s}\n", extra);
+    fflush(stdout);
+}
+
+/* Training passes over `samples` samples in batches (a pass of one batch is
+ * one step) after 1 warm-up step. Also reports each pass's seconds inside
+ * the convolutions (forward and backward), for the share of SGEMM they reach. */
+static cb_status train_units(cb_model *m, const bench_args *a, double *times, double *conv_s)
+{
+    cb_train_defaults d;
+    cb_exec *ex = NULL;
+    cb_optim *opt = NULL;
+    cb_status s = cb_model_train_defaults(a->model, &d);
+    cb_optim_config oc = cb_optim_defaults(d.optimizer, d.lr);
+    if (s == CB_OK) s = cb_exec_create(&m->graph, (int)a->batch, 1, CB_KERNELS_FAST, &ex);
+    if (s == CB_OK) s = cb_optim_create(&oc, &m->graph, &opt);
+    const int nn = m->graph.count;
+    double *pf = calloc((size_t)nn, sizeof *pf), *pb = calloc((size_t)nn, sizeof *pb);
+    if (s == CB_OK && (!pf || !pb)) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    float *x = s == CB_OK ? cb_exec_value(ex, m->input) : NULL, *y = s == CB_OK ? cb_exec_value(ex, m->labels) : NULL;
+    for (long r = -1; s == CB_OK && r < a->repeat; r++) { /* r < 0: warm-up steps */
+        if (r == 0) cb_exec_profile(ex, pf, pb);
+        double t = 0;
+        for (int64_t s0 = 0; s == CB_OK && s0 < (r < 0 ? a->batch : a->samples); s0 += a->batch) {
+            int n = (int)(a->samples - s0 < a->batch ? a->samples - s0 : a->batch);
+            make_batch(m, s0, n, x, y);
+            double t0 = cb_now();
+            s = cb_exec_forward(ex, n);
+            if (s == CB_OK) s = cb_exec_backward(ex, n);
+            if (s == CB_OK) cb_optim_step(opt);
+            t += cb_now() - t0;
+        }
+        if (r < 0) continue;
+        times[r] = t;
+        conv_s[r] = 0;
+        for (int i = 0; i < nn; i++)
+            if (m->graph.nodes[i].op == CB_OP_CONV2D) conv_s[r] += pf[i] + pb[i];
+        memset(pf, 0, (size_t)nn * sizeof *pf);
+        memset(pb, 0, (size_t)nn * sizeof *pb);
+    }
+    free(pf), free(pb);
+    cb_optim_free(opt);
+    cb_exec_free(ex);
+    return s;
+}
+
+/* kind infer: passes over `samples` samples (one warm-up pass first);
+ * latency: seconds per single-sample prediction (5 warm-up samples);
+ * startup: one prediction, printed at once. */
+static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
+{
+    const int latency = strcmp(a->kind, "infer") != 0;
+    const int batch = latency ? 1 : (int)a->batch;
+    cb_exec *ex;
+    cb_status s = cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ex);
+    if (s != CB_OK) return s;
+    float *x = cb_exec_value(ex, m->input);
+    const float *out = cb_exec_value(ex, m->graph.output);
+    if (!strcmp(a->kind, "startup")) {
+        make_batch(m, 0, 1, x, NULL);
+        s = cb_exec_forward(ex, 1);
+        /* When the answer was ready, on the clock the harness started us by. */
+        if (s == CB_OK) printf("{\"label\": %d, \"monotonic_s\": %.9f}\n", label_of(m, out), cb_now());
+        fflush(stdout);
+    } else if (latency) {
+        for (long i = -5; s == CB_OK && i < a->samples; i++) {
+            make_batch(m, i < 0 ? -i : i, 1, x, NULL);
+            double t0 = cb_now();
+            s = cb_exec_forward(ex, 1);
+            volatile int label = label_of(m, out); /* the prediction is part of the answer */
+            (void)label;
+            if (i >= 0) times[i] = cb_now() - t0;
+        }
+    } else {
+        for (long r = -1; s == CB_OK && r < a->repeat; r++) {
+            double t = 0;
+            for (int64_t s0 = 0; s == CB_OK && s0 < a->samples; s0 += batch) {
+                int n = (int)(a->samples - s0 < batch ? a->samples - s0 : batch);
+                make_batch(m, s0, n, x, NULL);
+                double t0 = cb_now();
+                s = cb_exec_forward(ex, n);
+                volatile int label = 0;
+                for (int k = 0; k < n; k++) label += label_of(m, out + (size_t)k * m->classes);
+                t += cb_now() - t0;
+            }
+            if (r >= 0) times[r] = t;
+        }
+    }
+    cb_exec_free(ex);
+    return s;
+}
+
+int cmd_bench_worker(int argc, char **argv)
+{
+    bench_args a = {.batch = 1, .samples = 1, .repeat = 1, .threads = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = cli_value(argc, argv, &i);
+        if (!v) return 2;
+        if (!strcmp(o, "--model")) a.model = v;
+        else if (!strcmp(o, "--kind")) a.kind = v;
+        else if (!strcmp(o, "--weights")) a.weights = v;
+        else if (!strcmp(o, "--batch")) { if (cli_long(o, v, 1, 1 << 16, &a.batch)) return 2; }
+        else if (!strcmp(o, "--samples")) { if (cli_long(o, v, 1, 1L << 24, &a.samples)) return 2; }
+        else if (!strcmp(o, "--repeat")) { if (cli_long(o, v, 1, 1000, &a.repeat)) return 2; }
+        else if (!strcmp(o, "--threads")) { if (cli_long(o, v, 1, 1024, &a.threads)) return 2; }
+        else return cli_error("bench-worker: unknown option '%s'", o);
+    }
+    if (!a.model || !a.kind || !a.weights) return cli_error("bench-worker: --model, --kind and --weights are required");
+    const int train = !strcmp(a.kind, "train");
+    if (!train && strcmp(a.kind, "infer") && strcmp(a.kind, "latency") && strcmp(a.kind, "startup"))
+        return cli_error("bench-worker: unknown kind '%s' (train, infer, latency, startup)", a.kind);
+    if (train && a.samples < a.batch) return cli_error("bench-worker: a training unit needs --samples >= --batch");
+    cb_model *m = NULL;
+    cb_load_info info;
+    cb_status s = cb_set_threads((int)a.threads);
+    if (s == CB_OK) s = cb_model_create(a.model, &m);
+    if (s == CB_OK) s = cb_model_load_weights(m, a.weights, &info);
+    const long n = !strcmp(a.kind, "latency") ? a.samples : a.repeat;
+    double *times = calloc((size_t)n, sizeof *times), *conv = calloc((size_t)n, sizeof *conv);
+    if (s == CB_OK && (!times || !conv)) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    if (s == CB_OK) s = train ? train_units(m, &a, times, conv) : infer_units(m, &a, times);
+    if (s == CB_OK && strcmp(a.kind, "startup")) {
+        char extra[4096] = "";
+        if (train) {
+            size_t len = (size_t)snprintf(extra, sizeof extra, ", \"conv_s\": [");
+            for (long i = 0; i < n && len < sizeof extra - 40; i++)
+                len += (size_t)snprintf(extra + len, sizeof extra - len, "%s%.9g", i ? ", " : "", conv[i]);
+            snprintf(extra + len, sizeof extra - len, "]");
+        }
+        print_times(times, (int)n, extra);
+    }
+    free(times), free(conv);
+    cb_model_free(m);
+    return s == CB_OK ? 0 : cli_status(s);
+}
