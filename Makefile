@@ -70,7 +70,7 @@ $(BUILD)/%.o: %.c $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h) $(wild
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-guard
 
 .PHONY: all clean
 

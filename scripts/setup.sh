@@ -9,7 +9,7 @@
 # Tests: the ONNX backend node tests (libonnx-testdata), clang with
 #   libFuzzer (libclang-rt) for the fuzz targets, SciPy and scikit-learn
 #   (the statistics' oracles), Chromium with playwright-core (npm) for the
-#   report's browser test.
+#   report's browser test, valgrind (the performance regression guard).
 # Build also: libsqlite3-dev (the study's results store).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for p in gcc make libc6-dev libopenblas-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libsqlite3-dev \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
          python3-scipy python3-sklearn chromium \
-         clang libclang-rt-dev; do
+         clang libclang-rt-dev valgrind; do
     have_pkg "$p" || need+=("$p")
 done
 # Node.js may come from another source than Debian's packages: ask for the commands.

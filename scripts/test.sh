@@ -5,7 +5,8 @@
 # suite, the command-line tests, the interchange tests against PyTorch and
 # ONNX Runtime, the statistics against SciPy, the study harness (store,
 # resume, failures, the report in headless Chromium), the training-parity
-# test and a bounded fuzzing run.
+# test, the performance regression guard (instruction counts against a
+# baseline), the benchmark command's checks and a bounded fuzzing run.
 # Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +56,8 @@ run_suite "text data and recurrent models" bash tests/text_models_test.sh build
 run_suite "the study: store, resume after SIGKILL, failures, report in Chromium" bash tests/study_test.sh build
 run_suite "the study (sanitizers)" bash tests/study_test.sh build-san
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
+run_suite "performance regression guard (instruction counts)" bash scripts/perf_guard.sh
+run_suite "benchmark command" bash tests/bench_test.sh build
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
 echo "$total_pass passed, $total_fail failed"

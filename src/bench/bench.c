@@ -223,10 +223,11 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
     if (pr.maxrss_kb > cl->rss_kb) cl->rss_kb = pr.maxrss_kb;
     char line[1 << 15];
     if (pr.timed_out || !pr.exited || pr.exit_code != 0) {
-        last_line_of(err, line, 300);
+        char msg[300];
+        last_line_of(err, msg, sizeof msg);
         if (pr.timed_out) snprintf(cl->error, sizeof cl->error, "timed out after %.0f s", c->timeout_s);
         else if (!pr.exited) snprintf(cl->error, sizeof cl->error, "killed by signal %d", pr.signal);
-        else snprintf(cl->error, sizeof cl->error, "exit status %d: %s", pr.exit_code, line[0] ? line : "(no message)");
+        else snprintf(cl->error, sizeof cl->error, "exit status %d: %s", pr.exit_code, msg[0] ? msg : "(no message)");
         cl->failed = 1;
         return -1;
     }
@@ -342,7 +343,7 @@ cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, cons
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++)
             for (int b = 0; b < c->nbindings; b++)
-                if (binding_does(r.runners[b], c->models[m], k))
+                if (c->kinds[k] && binding_does(r.runners[b], c->models[m], k))
                     r.cells[r.ncells++] = (cb_bench_cell){.model = m, .kind = k, .binding = b, .chosen = -1,
                                                           .sz = cb_bench_sizes_of(c->models[m], k, c->quick)};
     if (!c->quiet) fprintf(stderr, "bench: %s; %d threads\nbench: measuring SGEMM (2048^3)\n", r.machine, c->threads);

@@ -12,6 +12,7 @@ extern const char *const cb_bench_kind_names[CB_BENCH_KINDS];
 typedef struct cb_bench_config {
     char models[CB_MAX_LIST][CB_NAME]; int nmodels;
     char bindings[8][CB_NAME]; int nbindings; /* the first is the one the ratios are of */
+    int kinds[CB_BENCH_KINDS];  /* 1: measured */
     int threads, rounds;
     int quick;          /* smaller sample counts: a check of the instrument, not a measurement */
     int quiet;

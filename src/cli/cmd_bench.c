@@ -8,12 +8,13 @@
 #include "../study/proc.h"
 
 static const char *usage_text =
-    "usage: crossbind bench [--models M,M,...] [--bindings B,B,...] [--threads N] [--rounds N] [--quick]\n"
+    "usage: crossbind bench [--models M,M,...] [--bindings B,B,...] [--kinds K,K,...] [--threads N] [--rounds N] [--quick]\n"
     "                       [--out DIR] [--doc FILE.md] [--work DIR] [--runners DIR] [--timeout S] [--quiet]\n"
     "  Measures every model's training (LeNets: an epoch; the others: a step), inference at the protocol's\n"
     "  batch size, batch-1 latency, peak resident memory and start-up to the first prediction, in every\n"
     "  binding whose runner has a benchmark worker, side by side (alternating, after warm-up, same threads),\n"
     "  and this machine's SGEMM throughput. The first binding is the one the ratios are of.\n"
+    "  Kinds: train, infer, latency, startup (default: all).\n"
     "  Defaults: all models; crossbind,pytorch,onnxruntime-node; 2 threads; 3 rounds; --out runs/bench;\n"
     "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
 
@@ -35,7 +36,8 @@ static int split_list(const char *opt, const char *v, char (*out)[CB_NAME], int 
 int cmd_bench(int argc, char **argv)
 {
     cb_bench_config c = {.threads = 2, .rounds = 3, .timeout_s = 1800};
-    const char *models = NULL, *bindings = "crossbind,pytorch,onnxruntime-node", *runners_dir = NULL, *work = NULL;
+    const char *models = NULL, *bindings = "crossbind,pytorch,onnxruntime-node", *runners_dir = NULL, *work = NULL,
+               *kinds = NULL;
     snprintf(c.out_dir, sizeof c.out_dir, "runs/bench");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -43,9 +45,15 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_text, stdout); return 0; }
         if (!strcmp(a, "--quick")) { c.quick = 1; continue; }
         if (!strcmp(a, "--quiet")) { c.quiet = 1; continue; }
+        static const char *const with_value[] = {"--models", "--bindings", "--kinds", "--runners", "--work", "--out", "--doc",
+                                                 "--threads", "--rounds", "--timeout", NULL};
+        int known = 0;
+        for (const char *const *o = with_value; *o; o++) known |= !strcmp(a, *o);
+        if (!known) { fputs(usage_text, stderr); return cli_error("bench: unknown option '%s'", a); }
         const char *val = cli_value(argc, argv, &i);
         if (!val) return 2;
         if (!strcmp(a, "--models")) models = val;
+        else if (!strcmp(a, "--kinds")) kinds = val;
         else if (!strcmp(a, "--bindings")) bindings = val;
         else if (!strcmp(a, "--runners")) runners_dir = val;
         else if (!strcmp(a, "--work")) work = val;
@@ -65,7 +73,28 @@ int cmd_bench(int argc, char **argv)
         if (cb_model_create(c.models[i], &m) != CB_OK) return cli_error("bench: %s", cb_last_error());
         cb_model_free(m);
     }
+    if (kinds) {
+        char list[CB_BENCH_KINDS][CB_NAME];
+        int n;
+        if (split_list("--kinds", kinds, list, CB_BENCH_KINDS, &n)) return 2;
+        for (int i = 0; i < n; i++) {
+            int k = 0;
+            while (k < CB_BENCH_KINDS && strcmp(list[i], cb_bench_kind_names[k])) k++;
+            if (k == CB_BENCH_KINDS) return cli_error("--kinds: unknown kind '%s' (train, infer, latency, startup)", list[i]);
+            c.kinds[k] = 1;
+        }
+    } else
+        for (int k = 0; k < CB_BENCH_KINDS; k++) c.kinds[k] = 1;
     if (split_list("--bindings", bindings, c.bindings, 8, &c.nbindings)) return 2;
+    if (c.doc_path[0]) { /* refused now rather than after the measurements */
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s", c.doc_path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = 0;
+            if (cli_prepare_out_dir(dir)) return 1;
+        }
+    }
     if (work) snprintf(c.work_dir, sizeof c.work_dir, "%s", work);
     else snprintf(c.work_dir, sizeof c.work_dir, "%s/work", c.out_dir);
 

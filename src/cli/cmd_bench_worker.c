@@ -2,8 +2,10 @@
  * process of its own (so that its peak memory and start-up are its own),
  * printed as one JSON line. The same contract as every runner's `bench`
  * command (runners/README.md, "Benchmark worker"):
- *   bench-worker --model M --kind train|infer|latency|startup --weights FILE
+ *   bench-worker --model M --kind train|infer|latency|startup [--weights FILE]
  *                [--batch B] [--samples N] [--repeat R] [--threads T]
+ * Without --weights the model starts from its initialisation with the
+ * protocol's first seed (the regression guard, scripts/perf_guard.sh). 
  * Inputs are synthetic and identical in every binding: sample s is the flat
  * index range [s * size, (s + 1) * size), pixel i = (i % 251) / 251, token
  * i = (i * 7919) % 10000; label s % 10 (s % 2 for binary models). Batches
@@ -152,7 +154,7 @@ int cmd_bench_worker(int argc, char **argv)
         else if (!strcmp(o, "--threads")) { if (cli_long(o, v, 1, 1024, &a.threads)) return 2; }
         else return cli_error("bench-worker: unknown option '%s'", o);
     }
-    if (!a.model || !a.kind || !a.weights) return cli_error("bench-worker: --model, --kind and --weights are required");
+    if (!a.model || !a.kind) return cli_error("bench-worker: --model and --kind are required");
     const int train = !strcmp(a.kind, "train");
     if (!train && strcmp(a.kind, "infer") && strcmp(a.kind, "latency") && strcmp(a.kind, "startup"))
         return cli_error("bench-worker: unknown kind '%s' (train, infer, latency, startup)", a.kind);
@@ -161,7 +163,8 @@ int cmd_bench_worker(int argc, char **argv)
     cb_load_info info;
     cb_status s = cb_set_threads((int)a.threads);
     if (s == CB_OK) s = cb_model_create(a.model, &m);
-    if (s == CB_OK) s = cb_model_load_weights(m, a.weights, &info);
+    if (s == CB_OK && a.weights) s = cb_model_load_weights(m, a.weights, &info);
+    else if (s == CB_OK) cb_model_init(m, cb_protocol_seeds[0]);
     const long n = !strcmp(a.kind, "latency") ? a.samples : a.repeat;
     double *times = calloc((size_t)n, sizeof *times), *conv = calloc((size_t)n, sizeof *conv);
     if (s == CB_OK && (!times || !conv)) s = cb_fail(CB_ERR_NOMEM, "out of memory");

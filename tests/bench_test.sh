@@ -1,0 +1,112 @@
+#!/bin/bash
+# crossbind bench: option errors, the worker contract in every real binding
+# (same synthetic inputs: the same prediction from the same weights),
+# misbehaving workers (garbage, failure, hang, too few values) recorded
+# without losing the other measurements, the fastest-setting probe, an
+# interruption that keeps what was measured, and the written pages.
+# Usage: tests/bench_test.sh BUILD_DIR   (prints "N passed, N failed")
+set -u
+cd "$(dirname "$0")/.."
+BIN="$PWD/$1/crossbind"
+T=$(mktemp -d /tmp/crossbind-bench-XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
+SUITE=bench
+source tests/lib.sh
+PY=/usr/bin/python3
+# json_check NAME FILE PYTHON-EXPR: the expression over d (the parsed file) is true.
+json_check() {
+    if $PY -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($3) else 1)" "$2" 2>"$T/jerr"; then
+        echo "ok   $SUITE: $1"; pass=$((pass + 1))
+    else echo "FAIL $SUITE: $1"; head -3 "$T/jerr"; fail=$((fail + 1)); fi
+}
+
+expect_error "unknown option" "unknown option" "$BIN" bench --bogus
+expect_error "unknown model" "unknown model\|not found\|known" "$BIN" bench --models nosuch
+expect_error "unknown binding" "no runner manifest for binding 'nosuch'" "$BIN" bench --bindings crossbind,nosuch --out "$T/x"
+expect_error "rounds 0" "rounds" "$BIN" bench --rounds 0
+expect_error "model listed twice" "twice" "$BIN" bench --models lenet1,lenet1
+expect_error "unknown kind" "unknown kind 'fly'" "$BIN" bench --kinds infer,fly
+expect_error "worker: unknown kind" "unknown kind" "$BIN" bench-worker --model lenet1 --kind fly
+expect_error "worker: training needs a whole batch" "samples >= --batch" "$BIN" bench-worker --model lenet1 --kind train --batch 8 --samples 4
+expect_error "worker: missing weights" "nosuch.safetensors" "$BIN" bench-worker --model lenet1 --kind infer --weights "$T/nosuch.safetensors"
+
+# One quick round of every real binding on LeNet-5.
+expect_ok "quick bench of lenet5 in all three bindings" "$BIN" bench --models lenet5 --quick --rounds 1 --out "$T/q" --doc "$T/doc/page.md" --quiet
+J="$T/q/bench.json"
+json_check "every cell measured" "$J" "len(d['cells']) == 11 and all(c['status'] == 'ok' for c in d['cells'])"
+json_check "ONNX Runtime measures inference only" "$J" \
+    "sorted(c['kind'] for c in d['cells'] if c['binding'] == 'onnxruntime-node') == ['infer', 'latency', 'startup']"
+json_check "value counts: units x rounds, latency per sample" "$J" \
+    "all(len(c['times_s']) == (c['samples'] if c['kind'] == 'latency' else c['repeat']) for c in d['cells'])"
+json_check "times are positive, start-up under 60 s" "$J" \
+    "all(0 < t < 60 for c in d['cells'] for t in c['times_s'])"
+json_check "peak memory recorded for every process" "$J" "all(c['peak_rss_kib'] > 1000 for c in d['cells'])"
+json_check "crossbind's convolution time is part of its step" "$J" \
+    "all(0 < cv <= t for c in d['cells'] if c['binding'] == 'crossbind' and c['kind'] == 'train' for cv, t in zip(c['conv_s'], c['times_s']))"
+json_check "PyTorch's settings both tried, the faster used" "$J" \
+    "all(len(c['round1_by_setting']) == 2 and c['setting'] == min(c['round1_by_setting'], key=lambda k: sorted(c['round1_by_setting'][k])[len(c['round1_by_setting'][k]) // 2]) for c in d['cells'] if c['binding'] == 'pytorch' and c['kind'] in ('train', 'infer'))"
+json_check "SGEMM measured before and after" "$J" "all(d['sgemm_gflops'][w]['2'] > 1 for w in ('before', 'after'))"
+json_check "versions of every binding" "$J" "all(b['version'] and b['version'] != 'not reported' for b in d['bindings'])"
+check "the page: times, memory, SGEMM share, machine" grep -q "^| lenet5 | inference, 2000 samples, batch 128 | .* ms" "$T/q/bench.md"
+check "the page: ratios to both peers" grep -q "crossbind / pytorch | crossbind / onnxruntime-node" "$T/q/bench.md"
+check "the page copied to --doc, with its box plots" test -s "$T/doc/page.md" -a -s "$T/doc/page.html"
+check "box plots: one figure per measured kind" test "$(grep -o '<figure' "$T/q/bench.html" | wc -l)" -eq 4
+
+# Same weights and the same synthetic inputs: every binding predicts the same.
+for model in lenet5 gru; do
+    "$BIN" bench --models "$model" --bindings crossbind --quick --rounds 1 --out "$T/w-$model" --quiet >/dev/null 2>&1
+    W="$T/w-$model/work/models/$model"
+    a=$("$BIN" bench-worker --model "$model" --kind startup --weights "$W.safetensors" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+    b=$($PY runners/pytorch/crossbind_torch.py bench --model "$model" --kind startup --weights "$W.safetensors" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+    c=$(node runners/onnxruntime-node/crossbind_ort.js bench --model "$model" --kind startup --weights "$W.onnx" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+    check "$model: the same first prediction in all bindings ($a $b $c)" test -n "$a" -a "$a" = "$b" -a "$b" = "$c"
+done
+
+# Misbehaving workers beside crossbind: each failure recorded, nothing else lost.
+mkdir -p "$T/runners"
+cp -r runners/crossbind "$T/runners/"
+for mode in good garbage exit3 hang short; do
+    mkdir -p "$T/runners/fake-$mode"
+    env=''
+    [ "$mode" = good ] && env=', "bench_env": ["FAKE_SPEED=slow", "FAKE_SPEED=fast"]'
+    cat > "$T/runners/fake-$mode/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "fake-$mode", "framework": "Fake", "language": "sh",
+ "command": ["/bin/sh", "$PWD/tests/fake_bench_worker.sh", "$mode"], "infer": ["lenet1"], "loads": ["onnx"],
+ "devices": ["cpu"], "bench": ["infer", "latency", "startup"]$env}
+JSON
+done
+"$BIN" bench --models lenet1 --bindings crossbind,fake-good,fake-garbage,fake-exit3,fake-hang,fake-short --quick \
+    --kinds infer,latency,startup \
+    --rounds 2 --timeout 3 --runners "$T/runners" --out "$T/f" --quiet >"$T/out" 2>"$T/err"
+rc=$?
+check "failures make the exit status 1, with a count" test $rc -eq 1 -a -n "$(grep 'error: bench: 12 measurement(s) failed' "$T/err")"
+J="$T/f/bench.json"
+json_check "crossbind's cells all measured despite the failures" "$J" \
+    "all(c['status'] == 'ok' and c['times_s'] for c in d['cells'] if c['binding'] == 'crossbind')"
+json_check "garbage: not a JSON object" "$J" \
+    "all('not a JSON object' in c['error'] for c in d['cells'] if c['binding'] == 'fake-garbage')"
+json_check "exit 3: the status and the worker's message" "$J" \
+    "all('exit status 3: fake worker: failing on purpose' in c['error'] for c in d['cells'] if c['binding'] == 'fake-exit3')"
+json_check "hang: timed out" "$J" "all('timed out after 3 s' in c['error'] for c in d['cells'] if c['binding'] == 'fake-hang')"
+json_check "too few values: refused" "$J" "all('lacks the expected times_s' in c['error'] for c in d['cells'] if c['binding'] == 'fake-short' and c['kind'] != 'startup')"
+json_check "the faster setting chosen and kept in round 2" "$J" \
+    "all(c['setting'] == 'FAKE_SPEED=fast' and (c['kind'] == 'startup' or set(c['times_s']) == {0.1}) for c in d['cells'] if c['binding'] == 'fake-good')"
+json_check "start-up measured from the clock the worker reports" "$J" \
+    "[c for c in d['cells'] if c['binding'] == 'fake-good' and c['kind'] == 'startup'][0]['times_s'][0] < 3"
+check "the page lists the failures" grep -q "^- lenet1 infer fake-hang: timed out" "$T/f/bench.md"
+
+# Interrupted: what was measured is kept, the exit says so.
+"$BIN" bench --models lenet1,lenet5 --bindings crossbind --kinds startup,latency --rounds 50 --out "$T/i" --quiet >"$T/out" 2>"$T/err" &
+pid=$!
+for _ in $(seq 1 100); do
+    [ -s "$T/i/bench.json" ] && grep -q '"status": "ok"' "$T/i/bench.json" && break
+    sleep 0.2
+done
+kill -INT $pid
+wait $pid
+rc=$?
+check "interrupted: non-zero exit, says so" test $rc -ne 0 -a -n "$(grep 'interrupted; the results measured so far are written' "$T/err")"
+json_check "interrupted: the measured cells are in the file" "$T/i/bench.json" \
+    "any(c['status'] == 'ok' for c in d['cells']) and d['rounds_done'] < 50"
+
+echo "$pass passed, $fail failed"

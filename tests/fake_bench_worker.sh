@@ -1,0 +1,30 @@
+#!/bin/sh
+# A misbehaving benchmark worker for tests/bench_test.sh. The first argument
+# is the mode; the rest are the harness's bench options.
+# Modes: good (answers by the contract; FAKE_SPEED=slow|fast picks its times),
+# garbage (prints no JSON), exit3 (fails), hang (never answers), short (too
+# few times).
+mode=$1; shift
+kind=; samples=1; repeat=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --kind) kind=$2; shift ;;
+        --samples) samples=$2; shift ;;
+        --repeat) repeat=$2; shift ;;
+    esac
+    shift
+done
+t=0.5; [ "${FAKE_SPEED:-}" = fast ] && t=0.1
+series() { n=$1; s=""; i=0; while [ $i -lt "$n" ]; do s="$s${s:+, }$t"; i=$((i + 1)); done; echo "[$s]"; }
+case $mode in
+    good)
+        if [ "$kind" = startup ]; then
+            now=$(/usr/bin/python3 -c 'import time; print(time.clock_gettime(time.CLOCK_MONOTONIC))')
+            echo "{\"label\": 1, \"monotonic_s\": $now}"
+        elif [ "$kind" = latency ]; then echo "{\"times_s\": $(series "$samples"), \"speed\": \"${FAKE_SPEED:-}\"}"
+        else echo "{\"times_s\": $(series "$repeat"), \"speed\": \"${FAKE_SPEED:-}\"}"; fi ;;
+    garbage) echo "this is not JSON" ;;
+    exit3) echo "fake worker: failing on purpose" >&2; exit 3 ;;
+    hang) sleep 600 ;;
+    short) echo '{"times_s": []}' ;;
+esac
