@@ -41,10 +41,6 @@ $(BUILD)/libcrossbind.a: $(LIB_OBJ)
 $(BUILD)/crossbind: $(CLI_OBJ) $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Benchmark driver (bench/step_vs_pytorch.sh); not part of `all`.
-$(BUILD)/bench_train_step: $(BUILD)/bench/train_step.o $(BUILD)/libcrossbind.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
 $(BUILD)/onnx_conformance: $(BUILD)/tests/onnx_conformance.o $(BUILD)/libcrossbind.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -73,6 +69,18 @@ clean:
 	rm -rf build build-san build-fuzz build-guard
 
 .PHONY: all clean
+
+# The benchmark suite against the other bindings (not a test): writes
+# runs/bench/ and the page docs/benchmarks.md. BENCH_ARGS adds options,
+# e.g. BENCH_ARGS="--models lenet5 --rounds 5".
+bench: $(BUILD)/crossbind
+	$(BUILD)/crossbind bench --doc docs/benchmarks.md $(BENCH_ARGS)
+
+# The performance regression guard (instruction counts against a baseline).
+perf-guard:
+	bash scripts/perf_guard.sh
+
+.PHONY: bench perf-guard
 
 # libFuzzer targets for every parser (fuzz/), built with clang, AddressSanitizer
 # and UndefinedBehaviorSanitizer into build-fuzz/. They need only the parsers:
