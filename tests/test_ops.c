@@ -57,6 +57,10 @@ TEST(conv_fast_matches_reference)
     conv_case((cb_conv_shape){.n = 2, .c = 1, .h = 8, .w = 20, .oc = 5, .kh = 2, .kw = 4, .sh = 1, .sw = 1, .ph = 0, .pw = 2});
     conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 8, .w = 13, .oc = 13, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
     conv_case((cb_conv_shape){.n = 2, .c = 2, .h = 8, .w = 8, .oc = 14, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
+    /* The small-convolution backward over many chunks per thread, the batch
+     * split unevenly (LeNet-5's second layer, LeNet-1's first). */
+    conv_case((cb_conv_shape){.n = 9, .c = 6, .h = 14, .w = 14, .oc = 16, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
+    conv_case((cb_conv_shape){.n = 11, .c = 1, .h = 28, .w = 28, .oc = 4, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2});
     /* A window covering the whole input: computed as a fully connected layer. */
     conv_case((cb_conv_shape){.n = 3, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
 }

@@ -3,7 +3,7 @@
  * printed as one JSON line. The same contract as every runner's `bench`
  * command (runners/README.md, "Benchmark worker"):
  *   bench-worker --model M --kind train|infer|latency|startup [--weights FILE]
- *                [--batch B] [--samples N] [--repeat R] [--threads T]
+ *                [--batch B] [--samples N] [--repeat R] [--threads T] [--profile]
  * Without --weights the model starts from its initialisation with the
  * protocol's first seed (the regression guard, scripts/perf_guard.sh). 
  * Inputs are synthetic and identical in every binding: sample s is the flat
@@ -19,6 +19,7 @@
 typedef struct bench_args {
     const char *model, *kind, *weights;
     long batch, samples, repeat, threads;
+    int profile; /* print each node's seconds per unit to stderr (training) */
 } bench_args;
 
 static void make_batch(const cb_model *m, int64_t s0, int n, float *x, float *y)
@@ -81,6 +82,11 @@ static cb_status train_units(cb_model *m, const bench_args *a, double *times, do
         }
         if (r < 0) continue;
         times[r] = t;
+        if (a->profile)
+            for (int i = 0; i < nn; i++)
+                if (pf[i] + pb[i] > 0.002 * t)
+                    fprintf(stderr, "%-22s %-10s forward %8.2f ms  backward %8.2f ms\n", m->graph.nodes[i].name,
+                            cb_op_name(m->graph.nodes[i].op), pf[i] * 1e3, pb[i] * 1e3);
         conv_s[r] = 0;
         for (int i = 0; i < nn; i++)
             if (m->graph.nodes[i].op == CB_OP_CONV2D) conv_s[r] += pf[i] + pb[i];
@@ -143,6 +149,7 @@ int cmd_bench_worker(int argc, char **argv)
 {
     bench_args a = {.batch = 1, .samples = 1, .repeat = 1, .threads = 1};
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--profile")) { a.profile = 1; continue; }
         const char *o = argv[i], *v = cli_value(argc, argv, &i);
         if (!v) return 2;
         if (!strcmp(o, "--model")) a.model = v;

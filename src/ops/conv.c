@@ -112,9 +112,36 @@ static int use_direct(const cb_conv_shape *s)
     return cb_conv2d_direct_ok(s) && s->ow >= 6 && kdim(s) <= 512 && s->oc <= 64;
 }
 
+/* Backward of a small convolution, where one sample's lowered input (K x P)
+ * is small: the samples are split across the threads, each lowering a few
+ * at a time into buffers that stay in its own cache and summing its own dW
+ * and db, added up in thread order at the end (deterministic for a given
+ * thread count). One product over the whole batch instead streams the
+ * batch's lowered copy through memory several times (LeNet-5's second
+ * layer: 7.7 MB at batch 128) and meets the other thread at every step. */
+#define SMALL_SAMPLE_FLOATS 32768 /* K x P of one sample */
+#define SMALL_CHUNK_FLOATS 65536  /* a thread's lowered chunk: fits its L2 */
+
+static int small_bwd(const cb_conv_shape *s) { return kdim(s) * ohw(s) <= SMALL_SAMPLE_FLOATS; }
+
+static int small_chunk(const cb_conv_shape *s)
+{
+    size_t per = ohw(s) * (2 * kdim(s) + (size_t)s->oc), nc = SMALL_CHUNK_FLOATS / per;
+    return nc < 1 ? 1 : nc > (size_t)s->n ? s->n : (int)nc;
+}
+
+static size_t small_per_thread(const cb_conv_shape *s)
+{
+    return (size_t)small_chunk(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc) + (size_t)s->oc * kdim(s) + (size_t)s->oc;
+}
+
 size_t cb_conv2d_workspace(const cb_conv_shape *s)
 {
     size_t gemm = (size_t)chunk_samples(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc);
+    if (small_bwd(s)) {
+        size_t small = small_per_thread(s) * (size_t)omp_get_max_threads();
+        if (small > gemm) gemm = small;
+    }
     size_t direct = use_direct(s) ? cb_conv2d_direct_workspace(s, omp_get_max_threads()) : 0;
     return gemm > direct ? gemm : direct;
 }
@@ -139,12 +166,14 @@ static void im2col(const cb_conv_shape *s, const float *x, int n0, int nc, float
                 }
                 const float *row = src + (size_t)iy * s->w;
                 if (s->sw == 1) {
-                    /* valid ox: 0 <= ox - pw + j < w */
+                    /* valid ox: 0 <= ox - pw + j < w. A plain loop, not memcpy:
+                     * rows are 10 to 32 floats, too short for a library call. */
                     int lo = s->pw - j > 0 ? s->pw - j : 0;
                     int hi = s->w + s->pw - j < s->ow ? s->w + s->pw - j : s->ow;
                     if (hi < lo) hi = lo;
+                    const float *from = row + (lo - s->pw + j);
                     for (int ox = 0; ox < lo; ox++) d[ox] = 0.0f;
-                    memcpy(d + lo, row + lo - s->pw + j, (size_t)(hi - lo) * sizeof *d);
+                    for (int k = 0; k < hi - lo; k++) d[lo + k] = from[k];
                     for (int ox = hi; ox < s->ow; ox++) d[ox] = 0.0f;
                     continue;
                 }
@@ -173,9 +202,18 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
                 for (int oy = 0; oy < s->oh; oy++) {
                     int iy = oy * s->sh - s->ph + i;
                     if (iy < 0 || iy >= s->h) continue;
+                    const float *srow = src + (size_t)oy * s->ow;
+                    float *drow = dst + (size_t)iy * s->w;
+                    if (s->sw == 1) { /* the valid ox as one contiguous, vectorised add */
+                        int lo = s->pw - j > 0 ? s->pw - j : 0;
+                        int hi = s->w + s->pw - j < s->ow ? s->w + s->pw - j : s->ow;
+                        float *d = drow + (lo - s->pw + j);
+                        for (int k = 0; k < hi - lo; k++) d[k] += srow[lo + k];
+                        continue;
+                    }
                     for (int ox = 0; ox < s->ow; ox++) {
                         int ix = ox * s->sw - s->pw + j;
-                        if (ix >= 0 && ix < s->w) dst[(size_t)iy * s->w + ix] += src[(size_t)oy * s->ow + ox];
+                        if (ix >= 0 && ix < s->w) drow[ix] += srow[ox];
                     }
                 }
             }
@@ -221,9 +259,58 @@ void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
     }
 }
 
+static void conv2d_bwd_small(const cb_conv_shape *s, const float *x, const float *w, const float *dy, float *dx,
+                             float *dw, float *db, float *ws)
+{
+    const int K = (int)kdim(s), P = (int)ohw(s), step = small_chunk(s), OC = s->oc;
+    const int nt = omp_get_max_threads();
+    const size_t per = small_per_thread(s);
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+        float *cols = ws + per * (size_t)t, *dyt = cols + (size_t)K * step * P, *dcols = dyt + (size_t)OC * step * P;
+        float *dw_t = dcols + (size_t)K * step * P, *db_t = dw_t + (size_t)OC * K;
+        memset(dw_t, 0, ((size_t)OC * K + OC) * sizeof *dw_t);
+        const int lo = (int)((long)s->n * t / threads), hi = (int)((long)s->n * (t + 1) / threads);
+        for (int n0 = lo; n0 < hi; n0 += step) {
+            const int nc = hi - n0 < step ? hi - n0 : step;
+            for (int sm = 0; sm < nc; sm++)
+                for (int o = 0; o < OC; o++) {
+                    const float *src = dy + (size_t)((n0 + sm) * OC + o) * P;
+                    float *d = dyt + (size_t)o * nc * P + (size_t)sm * P;
+                    float acc = 0.0f;
+                    for (int p = 0; p < P; p++) acc += d[p] = src[p];
+                    db_t[o] += acc;
+                }
+            if (dw) { /* dW_t[OC, K] += dyt[OC, nc*P] . cols[K, nc*P]^T (one thread: in a parallel region) */
+                im2col(s, x, n0, nc, cols);
+                cb_gemm(0, 1, OC, K, nc * P, 1.0f, dyt, nc * P, cols, nc * P, 1.0f, dw_t, K);
+            }
+            if (dx) {
+                cb_gemm(1, 0, K, nc * P, OC, 1.0f, w, K, dyt, nc * P, 0.0f, dcols, nc * P);
+                col2im_add(s, dcols, n0, nc, dx);
+            }
+        }
+#pragma omp barrier
+        /* Each thread sums a slice of dW (and db) over the threads, in thread order. */
+        const int total = OC * K + OC, a = (int)((long)total * t / threads), b = (int)((long)total * (t + 1) / threads);
+        const size_t acc = per - (size_t)total; /* where dw_t starts in each thread's block */
+        for (int i = a; i < b; i++) {
+            float sum = 0.0f;
+            for (int u = 0; u < threads; u++) sum += ws[per * (size_t)u + acc + (size_t)i];
+            if (i < OC * K) { if (dw) dw[i] += sum; }
+            else if (db) db[i - OC * K] += sum;
+        }
+    }
+}
+
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws)
 {
+    if (small_bwd(s)) {
+        conv2d_bwd_small(s, x, w, dy, dx, dw, db, ws);
+        return;
+    }
     const int K = (int)kdim(s), P = (int)ohw(s), step = chunk_samples(s);
     for (int n0 = 0; n0 < s->n; n0 += step) {
         int nc = s->n - n0 < step ? s->n - n0 : step;

@@ -117,14 +117,37 @@ void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
 void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast)
 {
     if (fast && is_2x2(s)) {
+        /* argmax_2x2's rule as selects instead of branches, so that the
+         * compiler vectorises the row: each window's gradient goes to its
+         * first maximum (NaN winning), 0 is added to the other three. The
+         * windows do not overlap, so no position is written twice. */
         const int planes = s->n * s->c;
 #pragma omp parallel for schedule(static)
         for (int p = 0; p < planes; p++) {
             const float *xp = x + (size_t)p * s->h * s->w;
             const float *dyp = dy + (size_t)p * s->oh * s->ow;
             float *dxp = dx + (size_t)p * s->h * s->w;
-            for (int oy = 0; oy < s->oh; oy++)
-                for (int ox = 0; ox < s->ow; ox++) dxp[argmax_2x2(xp, s->w, oy, ox)] += dyp[oy * s->ow + ox];
+            for (int oy = 0; oy < s->oh; oy++) {
+                const float *r0 = xp + (size_t)2 * oy * s->w, *r1 = r0 + s->w;
+                float *d0 = dxp + (size_t)2 * oy * s->w, *d1 = d0 + s->w;
+                const float *g = dyp + (size_t)oy * s->ow;
+                for (int ox = 0; ox < s->ow; ox++) {
+                    const float a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
+                    int k = 0;
+                    float m = a;
+                    const int tb = m == m && (b > m || b != b);
+                    k = tb ? 1 : k, m = tb ? b : m;
+                    const int tc = m == m && (c > m || c != c);
+                    k = tc ? 2 : k, m = tc ? c : m;
+                    const int td = m == m && (d > m || d != d);
+                    k = td ? 3 : k;
+                    const float gv = g[ox];
+                    d0[2 * ox] += k == 0 ? gv : 0.0f;
+                    d0[2 * ox + 1] += k == 1 ? gv : 0.0f;
+                    d1[2 * ox] += k == 2 ? gv : 0.0f;
+                    d1[2 * ox + 1] += k == 3 ? gv : 0.0f;
+                }
+            }
         }
         return;
     }
