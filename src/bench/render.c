@@ -133,6 +133,17 @@ static void ratio_cell(cb_buf *b, const cb_bench_cell *mine, const cb_bench_cell
     cb_buf_printf(b, " **%.2fx** |", cb_series_quantile(&mine->times, 0.5) / cb_series_quantile(&peer->times, 0.5));
 }
 
+/* The rest of a table's header after "| model | measurement |": a column
+ * per binding, then one per peer for the ratio. */
+static void binding_columns(cb_buf *b, const cb_bench_config *c)
+{
+    for (int i = 0; i < c->nbindings; i++) cb_buf_printf(b, " %s |", c->bindings[i]);
+    for (int i = 1; i < c->nbindings; i++) cb_buf_printf(b, " %s / %s |", c->bindings[0], c->bindings[i]);
+    cb_buf_printf(b, "\n|---|---|");
+    for (int i = 1; i < 2 * c->nbindings; i++) cb_buf_printf(b, "---|");
+    cb_buf_printf(b, "\n");
+}
+
 static void write_markdown(const cb_bench_results *r, cb_buf *b)
 {
     const cb_bench_config *c = r->c;
@@ -153,11 +164,7 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
                      " them. Times are medians with [min, max] over every timed unit of every round. A ratio is"
                      " %s's median over the peer's: below 1, %s is faster.\n\n", c->bindings[0], c->bindings[0]);
     cb_buf_printf(b, "## Times\n\n| model | measurement |");
-    for (int i = 0; i < c->nbindings; i++) cb_buf_printf(b, " %s |", c->bindings[i]);
-    for (int i = 1; i < c->nbindings; i++) cb_buf_printf(b, " %s / %s |", c->bindings[0], c->bindings[i]);
-    cb_buf_printf(b, "\n|---|---|");
-    for (int i = 1; i < 2 * c->nbindings; i++) cb_buf_printf(b, "---|");
-    cb_buf_printf(b, "\n");
+    binding_columns(b, c);
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {
             const cb_bench_cell *any = NULL;
@@ -184,11 +191,7 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
         }
     cb_buf_printf(b, "\n## Peak resident memory\n\nThe largest peak resident set (getrusage) of the measurement's"
                      " processes, MiB.\n\n| model | measurement |");
-    for (int i = 0; i < c->nbindings; i++) cb_buf_printf(b, " %s |", c->bindings[i]);
-    for (int i = 1; i < c->nbindings; i++) cb_buf_printf(b, " %s / %s |", c->bindings[0], c->bindings[i]);
-    cb_buf_printf(b, "\n|---|---|");
-    for (int i = 1; i < 2 * c->nbindings; i++) cb_buf_printf(b, "---|");
-    cb_buf_printf(b, "\n");
+    binding_columns(b, c);
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {
             if (k == CB_BENCH_LATENCY) continue;

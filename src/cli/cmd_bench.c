@@ -110,6 +110,10 @@ int cmd_bench(int argc, char **argv)
     st = cb_bench_run(&c, &runners, self, &failures);
     cb_runners_free(&runners);
     if (st != CB_OK) return cli_status(st);
+    if (cb_proc_interrupted()) {
+        fprintf(stderr, "crossbind: bench interrupted; the results measured so far are in %s\n", c.out_dir);
+        return 130;
+    }
     printf("bench: %s/bench.md, bench.json, bench.html%s%s\n", c.out_dir, c.doc_path[0] ? "; page: " : "", c.doc_path);
     if (failures) return cli_error("bench: %d measurement(s) failed (see the page's Failures)", failures);
     return 0;

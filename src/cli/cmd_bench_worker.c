@@ -19,7 +19,7 @@
 typedef struct bench_args {
     const char *model, *kind, *weights;
     long batch, samples, repeat, threads;
-    int profile; /* print each node's seconds per unit to stderr (training) */
+    int profile; /* print each node's seconds per unit to stderr */
 } bench_args;
 
 static void make_batch(const cb_model *m, int64_t s0, int n, float *x, float *y)
@@ -52,6 +52,15 @@ static void print_times(const double *t, int n, const char *extra)
     fflush(stdout);
 }
 
+/* --profile: the nodes that took more than 0.2% of a unit's t seconds. */
+static void print_profile(const cb_model *m, const double *pf, const double *pb, double t)
+{
+    for (int i = 0; i < m->graph.count; i++)
+        if (pf[i] + (pb ? pb[i] : 0) > 0.002 * t)
+            fprintf(stderr, "%-22s %-12s forward %8.2f ms  backward %8.2f ms\n", m->graph.nodes[i].name,
+                    cb_op_name(m->graph.nodes[i].op), pf[i] * 1e3, pb ? pb[i] * 1e3 : 0.0);
+}
+
 /* Training passes over `samples` samples in batches (a pass of one batch is
  * one step) after 1 warm-up step. Also reports each pass's seconds inside
  * the convolutions (forward and backward), for the share of SGEMM they reach. */
@@ -82,11 +91,7 @@ static cb_status train_units(cb_model *m, const bench_args *a, double *times, do
         }
         if (r < 0) continue;
         times[r] = t;
-        if (a->profile)
-            for (int i = 0; i < nn; i++)
-                if (pf[i] + pb[i] > 0.002 * t)
-                    fprintf(stderr, "%-22s %-10s forward %8.2f ms  backward %8.2f ms\n", m->graph.nodes[i].name,
-                            cb_op_name(m->graph.nodes[i].op), pf[i] * 1e3, pb[i] * 1e3);
+        if (a->profile) print_profile(m, pf, pb, t);
         conv_s[r] = 0;
         for (int i = 0; i < nn; i++)
             if (m->graph.nodes[i].op == CB_OP_CONV2D) conv_s[r] += pf[i] + pb[i];
@@ -127,7 +132,9 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
             if (i >= 0) times[i] = cb_now() - t0;
         }
     } else {
+        double *pf = a->profile ? calloc((size_t)m->graph.count, sizeof *pf) : NULL;
         for (long r = -1; s == CB_OK && r < a->repeat; r++) {
+            if (r == 0 && pf) cb_exec_profile(ex, pf, NULL); /* per node where the batch is not sliced */
             double t = 0;
             for (int64_t s0 = 0; s == CB_OK && s0 < a->samples; s0 += batch) {
                 int n = (int)(a->samples - s0 < batch ? a->samples - s0 : batch);
@@ -139,7 +146,12 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
                 t += cb_now() - t0;
             }
             if (r >= 0) times[r] = t;
+            if (r >= 0 && pf) {
+                print_profile(m, pf, NULL, t);
+                memset(pf, 0, (size_t)m->graph.count * sizeof *pf);
+            }
         }
+        free(pf);
     }
     cb_exec_free(ex);
     return s;

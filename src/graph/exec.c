@@ -77,6 +77,21 @@ static void plan_fusion(cb_exec *ex)
     }
 }
 
+/* Graphs whose convolutions are large (VGG-16: 0.63 GFLOP per sample) run
+ * inference like training, the whole batch through multi-threaded kernels:
+ * their products are big enough to split, and a slice per thread would run
+ * each product single-threaded on a quarter of the batch (VGG-16 inference
+ * at batch 128 was 1.7x PyTorch's time sliced; one sample used one thread). */
+#define CONV_HEAVY_FLOPS 2e7 /* per sample; LeNet-5: 0.8 MFLOP */
+
+static int conv_heavy(const cb_graph *g)
+{
+    double f = 0;
+    for (int i = 0; i < g->count; i++)
+        if (g->nodes[i].op == CB_OP_CONV2D) f += cb_node_forward_flops(g, i);
+    return f > CONV_HEAVY_FLOPS;
+}
+
 static size_t node_floats(const cb_node *n, int batch)
 {
     return (size_t)cb_node_numel(n) * (n->batched ? (size_t)batch : 1);
@@ -112,7 +127,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
      * samples spread over the threads (chunks of 8 to 64 measured alike on
      * LeNet-5), each thread with its own workspace sized for one chunk.
      * Every other executor runs the whole batch with one workspace. */
-    ex->slices = (!with_grads && kernels == CB_KERNELS_FAST) ? cb_get_threads() : 0;
+    ex->slices = (!with_grads && kernels == CB_KERNELS_FAST && !conv_heavy(g)) ? cb_get_threads() : 0;
     const int ws_batch = ex->slices ? (max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES) : max_batch;
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
     size_t vals = 0, grads = 0, auxs = 0;

@@ -96,10 +96,21 @@ void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
 
 /* --------------------------------------------------------------------- fast */
 
+/* Samples lowered at once: enough for products at least CONV_MIN_COLS wide
+ * (narrower ones waste the GEMM kernel), otherwise as many as fit
+ * CONV_CACHE_FLOATS, so that the lowered copy is still in cache when the
+ * product reads it. Lowering whole batches (up to the memory cap) streamed
+ * VGG-16's 32x32 layers' 59 MB copies through memory twice per chunk. */
+#define CONV_MIN_COLS 2048
+#define CONV_CACHE_FLOATS ((size_t)2 << 20)
+
 static int chunk_samples(const cb_conv_shape *s)
 {
     size_t per_sample = ohw(s) * (2 * kdim(s) + (size_t)s->oc);
-    size_t nc = CONV_WS_CAP / (per_sample ? per_sample : 1);
+    if (!per_sample) per_sample = 1;
+    size_t by_width = (CONV_MIN_COLS + ohw(s) - 1) / (ohw(s) ? ohw(s) : 1), by_cache = CONV_CACHE_FLOATS / per_sample;
+    size_t nc = by_width > by_cache ? by_width : by_cache, cap = CONV_WS_CAP / per_sample;
+    if (nc > cap) nc = cap;
     if (nc < 1) nc = 1;
     if (nc > (size_t)s->n) nc = (size_t)s->n;
     return (int)nc;
