@@ -41,6 +41,8 @@ json_check "value counts: units x rounds, latency per sample" "$J" \
 json_check "times are positive, start-up under 60 s" "$J" \
     "all(0 < t < 60 for c in d['cells'] for t in c['times_s'])"
 json_check "peak memory recorded for every process" "$J" "all(c['peak_rss_kib'] > 1000 for c in d['cells'])"
+json_check "peak memory is the worker's own (crossbind's LeNet-5 under 60 MiB, PyTorch's over 100)" "$J" \
+    "all((c['peak_rss_kib'] < 60 * 1024) if c['binding'] == 'crossbind' else (c['peak_rss_kib'] > 100 * 1024 or c['binding'] != 'pytorch') for c in d['cells'])"
 json_check "crossbind's convolution time is part of its step" "$J" \
     "all(0 < cv <= t for c in d['cells'] if c['binding'] == 'crossbind' and c['kind'] == 'train' for cv, t in zip(c['conv_s'], c['times_s']))"
 json_check "PyTorch's settings both tried, the faster used" "$J" \

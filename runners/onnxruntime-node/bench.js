@@ -5,6 +5,7 @@
 // 251, token i = (i * 7919) % 10000. Batches are made outside the timed
 // region.
 'use strict';
+const fs = require('fs');
 const { performance } = require('perf_hooks');
 
 // Input shape per sample and dtype of the study's models.
@@ -38,6 +39,16 @@ function labels(out, n) {
   return pred;
 }
 
+// This process's peak resident memory (VmHWM), KiB; -1 if unknown.
+function vmhwmKib() {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) : -1;
+  } catch (e) {
+    return -1;
+  }
+}
+
 async function predict(sess, x) {
   const r = await sess.run({ [sess.inputNames[0]]: x });
   return labels(r[sess.outputNames[0]].data, x.dims[0]);
@@ -50,7 +61,7 @@ async function bench(ort, sess, o, fail) {
   if (kind === 'startup') {
     const pred = await predict(sess, batchOf(ort, model, 0, 1));
     // When the answer was ready, on the clock the harness started us by (CLOCK_MONOTONIC).
-    process.stdout.write(JSON.stringify({ label: pred[0], monotonic_s: Number(process.hrtime.bigint()) / 1e9 }) + '\n');
+    process.stdout.write(JSON.stringify({ label: pred[0], monotonic_s: Number(process.hrtime.bigint()) / 1e9, vmhwm_kib: vmhwmKib() }) + '\n');
     return;
   }
   const times = [];
@@ -75,7 +86,8 @@ async function bench(ort, sess, o, fail) {
   } else {
     fail(`bench: ONNX Runtime runs inference only; kind '${kind}' is not one it measures`);
   }
-  process.stdout.write(JSON.stringify({ times_s: times, onnxruntime: ort.env.versions ? ort.env.versions.node : null }) + '\n');
+  process.stdout.write(JSON.stringify({ times_s: times, onnxruntime: ort.env.versions ? ort.env.versions.node : null,
+    vmhwm_kib: vmhwmKib() }) + '\n');
 }
 
 module.exports = { bench };

@@ -89,6 +89,18 @@ def latency_units(ct, args, model):
     return times
 
 
+def vmhwm_kib():
+    """This process's peak resident memory (VmHWM), KiB; -1 if unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
 def run(ct, args):
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)  # as the study's runner and crossbind's threads
@@ -98,12 +110,14 @@ def run(ct, args):
         with torch.no_grad():
             label = int(predict(ct, args.model, model, batch_of(ct, args.model, 0, 1)[0])[0])
         # When the answer was ready, on the clock the harness started us by.
-        print(json.dumps({"label": label, "monotonic_s": time.clock_gettime(time.CLOCK_MONOTONIC)}), flush=True)
+        print(json.dumps({"label": label, "monotonic_s": time.clock_gettime(time.CLOCK_MONOTONIC),
+                          "vmhwm_kib": vmhwm_kib()}), flush=True)
         return
     units = {"train": train_units, "infer": infer_units, "latency": latency_units}[args.kind]
     times = units(ct, args, model)
     print(json.dumps({"times_s": times, "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-                      "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "")}), flush=True)
+                      "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", ""), "vmhwm_kib": vmhwm_kib()}),
+          flush=True)
 
 
 def add_parser(sub):

@@ -220,7 +220,6 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         return -1;
     }
     if (pr.interrupted) { r->interrupted = 1; return -1; }
-    if (pr.maxrss_kb > cl->rss_kb) cl->rss_kb = pr.maxrss_kb;
     char line[1 << 15];
     if (pr.timed_out || !pr.exited || pr.exit_code != 0) {
         char msg[300];
@@ -239,6 +238,11 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         return -1;
     }
     int ok = 1;
+    /* Peak memory as the worker reads it from /proc/self/status (VmHWM): the
+     * kernel's getrusage figure for a child also counts the pages it shared
+     * with the harness before exec, which made every worker look 100 MB. */
+    const cb_json *hwm = cb_json_get(&res, "vmhwm_kib");
+    if (hwm && hwm->type == CB_JSON_NUM && hwm->num > cl->rss_kb) cl->rss_kb = (long)hwm->num;
     if (cl->kind == CB_BENCH_STARTUP) {
         const cb_json *t = cb_json_get(&res, "monotonic_s");
         if (t && t->type == CB_JSON_NUM && t->num > pr.start_s) series_add(into, t->num - pr.start_s);
@@ -256,7 +260,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         /* What the worker reports about itself, for the page. */
         cb_buf info = {0};
         for (int i = 0; i < res.count; i++)
-            if (strcmp(res.keys[i], "times_s") && strcmp(res.keys[i], "conv_s") &&
+            if (strcmp(res.keys[i], "times_s") && strcmp(res.keys[i], "conv_s") && strcmp(res.keys[i], "vmhwm_kib") &&
                 (res.items[i].type == CB_JSON_STR || res.items[i].type == CB_JSON_NUM)) {
                 if (res.items[i].type == CB_JSON_STR) cb_buf_printf(&info, "%s%s %s", info.len ? ", " : "", res.keys[i], res.items[i].str);
                 else cb_buf_printf(&info, "%s%s %g", info.len ? ", " : "", res.keys[i], res.items[i].num);
@@ -320,9 +324,8 @@ static void utc_date(char *out, size_t cap)
     strftime(out, cap, "%Y-%m-%d %H:%M UTC", &tm);
 }
 
-cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, const char *self, int *failures)
+cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int *failures)
 {
-    (void)self;
     *failures = 0;
     cb_bench_results r = {.c = c};
     cb_status st = cb_mkdirs(c->work_dir);

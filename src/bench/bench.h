@@ -60,7 +60,7 @@ typedef struct cb_bench_results {
  * binding order), writing the results after every measurement so that an
  * interruption or a later failure loses nothing measured. *failures counts
  * the cells that could not be measured. */
-cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, const char *self, int *failures);
+cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int *failures);
 
 /* SGEMM throughput of this machine's BLAS at `threads` threads, GFLOP/s
  * (2048^3, the best of 3 after a warm-up). */

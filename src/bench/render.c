@@ -189,8 +189,8 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
             for (int i = 1; i < c->nbindings; i++) ratio_cell(b, find(r, m, k, 0), find(r, m, k, i));
             cb_buf_printf(b, "\n");
         }
-    cb_buf_printf(b, "\n## Peak resident memory\n\nThe largest peak resident set (getrusage) of the measurement's"
-                     " processes, MiB.\n\n| model | measurement |");
+    cb_buf_printf(b, "\n## Peak resident memory\n\nThe largest peak resident set (VmHWM, as each worker"
+                     " reads it from /proc/self/status when it answers) of the measurement's processes, MiB.\n\n| model | measurement |");
     binding_columns(b, c);
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {

@@ -107,7 +107,7 @@ int cmd_bench(int argc, char **argv)
     if (st != CB_OK) return cli_status(st);
     cb_proc_catch_interrupts();
     int failures = 0;
-    st = cb_bench_run(&c, &runners, self, &failures);
+    st = cb_bench_run(&c, &runners, &failures);
     cb_runners_free(&runners);
     if (st != CB_OK) return cli_status(st);
     if (cb_proc_interrupted()) {

@@ -34,6 +34,18 @@ static void make_batch(const cb_model *m, int64_t s0, int n, float *x, float *y)
         for (int s = 0; s < n; s++) y[s] = (float)((s0 + s) % (m->classes == 1 ? 2 : 10));
 }
 
+/* This process's peak resident memory (VmHWM), KiB; -1 if unknown. */
+static long vmhwm_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
 /* The predicted label of sample 0 (argmax; sigmoid >= 0.5 for one output). */
 static int label_of(const cb_model *m, const float *out)
 {
@@ -48,7 +60,7 @@ static void print_times(const double *t, int n, const char *extra)
 {
     printf("{\"times_s\": [");
     for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", t[i]);
-    printf("]%s}\n", extra);
+    printf("]%s, \"vmhwm_kib\": %ld}\n", extra, vmhwm_kib());
     fflush(stdout);
 }
 
@@ -120,7 +132,9 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
         make_batch(m, 0, 1, x, NULL);
         s = cb_exec_forward(ex, 1);
         /* When the answer was ready, on the clock the harness started us by. */
-        if (s == CB_OK) printf("{\"label\": %d, \"monotonic_s\": %.9f}\n", label_of(m, out), cb_now());
+        if (s == CB_OK)
+            printf("{\"label\": %d, \"monotonic_s\": %.9f, \"vmhwm_kib\": %ld}\n", label_of(m, out), cb_now(),
+                   vmhwm_kib());
         fflush(stdout);
     } else if (latency) {
         for (long i = -5; s == CB_OK && i < a->samples; i++) {

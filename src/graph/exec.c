@@ -38,6 +38,7 @@ struct cb_exec {
     float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
     cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */
+    int big;             /* over CONV_HEAVY_FLOPS per sample: a batch smaller than the threads is not sliced */
     double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
 };
 
@@ -128,6 +129,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
      * LeNet-5), each thread with its own workspace sized for one chunk.
      * Every other executor runs the whole batch with one workspace. */
     ex->slices = (!with_grads && kernels == CB_KERNELS_FAST && !conv_heavy(g)) ? cb_get_threads() : 0;
+    ex->big = cb_graph_forward_flops(g) > CONV_HEAVY_FLOPS;
     const int ws_batch = ex->slices ? (max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES) : max_batch;
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
     size_t vals = 0, grads = 0, auxs = 0;
@@ -368,10 +370,25 @@ cb_status cb_exec_forward(cb_exec *ex, int batch)
 {
     if (batch < 1 || batch > ex->max_batch)
         return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
-    if (ex->slices) {
+    /* A single sample of a large model (the recurrent ones: 0.6-1.3 GFLOP)
+     * runs through the threaded kernels: sliced, it would use one thread,
+     * whose cache cannot hold the whole recurrent weight matrix either
+     * (LSTM batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
+    if (ex->slices && !(ex->big && batch < cb_get_threads())) {
         /* Threads may have been lowered since the plan; never raised above it. */
         int threads = ex->slices < cb_get_threads() ? ex->slices : cb_get_threads();
         const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+        if (chunks == 1 || threads == 1) {
+            /* One chunk: run it here, its kernels single-threaded as in a
+             * slice. A parallel region would wait at its closing barrier for
+             * an idle thread to wake (on this VM a sleeping vCPU took 8 ms;
+             * LeNet-5's batch-1 prediction takes 40 us). */
+            const int was = omp_get_max_threads();
+            omp_set_num_threads(1);
+            cb_status st = forward_range(ex, 0, batch, ex->ws, 1);
+            omp_set_num_threads(was);
+            return st;
+        }
         cb_status failed = CB_OK;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int c = 0; c < chunks; c++) {

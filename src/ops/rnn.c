@@ -37,6 +37,23 @@ static void rnn_gemm(int fast, int ta, int tb, int m, int n, int k, const float 
         }
 }
 
+/* db_a[j] += sum_r ga[r, j] and db_b[j] += sum_r gb[r, j] (either may be
+ * NULL). The fast level gives each thread a block of columns, summed over
+ * the rows in order, so the result does not depend on the thread count. */
+static void bias_grads(int fast, int rows, int cols, const float *ga, const float *gb, float *db_a, float *db_b)
+{
+    const int blocks = (cols + 63) / 64;
+#pragma omp parallel for schedule(static) if (fast)
+    for (int blk = 0; blk < blocks; blk++) {
+        const int j0 = blk * 64, j1 = j0 + 64 < cols ? j0 + 64 : cols;
+        for (int r = 0; r < rows; r++)
+            for (int j = j0; j < j1; j++) {
+                if (db_a) db_a[j] += ga[(size_t)r * cols + j];
+                if (db_b) db_b[j] += gb[(size_t)r * cols + j];
+            }
+    }
+}
+
 static float sigm_ref(float v) { return (float)(1.0 / (1.0 + exp(-(double)v))); }
 /* Gate nonlinearities: vectorisable approximations in fast kernels, libm in
  * reference ones. `fast` is loop invariant, so the compiler splits the loops. */
@@ -63,12 +80,14 @@ void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
     const int T = s->t, D = s->d, H = s->h, G = 4 * H, S = 5 * H; /* saved row: 4H gates + H cell */
     /* Pre-activations of every step: saved[:, t, 0:4H] = x_t W_ih^T + b_ih + b_hh */
     rnn_gemm(fast, 0, 1, s->n * T, G, D, x, D, w_ih, D, 0.0f, saved, S);
+#pragma omp parallel for schedule(static) if (fast)
     for (int r = 0; r < s->n * T; r++)
         for (int j = 0; j < G; j++) saved[(size_t)r * S + j] += (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t = 0; t < T; t++) {
         if (t > 0) /* + h_{t-1} W_hh^T for all samples at once */
             rnn_gemm(fast, 0, 1, s->n, G, H, y + (size_t)(t - 1) * H, T * H, w_hh, H, 1.0f, saved + (size_t)t * S,
                      T * S);
+#pragma omp parallel for schedule(static) if (fast)
         for (int n = 0; n < s->n; n++) {
             float *a = saved + ((size_t)n * T + t) * S, *c = a + G;
             const float *cprev = t > 0 ? saved + ((size_t)n * T + t - 1) * S + G : NULL;
@@ -91,6 +110,7 @@ void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
     memset(dh_next, 0, (size_t)s->n * H * sizeof(float));
     memset(dc_next, 0, (size_t)s->n * H * sizeof(float));
     for (int t = T - 1; t >= 0; t--) {
+#pragma omp parallel for schedule(static) if (fast)
         for (int n = 0; n < s->n; n++) {
             const float *a = saved + ((size_t)n * T + t) * S, *c = a + G;
             const float *cprev = t > 0 ? saved + ((size_t)n * T + t - 1) * S + G : NULL;
@@ -116,11 +136,7 @@ void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
         for (int n = 0; n < s->n; n++) /* sum over t >= 1 of dgates_t^T h_{t-1} */
             rnn_gemm(fast, 1, 0, G, H, T - 1, dgates + ((size_t)n * T + 1) * G, G, y + (size_t)n * T * H, H, 1.0f,
                      dw_hh, H);
-    for (int r = 0; r < rows; r++)
-        for (int j = 0; j < G; j++) {
-            if (db_ih) db_ih[j] += dgates[(size_t)r * G + j];
-            if (db_hh) db_hh[j] += dgates[(size_t)r * G + j];
-        }
+    bias_grads(fast, rows, G, dgates, dgates, db_ih, db_hh);
     if (dx) rnn_gemm(fast, 0, 0, rows, D, G, dgates, G, w_ih, D, 1.0f, dx, D);
 }
 
@@ -166,6 +182,7 @@ static void gru_recurrent(const cb_rnn_shape *s, int reset_before, int t, const 
     const int T = s->t, H = s->h, rows = reset_before ? 2 * H : 3 * H;
     if (t > 0) rnn_gemm(fast, 0, 1, s->n, rows, H, y + (size_t)(t - 1) * H, T * H, w_hh, H, 0.0f, hp, 3 * H);
     else memset(hp, 0, (size_t)s->n * 3 * H * sizeof *hp);
+#pragma omp parallel for schedule(static) if (fast)
     for (int n = 0; n < s->n; n++)
         for (int j = 0; j < rows; j++) hp[(size_t)n * 3 * H + j] += b_hh ? b_hh[j] : 0.0f;
 }
@@ -208,11 +225,13 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
     memset(zero, 0, (size_t)H * sizeof *zero);
     rnn_gemm(fast, 0, 1, s->n * T, 3 * H, D, x, D, w_ih, D, 0.0f, xp, 3 * H);
     if (b_ih)
-        for (size_t r = 0; r < (size_t)s->n * T; r++)
-            for (int j = 0; j < 3 * H; j++) xp[r * 3 * H + j] += b_ih[j];
+#pragma omp parallel for schedule(static) if (fast)
+        for (long r = 0; r < (long)s->n * T; r++)
+            for (int j = 0; j < 3 * H; j++) xp[(size_t)r * 3 * H + j] += b_ih[j];
     const float rmul = reset_before ? 0.0f : 1.0f;
     for (int t = 0; t < T; t++) {
         gru_recurrent(s, reset_before, t, y, w_hh, b_hh, hp, fast);
+#pragma omp parallel for schedule(static) if (fast)
         for (int n = 0; n < s->n; n++) {
             const float *restrict xr = xp + ((size_t)n * T + t) * 3 * H, *restrict hr = hp + (size_t)n * 3 * H;
             const float *restrict hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
@@ -223,9 +242,11 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
         }
         if (reset_before) { /* hp[:, n rows] = (r * h_{t-1}) W_hn^T + b_hn */
             rnn_gemm(fast, 0, 1, s->n, H, H, rh, H, w_hh + (size_t)2 * H * H, H, 0.0f, hp + 2 * H, 3 * H);
+#pragma omp parallel for schedule(static) if (fast)
             for (int n = 0; n < s->n; n++)
                 for (int j = 0; j < H; j++) hp[(size_t)n * 3 * H + 2 * H + j] += b_hh ? b_hh[2 * H + j] : 0.0f;
         }
+#pragma omp parallel for schedule(static) if (fast)
         for (int n = 0; n < s->n; n++) {
             const float *restrict xr = xp + ((size_t)n * T + t) * 3 * H, *restrict hr = hp + (size_t)n * 3 * H;
             const float *restrict hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
@@ -248,6 +269,7 @@ void cb_gru_bwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
     float *drh = dh_next + (size_t)s->n * H;           /* [n, H]: reset before, d(r * h_{t-1}) */
     memset(dh_next, 0, (size_t)s->n * H * sizeof(float));
     for (int t = T - 1; t >= 0; t--) {
+#pragma omp parallel for schedule(static) if (fast)
         for (int n = 0; n < s->n; n++) {
             const float *sv = saved + ((size_t)n * T + t) * S;
             const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
@@ -274,6 +296,7 @@ void cb_gru_bwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
         if (reset_before) { /* d(r * h) = dan W_hn; then dr and the share of h_{t-1} */
             rnn_gemm(fast, 0, 0, s->n, H, H, dgh + (size_t)t * G + 2 * H, T * G, w_hh + (size_t)2 * H * H, H, 0.0f,
                      drh, H);
+#pragma omp parallel for schedule(static) if (fast)
             for (int n = 0; n < s->n; n++) {
                 const float *sv = saved + ((size_t)n * T + t) * S;
                 const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : NULL;
@@ -303,11 +326,7 @@ void cb_gru_bwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
                          dw_hh + (size_t)2 * H * H, H);
             }
         }
-    for (int r = 0; r < rows; r++)
-        for (int j = 0; j < G; j++) {
-            if (db_ih) db_ih[j] += dgx[(size_t)r * G + j];
-            if (db_hh) db_hh[j] += dgh[(size_t)r * G + j];
-        }
+    bias_grads(fast, rows, G, dgx, dgh, db_ih, db_hh);
     if (dx) rnn_gemm(fast, 0, 0, rows, D, G, dgx, G, w_ih, D, 1.0f, dx, D);
 }
 

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,10 +85,8 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
         return cb_fail(CB_ERR_IO, "cannot run %s: %s", argv[0], strerror(exec_errno));
     }
     res->start_s = t0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
     for (;;) {
-        pid_t w = wait4(pid, &status, WNOHANG, &ru);
+        pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
         int stop = 0;
@@ -98,7 +95,7 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
         if (stop) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
-            while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             break;
         }
         struct timespec nap = {0, 20 * 1000 * 1000};
@@ -106,7 +103,6 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
     }
     kill(-pid, SIGKILL); /* anything the runner left running in its group */
     res->wall_s = cb_now() - t0;
-    res->maxrss_kb = ru.ru_maxrss;
     if (WIFEXITED(status)) { res->exited = 1; res->exit_code = WEXITSTATUS(status); }
     else if (WIFSIGNALED(status)) res->signal = WTERMSIG(status);
     return CB_OK;

@@ -12,7 +12,6 @@ typedef struct cb_proc_result {
     int interrupted; /* the study was interrupted (SIGINT/SIGTERM) meanwhile */
     double wall_s;
     double start_s;  /* monotonic clock (CLOCK_MONOTONIC) just before the child was started */
-    long maxrss_kb;  /* the child's peak resident memory (getrusage), KiB */
 } cb_proc_result;
 
 /* Runs argv (argv[0] searched on PATH) with stdout and stderr written to
