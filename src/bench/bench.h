@@ -63,7 +63,7 @@ typedef struct cb_bench_results {
 cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int *failures);
 
 /* SGEMM throughput of this machine's BLAS at `threads` threads, GFLOP/s
- * (2048^3, the best of 3 after a warm-up). */
+ * (2048^3, the best of 5 after 2 warm-ups). */
 double cb_bench_sgemm_gflops(int threads);
 
 /* Writes bench.json, bench.md and bench.html into c->out_dir (and the page

@@ -153,7 +153,7 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
                   r->date, c->quick ? " with `--quick` (small sample counts: a check of the instrument, not a measurement)" : "",
                   c->rounds, r->rounds_done, c->threads);
     cb_buf_printf(b, "- Machine: %s\n", r->machine);
-    cb_buf_printf(b, "- SGEMM (this machine's BLAS, 2048^3, best of 3): %.1f GFLOP/s at 1 thread, %.1f at %d before the"
+    cb_buf_printf(b, "- SGEMM (this machine's BLAS, 2048^3, best of 5): %.1f GFLOP/s at 1 thread, %.1f at %d before the"
                      " runs", r->sgemm[0][0], r->sgemm[0][1], c->threads);
     if (r->sgemm[1][0] > 0) cb_buf_printf(b, "; %.1f and %.1f after them", r->sgemm[1][0], r->sgemm[1][1]);
     cb_buf_printf(b, "\n");
@@ -209,12 +209,16 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
             }
             cb_buf_printf(b, "\n");
         }
+    /* The ceiling: the better of the two measurements (one can catch the
+     * machine in a slow moment: 155 before, 308 GFLOP/s after, once). */
+    const double ceiling = r->sgemm[1][1] > r->sgemm[0][1] ? r->sgemm[1][1] : r->sgemm[0][1];
     cb_buf_printf(b, "\n## Share of this machine's SGEMM throughput\n\nProducts' FLOPs (2 per multiply-add of the"
                      " convolutions, fully connected and recurrent layers; a training step counted as 3 forward"
-                     " passes) over the median time, against SGEMM at %d threads (%.1f GFLOP/s). The last column is"
-                     " the time %s spends inside its convolutions (forward and backward, its per-node timing).\n\n"
+                     " passes) over the median time, against the better SGEMM measurement at %d threads (%.1f"
+                     " GFLOP/s). The last column is the time %s spends inside its convolutions (forward and"
+                     " backward, its per-node timing).\n\n"
                      "| model | binding | training GFLOP/s | of SGEMM | inference GFLOP/s | of SGEMM | convolutions in training |\n"
-                     "|---|---|---|---|---|---|---|\n", c->threads, r->sgemm[0][1], c->bindings[0]);
+                     "|---|---|---|---|---|---|---|\n", c->threads, ceiling, c->bindings[0]);
     for (int m = 0; m < c->nmodels; m++) {
         if (r->flops[m] <= 0) continue;
         for (int i = 0; i < c->nbindings; i++) {
@@ -223,15 +227,15 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
             cb_buf_printf(b, "| %s | %s |", c->models[m], c->bindings[i]);
             if (tr && tr->times.n) {
                 double g = 3 * r->flops[m] * tr->sz.samples / cb_series_quantile(&tr->times, 0.5) / 1e9;
-                cb_buf_printf(b, " %.1f | %.0f%% |", g, 100 * g / r->sgemm[0][1]);
+                cb_buf_printf(b, " %.1f | %.0f%% |", g, 100 * g / ceiling);
             } else cb_buf_printf(b, " – | – |");
             if (in && in->times.n) {
                 double g = r->flops[m] * in->sz.samples / cb_series_quantile(&in->times, 0.5) / 1e9;
-                cb_buf_printf(b, " %.1f | %.0f%% |", g, 100 * g / r->sgemm[0][1]);
+                cb_buf_printf(b, " %.1f | %.0f%% |", g, 100 * g / ceiling);
             } else cb_buf_printf(b, " – | – |");
             if (tr && tr->conv.n && r->conv_flops[m] > 0) {
                 double g = 3 * r->conv_flops[m] * tr->sz.samples / cb_series_quantile(&tr->conv, 0.5) / 1e9;
-                cb_buf_printf(b, " %.1f GFLOP/s, %.0f%% of SGEMM (%.0f%% of the step) |", g, 100 * g / r->sgemm[0][1],
+                cb_buf_printf(b, " %.1f GFLOP/s, %.0f%% of SGEMM (%.0f%% of the step) |", g, 100 * g / ceiling,
                               100 * cb_series_quantile(&tr->conv, 0.5) / cb_series_quantile(&tr->times, 0.5));
             } else cb_buf_printf(b, " – |");
             cb_buf_printf(b, "\n");
