@@ -283,7 +283,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
 
 /* ---- the loop ---- */
 
-static cb_bench_cell *cell_at(cb_bench_results *r, int model, int kind, int binding)
+cb_bench_cell *cb_bench_find(const cb_bench_results *r, int model, int kind, int binding)
 {
     for (int i = 0; i < r->ncells; i++)
         if (r->cells[i].model == model && r->cells[i].kind == kind && r->cells[i].binding == binding) return &r->cells[i];
@@ -309,8 +309,8 @@ static void measure(cb_bench_results *r, cb_bench_cell *cl, int round)
     if (r->interrupted || cl->chosen < 0) return;
     for (int i = 0; i < cl->probe[cl->chosen].n; i++) series_add(&cl->times, cl->probe[cl->chosen].v[i]);
     snprintf(cl->info, sizeof cl->info, "%s", cl->probe_info[cl->chosen]);
-    cb_bench_cell *lat = cell_at(r, cl->model, CB_BENCH_LATENCY, cl->binding);
-    cb_bench_cell *up = cell_at(r, cl->model, CB_BENCH_STARTUP, cl->binding);
+    cb_bench_cell *lat = cb_bench_find(r, cl->model, CB_BENCH_LATENCY, cl->binding);
+    cb_bench_cell *up = cb_bench_find(r, cl->model, CB_BENCH_STARTUP, cl->binding);
     if (cl->kind == CB_BENCH_INFER) {
         if (lat) lat->chosen = cl->chosen;
         if (up) up->chosen = cl->chosen;
@@ -363,7 +363,7 @@ cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int 
             for (int k = 0; k < CB_BENCH_KINDS && !r.interrupted; k++)
                 for (int i = 0; i < c->nbindings && !r.interrupted; i++) {
                     int b = round % 2 ? i : c->nbindings - 1 - i; /* alternate the order */
-                    cb_bench_cell *cl = cell_at(&r, m, k, b);
+                    cb_bench_cell *cl = cb_bench_find(&r, m, k, b);
                     if (!cl || cl->failed) continue;
                     if (!c->quiet)
                         fprintf(stderr, "[round %d/%d, %.0f s] %s %s %s\n", round, c->rounds, cb_now() - t0,

@@ -56,6 +56,9 @@ typedef struct cb_bench_results {
     int interrupted;
 } cb_bench_results;
 
+/* The cell of binding x model x kind (indexes into the configuration), NULL if not planned. */
+cb_bench_cell *cb_bench_find(const cb_bench_results *r, int model, int kind, int binding);
+
 /* Runs the benchmarks (rounds x models x kinds x bindings, alternating the
  * binding order), writing the results after every measurement so that an
  * interruption or a later failure loses nothing measured. *failures counts

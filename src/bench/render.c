@@ -12,13 +12,6 @@
 
 static const char *cell_status(const cb_bench_cell *cl) { return cl->failed ? "failed" : cl->times.n ? "ok" : "pending"; }
 
-static const cb_bench_cell *find(const cb_bench_results *r, int m, int k, int b)
-{
-    for (int i = 0; i < r->ncells; i++)
-        if (r->cells[i].model == m && r->cells[i].kind == k && r->cells[i].binding == b) return &r->cells[i];
-    return NULL;
-}
-
 static const char *setting_of(const cb_bench_results *r, const cb_bench_cell *cl)
 {
     return cl->chosen >= 0 ? r->runners[cl->binding]->bench_env[cl->chosen] : "";
@@ -168,13 +161,13 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {
             const cb_bench_cell *any = NULL;
-            for (int i = 0; i < c->nbindings && !any; i++) any = find(r, m, k, i);
+            for (int i = 0; i < c->nbindings && !any; i++) any = cb_bench_find(r, m, k, i);
             if (!any) continue;
             cb_buf_printf(b, "| %s | ", c->models[m]);
             unit_title(b, r, any);
             cb_buf_printf(b, " |");
             for (int i = 0; i < c->nbindings; i++) {
-                const cb_bench_cell *cl = find(r, m, k, i);
+                const cb_bench_cell *cl = cb_bench_find(r, m, k, i);
                 if (!cl) cb_buf_printf(b, " not measured by this binding |");
                 else if (cl->failed) cb_buf_printf(b, " failed |");
                 else if (!cl->times.n) cb_buf_printf(b, " pending |");
@@ -186,7 +179,7 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
                     cb_buf_printf(b, " |");
                 }
             }
-            for (int i = 1; i < c->nbindings; i++) ratio_cell(b, find(r, m, k, 0), find(r, m, k, i));
+            for (int i = 1; i < c->nbindings; i++) ratio_cell(b, cb_bench_find(r, m, k, 0), cb_bench_find(r, m, k, i));
             cb_buf_printf(b, "\n");
         }
     cb_buf_printf(b, "\n## Peak resident memory\n\nThe largest peak resident set (VmHWM, as each worker"
@@ -195,15 +188,15 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {
             if (k == CB_BENCH_LATENCY) continue;
-            const cb_bench_cell *mine = find(r, m, k, 0);
+            const cb_bench_cell *mine = cb_bench_find(r, m, k, 0);
             cb_buf_printf(b, "| %s | %s |", c->models[m], cb_bench_kind_names[k]);
             for (int i = 0; i < c->nbindings; i++) {
-                const cb_bench_cell *cl = find(r, m, k, i);
+                const cb_bench_cell *cl = cb_bench_find(r, m, k, i);
                 if (cl && cl->rss_kb) cb_buf_printf(b, " %.1f |", cl->rss_kb / 1024.0);
                 else cb_buf_printf(b, " – |");
             }
             for (int i = 1; i < c->nbindings; i++) {
-                const cb_bench_cell *cl = find(r, m, k, i);
+                const cb_bench_cell *cl = cb_bench_find(r, m, k, i);
                 if (mine && cl && mine->rss_kb && cl->rss_kb) cb_buf_printf(b, " **%.2fx** |", (double)mine->rss_kb / cl->rss_kb);
                 else cb_buf_printf(b, " – |");
             }
@@ -222,7 +215,7 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
     for (int m = 0; m < c->nmodels; m++) {
         if (r->flops[m] <= 0) continue;
         for (int i = 0; i < c->nbindings; i++) {
-            const cb_bench_cell *tr = find(r, m, CB_BENCH_TRAIN, i), *in = find(r, m, CB_BENCH_INFER, i);
+            const cb_bench_cell *tr = cb_bench_find(r, m, CB_BENCH_TRAIN, i), *in = cb_bench_find(r, m, CB_BENCH_INFER, i);
             if ((!tr || !tr->times.n) && (!in || !in->times.n)) continue;
             cb_buf_printf(b, "| %s | %s |", c->models[m], c->bindings[i]);
             if (tr && tr->times.n) {
@@ -288,7 +281,7 @@ static void write_html(const cb_bench_results *r, cb_buf *b)
             svg_box boxes[8];
             int n = 0;
             for (int i = 0; i < c->nbindings; i++) {
-                const cb_bench_cell *cl = find(r, m, k, i);
+                const cb_bench_cell *cl = cb_bench_find(r, m, k, i);
                 if (cl && cl->times.n) boxes[n++] = (svg_box){c->bindings[i], cl->times.v, cl->times.n};
             }
             if (!n) continue;
