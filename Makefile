@@ -20,6 +20,14 @@ CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Iinclude -I$(GEN
           -fno-trapping-math -fno-math-errno $(OPT) $(EXTRA_CFLAGS)
 # Any CBLAS works; OpenBLAS is the default (Debian: libopenblas-dev).
 BLAS_LIBS ?= -lopenblas
+# oneDNN (Debian: libdnnl-dev) as the convolution backend of large layers,
+# where it is installed; DNNL=0 builds without it (CROSSBIND_CONV=blas
+# turns it off at run time).
+DNNL ?= $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),1,0)
+ifeq ($(DNNL),1)
+CFLAGS += -DCB_HAVE_DNNL
+BLAS_LIBS += -ldnnl
+endif
 LDLIBS := $(BLAS_LIBS) -lprotobuf-c -lsqlite3 -lz -lm
 LDFLAGS := -fopenmp $(OPT)
 

@@ -40,6 +40,9 @@ struct cb_exec {
     size_t ws_slice;     /* workspace floats per slice */
     int big;             /* over CONV_HEAVY_FLOPS per sample: a batch smaller than the threads is not sliced */
     double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
+    cb_dnnl_ctx *dnnl;    /* oneDNN's shared buffers; NULL: no convolution goes through oneDNN */
+    cb_dnnl_conv **dplan; /* per convolution node: its oneDNN plan for the last batch size, or NULL */
+    unsigned char *dwant; /* per node: this convolution runs through oneDNN */
 };
 
 void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
@@ -93,6 +96,45 @@ static int conv_heavy(const cb_graph *g)
     return f > CONV_HEAVY_FLOPS;
 }
 
+/* Which convolutions oneDNN runs (cb_dnnl_conv_wanted: large layers, where
+ * the build has it); their plans are made at the first call of each batch
+ * size. */
+static cb_status plan_dnnl(cb_exec *ex, int max_batch)
+{
+    const cb_graph *g = ex->g;
+    int any = 0;
+    for (int i = 0; i < g->count; i++) {
+        if (g->nodes[i].op != CB_OP_CONV2D) continue;
+        cb_conv_shape s = conv_shape(g, &g->nodes[i], max_batch);
+        any |= ex->dwant[i] = (unsigned char)cb_dnnl_conv_wanted(&s);
+    }
+    if (!any) return CB_OK;
+    ex->dplan = calloc((size_t)g->count, sizeof *ex->dplan);
+    if (!ex->dplan) return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
+    return cb_dnnl_ctx_create(&ex->dnnl);
+}
+
+/* Node i's oneDNN plan for this batch size (made or remade here), or NULL
+ * where the node is not oneDNN's or the call runs inside a parallel region
+ * (a slice of sliced inference: the shared buffers are one per executor). */
+static cb_status dnnl_plan_for(cb_exec *ex, int i, const cb_conv_shape *s, cb_act act, cb_dnnl_conv **out)
+{
+    *out = NULL;
+    if (!ex->dnnl || !ex->dwant[i] || omp_in_parallel()) return CB_OK;
+    cb_dnnl_conv **p = &ex->dplan[i];
+    if (*p && cb_dnnl_conv_batch(*p) != s->n) {
+        cb_dnnl_conv_free(*p);
+        *p = NULL;
+    }
+    if (!*p) {
+        const cb_node *n = &ex->g->nodes[i];
+        cb_status st = cb_dnnl_conv_create(ex->dnnl, s, n->n_in > 2, act, ex->with_grads, p);
+        if (st != CB_OK) return st;
+    }
+    *out = *p;
+    return CB_OK;
+}
+
 static size_t node_floats(const cb_node *n, int batch)
 {
     return (size_t)cb_node_numel(n) * (n->batched ? (size_t)batch : 1);
@@ -117,8 +159,9 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->needs_grad = calloc((size_t)g->count, 1);
     ex->fused = calloc((size_t)g->count, 1);
     ex->aux = calloc((size_t)g->count, sizeof *ex->aux);
+    ex->dwant = calloc((size_t)g->count, 1);
     cb_rng_seed(&ex->rng, 0);
-    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->aux) {
+    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->aux || !ex->dwant) {
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
@@ -182,6 +225,16 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             if (w > ex->ws_slice) ex->ws_slice = w;
         }
     }
+    if (kernels == CB_KERNELS_FAST) {
+        cb_status st = plan_dnnl(ex, max_batch);
+        if (st != CB_OK) {
+            free(voff);
+            free(goff);
+            free(aoff);
+            cb_exec_free(ex);
+            return st;
+        }
+    }
     ex->ws_floats = ex->ws_slice * (size_t)(ex->slices ? ex->slices : 1);
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->arena = cb_big_alloc(ex->arena_floats * sizeof(float));
@@ -226,6 +279,11 @@ void cb_exec_free(cb_exec *ex)
     free(ex->needs_grad);
     free(ex->fused);
     free(ex->aux);
+    if (ex->dplan)
+        for (int i = 0; i < ex->g->count; i++) cb_dnnl_conv_free(ex->dplan[i]);
+    free(ex->dplan);
+    free(ex->dwant);
+    cb_dnnl_ctx_free(ex->dnnl);
     free(ex);
 }
 
@@ -293,7 +351,14 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
         case CB_OP_CONV2D: {
             cb_conv_shape s = conv_shape(g, n, batch);
             const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-            if (fast && i + 1 < g->count && ex->fused[i + 1])
+            const int fuse = fast && i + 1 < g->count && ex->fused[i + 1];
+            cb_dnnl_conv *dp;
+            cb_status st = dnnl_plan_for(ex, i, &s, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE, &dp);
+            if (st == CB_OK && dp)
+                st = cb_dnnl_conv_fwd(dp, x, ex->val[n->in[1]], b, fuse ? slice_of(ex, i + 1, b0) : y);
+            if (st != CB_OK) return st;
+            if (dp) break;
+            if (fuse)
                 cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), slice_of(ex, i + 1, b0), ws);
             else if (fast) cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, CB_ACT_NONE, y, ws);
             else cb_conv2d_fwd_ref(&s, x, ex->val[n->in[1]], b, y);
@@ -443,6 +508,11 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             cb_conv_shape s = conv_shape(g, n, batch);
             const float *w = ex->val[n->in[1]];
             float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
+            cb_dnnl_conv *dp = NULL;
+            cb_status st = fast ? dnnl_plan_for(ex, i, &s, CB_ACT_NONE, &dp) : CB_OK;
+            if (st == CB_OK && dp) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db);
+            if (st != CB_OK) return st;
+            if (dp) break;
             if (fast) cb_conv2d_bwd_fast(&s, x, w, dy, dx, dw, db, ex->ws);
             else cb_conv2d_bwd_ref(&s, x, w, dy, dx, dw, db);
             break;

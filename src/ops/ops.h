@@ -81,6 +81,25 @@ void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws);
 
+/* Convolution through oneDNN (conv_dnnl.c), where the build has it and
+ * CROSSBIND_CONV is not "blas". A plan holds one node's primitives for one
+ * batch size; its blocked-layout buffers live in a context that every plan
+ * of an executor shares (one convolution runs at a time, never inside a
+ * parallel region). Backward adds to dx (may be NULL), dw and db. */
+typedef struct cb_dnnl_ctx cb_dnnl_ctx;
+typedef struct cb_dnnl_conv cb_dnnl_conv;
+int cb_dnnl_conv_wanted(const cb_conv_shape *s); /* built in, enabled, and the layer large enough */
+const char *cb_dnnl_version(void);               /* NULL when not built in */
+cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
+void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
+cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act, int training,
+                              cb_dnnl_conv **out);
+int cb_dnnl_conv_batch(const cb_dnnl_conv *p);
+cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, const float *b, float *y);
+cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
+                           float *db);
+void cb_dnnl_conv_free(cb_dnnl_conv *p);
+
 /* Pooling (uses kh, kw, sh, sw, ph, pw, oh, ow; oc is ignored). Max pooling
  * propagates NaN and, on ties, routes the gradient to the first maximum in
  * scan order, as PyTorch does. Average pooling counts padding (PyTorch's

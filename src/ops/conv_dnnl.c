@@ -1,0 +1,458 @@
+/* Convolutions through oneDNN, the optional CPU kernel backend.
+ *
+ * Why: im2col + SGEMM moves every input value kh*kw times through memory;
+ * for VGG-16's 64- to 512-channel 3x3 layers that caps the convolutions at
+ * about 40% of this machine's SGEMM rate. oneDNN's JIT kernels work on
+ * channel-blocked layouts (nChw16c and friends) without the lowering.
+ *
+ * The engine keeps its plain NCHW / OIHW tensors; each call reorders into
+ * the layouts the primitive asked for, runs it and reorders back. The
+ * blocked buffers belong to a context that the executor owns and that all
+ * of its plans share (one convolution runs at a time). Gradients are added
+ * to dx, dw and db, as the other backends do: the reorders back carry a
+ * "sum" post-op.
+ *
+ * Built in where Debian's libdnnl-dev is installed (the Makefile defines
+ * CB_HAVE_DNNL); CROSSBIND_CONV=blas turns it off at run time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ops.h"
+
+#ifdef CB_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+
+/* Layers smaller than this (per sample, forward) stay on the tuned direct
+ * and im2col paths: LeNet's 6- and 16-channel layers gain nothing from
+ * channel blocking and would pay the reorders. */
+#define DNNL_MIN_FLOPS 2e6
+#define DNNL_MIN_CHANNELS 16
+
+enum { BUF_SRC, BUF_WEI, BUF_DST, BUF_DST2, BUF_DWEI, BUF_COUNT };
+
+struct cb_dnnl_ctx {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    void *buf[BUF_COUNT];
+    size_t cap[BUF_COUNT];
+};
+
+/* A memory object whose data pointer is set at each call. */
+typedef struct {
+    dnnl_memory_desc_t md;
+    dnnl_memory_t mem;
+} cb_dnnl_mem;
+
+/* A reorder between a plain tensor and a primitive's layout; prim is NULL
+ * where the two layouts are the same and the plain buffer is used as is. */
+typedef struct {
+    dnnl_primitive_t prim;
+    cb_dnnl_mem from, to;
+} cb_dnnl_reorder;
+
+struct cb_dnnl_conv {
+    cb_dnnl_ctx *ctx;
+    cb_conv_shape s;
+    int has_bias, training;
+    dnnl_memory_desc_t x_md, w_md, y_md, b_md;
+    dnnl_primitive_desc_t fwd_pd;
+    dnnl_primitive_t fwd;
+    cb_dnnl_reorder fx, fw, fy;              /* x in, w in, y out */
+    cb_dnnl_mem fb;
+    /* backward, made at the first backward call */
+    int bwd_ready;
+    dnnl_primitive_t bwd_data, bwd_wei;
+    cb_dnnl_reorder bd_dy, bd_w, bd_dx;      /* dy in, w in, dx out (+=) */
+    cb_dnnl_reorder bw_x, bw_dy, bw_dw;      /* x in, dy in, dw out (+=) */
+    cb_dnnl_mem bw_db;
+    float *db_tmp;
+};
+
+static cb_status dnnl_check(dnnl_status_t st, const char *what)
+{
+    if (st == dnnl_success) return CB_OK;
+    if (st == dnnl_out_of_memory) return cb_fail(CB_ERR_NOMEM, "oneDNN: out of memory in %s", what);
+    return cb_fail(CB_ERR_UNSUPPORTED, "oneDNN: %s failed (status %d)", what, (int)st);
+}
+#define TRY(call, what) do { cb_status st_ = dnnl_check((call), (what)); if (st_ != CB_OK) return st_; } while (0)
+
+static int conv_enabled(void)
+{
+    const char *v = getenv("CROSSBIND_CONV");
+    return !(v && strcmp(v, "blas") == 0);
+}
+
+int cb_dnnl_conv_wanted(const cb_conv_shape *s)
+{
+    if (!conv_enabled()) return 0;
+    double flops = 2.0 * s->oc * s->oh * s->ow * (double)s->c * s->kh * s->kw;
+    return flops >= DNNL_MIN_FLOPS && s->oc >= DNNL_MIN_CHANNELS && (s->c >= DNNL_MIN_CHANNELS || s->c <= 4);
+}
+
+const char *cb_dnnl_version(void)
+{
+    static char text[48];
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(text, sizeof text, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+    return text;
+}
+
+cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)
+{
+    *out = NULL;
+    cb_dnnl_ctx *c = calloc(1, sizeof *c);
+    if (!c) return cb_fail(CB_ERR_NOMEM, "out of memory creating the oneDNN context");
+    cb_status st = dnnl_check(dnnl_engine_create(&c->engine, dnnl_cpu, 0), "engine creation");
+    if (st == CB_OK) st = dnnl_check(dnnl_stream_create(&c->stream, c->engine, dnnl_stream_default_flags),
+                                     "stream creation");
+    if (st != CB_OK) {
+        cb_dnnl_ctx_free(c);
+        return st;
+    }
+    *out = c;
+    return CB_OK;
+}
+
+void cb_dnnl_ctx_free(cb_dnnl_ctx *c)
+{
+    if (!c) return;
+    for (int i = 0; i < BUF_COUNT; i++) free(c->buf[i]);
+    if (c->stream) dnnl_stream_destroy(c->stream);
+    if (c->engine) dnnl_engine_destroy(c->engine);
+    free(c);
+}
+
+/* A shared buffer of at least `bytes`, grown (never shrunk) on demand. */
+static void *ctx_buf(cb_dnnl_ctx *c, int slot, size_t bytes)
+{
+    if (c->cap[slot] < bytes) {
+        free(c->buf[slot]);
+        bytes = (bytes + 63) & ~(size_t)63;
+        c->buf[slot] = aligned_alloc(64, bytes);
+        c->cap[slot] = c->buf[slot] ? bytes : 0;
+    }
+    return c->buf[slot];
+}
+
+static dnnl_status_t mem_init(cb_dnnl_mem *m, const dnnl_memory_desc_t *md, dnnl_engine_t e)
+{
+    m->md = *md;
+    return dnnl_memory_create(&m->mem, md, e, DNNL_MEMORY_NONE);
+}
+
+static void mem_free(cb_dnnl_mem *m)
+{
+    if (m->mem) dnnl_memory_destroy(m->mem);
+    m->mem = NULL;
+}
+
+/* A reorder from `from` to `to`; accumulate: add into the destination. */
+static cb_status reorder_init(cb_dnnl_reorder *r, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                              int accumulate, dnnl_engine_t e)
+{
+    memset(r, 0, sizeof *r);
+    TRY(mem_init(&r->from, from, e), "memory creation");
+    TRY(mem_init(&r->to, to, e), "memory creation");
+    if (!accumulate && dnnl_memory_desc_equal(from, to)) return CB_OK;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    if (accumulate) {
+        TRY(dnnl_primitive_attr_create(&attr), "attribute creation");
+        TRY(dnnl_post_ops_create(&po), "post-op creation");
+        TRY(dnnl_post_ops_append_sum(po, 1.0f), "sum post-op");
+        TRY(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops");
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, e, to, e, attr);
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    TRY(st, "reorder");
+    st = dnnl_primitive_create(&r->prim, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return dnnl_check(st, "reorder creation");
+}
+
+static void reorder_free(cb_dnnl_reorder *r)
+{
+    if (r->prim) dnnl_primitive_destroy(r->prim);
+    mem_free(&r->from);
+    mem_free(&r->to);
+    r->prim = NULL;
+}
+
+/* Runs r from `src`; returns where the converted data is: `dst` (or src
+ * itself where no reorder is needed). */
+static cb_status reorder_run(cb_dnnl_ctx *c, cb_dnnl_reorder *r, const void *src, void *dst, const void **where)
+{
+    if (!r->prim) {
+        *where = src;
+        return CB_OK;
+    }
+    dnnl_memory_set_data_handle(r->from.mem, (void *)src);
+    dnnl_memory_set_data_handle(r->to.mem, dst);
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, r->from.mem}, {DNNL_ARG_TO, r->to.mem}};
+    TRY(dnnl_primitive_execute(r->prim, c->stream, 2, args), "reorder");
+    if (where) *where = dst;
+    return CB_OK;
+}
+
+static void plain_mds(cb_dnnl_conv *p)
+{
+    const cb_conv_shape *s = &p->s;
+    dnnl_dims_t x = {s->n, s->c, s->h, s->w}, w = {s->oc, s->c, s->kh, s->kw}, y = {s->n, s->oc, s->oh, s->ow},
+                b = {s->oc};
+    dnnl_memory_desc_init_by_tag(&p->x_md, 4, x, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&p->w_md, 4, w, dnnl_f32, dnnl_oihw);
+    dnnl_memory_desc_init_by_tag(&p->y_md, 4, y, dnnl_f32, dnnl_nchw);
+    dnnl_memory_desc_init_by_tag(&p->b_md, 1, b, dnnl_f32, dnnl_x);
+}
+
+/* The padding on the far side that makes oh/ow come out (PyTorch floors). */
+static void conv_geometry(const cb_conv_shape *s, dnnl_dims_t stride, dnnl_dims_t pad_l, dnnl_dims_t pad_r)
+{
+    stride[0] = s->sh;
+    stride[1] = s->sw;
+    pad_l[0] = s->ph;
+    pad_l[1] = s->pw;
+    pad_r[0] = (int64_t)(s->oh - 1) * s->sh + s->kh - s->h - s->ph;
+    pad_r[1] = (int64_t)(s->ow - 1) * s->sw + s->kw - s->w - s->pw;
+}
+
+static dnnl_alg_kind_t eltwise_of(cb_act act)
+{
+    return act == CB_ACT_RELU ? dnnl_eltwise_relu : act == CB_ACT_TANH ? dnnl_eltwise_tanh : dnnl_eltwise_logistic;
+}
+
+static cb_status plan_forward(cb_dnnl_conv *p, cb_act act)
+{
+    const cb_conv_shape *s = &p->s;
+    dnnl_engine_t e = p->ctx->engine;
+    dnnl_dims_t stride, pad_l, pad_r;
+    conv_geometry(s, stride, pad_l, pad_r);
+    dnnl_memory_desc_t xa, wa, ya;
+    dnnl_memory_desc_init_by_tag(&xa, 4, p->x_md.dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wa, 4, p->w_md.dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&ya, 4, p->y_md.dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_convolution_desc_t cd;
+    TRY(dnnl_convolution_forward_desc_init(&cd, p->training ? dnnl_forward_training : dnnl_forward_inference,
+                                           dnnl_convolution_direct, &xa, &wa, p->has_bias ? &p->b_md : NULL, &ya,
+                                           stride, pad_l, pad_r),
+        "convolution descriptor");
+    dnnl_primitive_attr_t attr = NULL;
+    if (act != CB_ACT_NONE) {
+        dnnl_post_ops_t po;
+        TRY(dnnl_primitive_attr_create(&attr), "attribute creation");
+        TRY(dnnl_post_ops_create(&po), "post-op creation");
+        TRY(dnnl_post_ops_append_eltwise(po, 1.0f, eltwise_of(act), 0.0f, 0.0f), "activation post-op");
+        TRY(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops");
+        dnnl_post_ops_destroy(po);
+    }
+    dnnl_status_t st = dnnl_primitive_desc_create(&p->fwd_pd, &cd, attr, e, NULL);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    TRY(st, "convolution forward");
+    TRY(dnnl_primitive_create(&p->fwd, p->fwd_pd), "convolution forward creation");
+    cb_status cs;
+    if ((cs = reorder_init(&p->fx, &p->x_md, dnnl_primitive_desc_query_md(p->fwd_pd, dnnl_query_src_md, 0), 0, e)))
+        return cs;
+    if ((cs = reorder_init(&p->fw, &p->w_md, dnnl_primitive_desc_query_md(p->fwd_pd, dnnl_query_weights_md, 0), 0, e)))
+        return cs;
+    if ((cs = reorder_init(&p->fy, dnnl_primitive_desc_query_md(p->fwd_pd, dnnl_query_dst_md, 0), &p->y_md, 0, e)))
+        return cs;
+    TRY(mem_init(&p->fb, &p->b_md, e), "memory creation");
+    return CB_OK;
+}
+
+cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act, int training,
+                              cb_dnnl_conv **out)
+{
+    *out = NULL;
+    cb_dnnl_conv *p = calloc(1, sizeof *p);
+    if (!p) return cb_fail(CB_ERR_NOMEM, "out of memory planning a oneDNN convolution");
+    p->ctx = ctx;
+    p->s = *s;
+    p->has_bias = has_bias;
+    p->training = training;
+    plain_mds(p);
+    cb_status st = plan_forward(p, act);
+    if (st != CB_OK) {
+        cb_dnnl_conv_free(p);
+        return st;
+    }
+    *out = p;
+    return CB_OK;
+}
+
+int cb_dnnl_conv_batch(const cb_dnnl_conv *p) { return p->s.n; }
+
+static size_t md_bytes(const cb_dnnl_mem *m) { return dnnl_memory_desc_get_size(&m->md); }
+
+cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, const float *b, float *y)
+{
+    cb_dnnl_ctx *c = p->ctx;
+    const void *xs, *ws;
+    void *xb = p->fx.prim ? ctx_buf(c, BUF_SRC, md_bytes(&p->fx.to)) : NULL;
+    void *wb = p->fw.prim ? ctx_buf(c, BUF_WEI, md_bytes(&p->fw.to)) : NULL;
+    void *yb = p->fy.prim ? ctx_buf(c, BUF_DST, md_bytes(&p->fy.from)) : y;
+    if ((p->fx.prim && !xb) || (p->fw.prim && !wb) || !yb)
+        return cb_fail(CB_ERR_NOMEM, "out of memory for oneDNN's convolution buffers");
+    cb_status st;
+    if ((st = reorder_run(c, &p->fx, x, xb, &xs)) || (st = reorder_run(c, &p->fw, w, wb, &ws))) return st;
+    dnnl_memory_set_data_handle(p->fx.to.mem, (void *)xs);
+    dnnl_memory_set_data_handle(p->fw.to.mem, (void *)ws);
+    dnnl_memory_set_data_handle(p->fy.from.mem, yb);
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p->fx.to.mem}, {DNNL_ARG_WEIGHTS, p->fw.to.mem},
+                               {DNNL_ARG_DST, p->fy.from.mem}};
+    int nargs = 3;
+    if (p->has_bias) {
+        dnnl_memory_set_data_handle(p->fb.mem, (void *)b);
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->fb.mem};
+    }
+    TRY(dnnl_primitive_execute(p->fwd, c->stream, nargs, args), "convolution forward");
+    if (p->fy.prim) return reorder_run(c, &p->fy, yb, y, NULL);
+    return CB_OK;
+}
+
+static cb_status plan_backward(cb_dnnl_conv *p)
+{
+    const cb_conv_shape *s = &p->s;
+    dnnl_engine_t e = p->ctx->engine;
+    dnnl_dims_t stride, pad_l, pad_r;
+    conv_geometry(s, stride, pad_l, pad_r);
+    dnnl_memory_desc_t xa, wa, ya;
+    dnnl_memory_desc_init_by_tag(&xa, 4, p->x_md.dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wa, 4, p->w_md.dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&ya, 4, p->y_md.dims, dnnl_f32, dnnl_format_tag_any);
+    dnnl_convolution_desc_t dd, wd;
+    dnnl_primitive_desc_t dpd = NULL, wpd = NULL;
+    TRY(dnnl_convolution_backward_data_desc_init(&dd, dnnl_convolution_direct, &xa, &wa, &ya, stride, pad_l, pad_r),
+        "convolution backward-data descriptor");
+    TRY(dnnl_primitive_desc_create(&dpd, &dd, NULL, e, p->fwd_pd), "convolution backward data");
+    dnnl_status_t st = dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_direct, &xa, &wa,
+                                                                   p->has_bias ? &p->b_md : NULL, &ya, stride,
+                                                                   pad_l, pad_r);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&wpd, &wd, NULL, e, p->fwd_pd);
+    if (st == dnnl_success) st = dnnl_primitive_create(&p->bwd_data, dpd);
+    if (st == dnnl_success) st = dnnl_primitive_create(&p->bwd_wei, wpd);
+    cb_status cs = dnnl_check(st, "convolution backward");
+    if (cs == CB_OK) cs = reorder_init(&p->bd_dy, &p->y_md, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_dst_md, 0), 0, e);
+    if (cs == CB_OK) cs = reorder_init(&p->bd_w, &p->w_md, dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0), 0, e);
+    if (cs == CB_OK) cs = reorder_init(&p->bd_dx, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0), &p->x_md, 1, e);
+    if (cs == CB_OK) cs = reorder_init(&p->bw_x, &p->x_md, dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0), 0, e);
+    if (cs == CB_OK) cs = reorder_init(&p->bw_dy, &p->y_md, dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_dst_md, 0), 0, e);
+    if (cs == CB_OK) cs = reorder_init(&p->bw_dw, dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0), &p->w_md, 1, e);
+    if (cs == CB_OK) cs = dnnl_check(mem_init(&p->bw_db, &p->b_md, e), "memory creation");
+    if (cs == CB_OK && p->has_bias && !(p->db_tmp = malloc((size_t)s->oc * sizeof(float))))
+        cs = cb_fail(CB_ERR_NOMEM, "out of memory planning a oneDNN convolution");
+    if (dpd) dnnl_primitive_desc_destroy(dpd);
+    if (wpd) dnnl_primitive_desc_destroy(wpd);
+    if (cs == CB_OK) p->bwd_ready = 1;
+    return cs;
+}
+
+/* dx may be NULL (the input needs no gradient); dw and db are added to. */
+cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
+                           float *db)
+{
+    cb_status st;
+    if (!p->bwd_ready && (st = plan_backward(p)) != CB_OK) return st;
+    cb_dnnl_ctx *c = p->ctx;
+    const void *dy_blocked = NULL; /* dy in bwd_data's layout, reused where bwd_wei wants the same */
+    if (dx) { /* diff_src = conv_bwd_data(diff_dst, w); dx += diff_src */
+        const void *dys, *ws;
+        void *dyb = p->bd_dy.prim ? ctx_buf(c, BUF_DST, md_bytes(&p->bd_dy.to)) : NULL;
+        void *wb = p->bd_w.prim ? ctx_buf(c, BUF_WEI, md_bytes(&p->bd_w.to)) : NULL;
+        void *dxb = ctx_buf(c, BUF_SRC, md_bytes(&p->bd_dx.from));
+        if ((p->bd_dy.prim && !dyb) || (p->bd_w.prim && !wb) || !dxb)
+            return cb_fail(CB_ERR_NOMEM, "out of memory for oneDNN's convolution buffers");
+        if ((st = reorder_run(c, &p->bd_dy, dy, dyb, &dys)) || (st = reorder_run(c, &p->bd_w, w, wb, &ws))) return st;
+        dnnl_memory_set_data_handle(p->bd_dy.to.mem, (void *)dys);
+        dnnl_memory_set_data_handle(p->bd_w.to.mem, (void *)ws);
+        dnnl_memory_set_data_handle(p->bd_dx.from.mem, dxb);
+        dnnl_exec_arg_t args[] = {{DNNL_ARG_DIFF_DST, p->bd_dy.to.mem}, {DNNL_ARG_WEIGHTS, p->bd_w.to.mem},
+                                  {DNNL_ARG_DIFF_SRC, p->bd_dx.from.mem}};
+        TRY(dnnl_primitive_execute(p->bwd_data, c->stream, 3, args), "convolution backward data");
+        if ((st = reorder_run(c, &p->bd_dx, dxb, dx, NULL))) return st;
+        dy_blocked = dys;
+    }
+    if (!dw && !db) return CB_OK;
+    /* diff_weights (and diff_bias) = conv_bwd_weights(src, diff_dst); dw += diff_weights */
+    const void *xs, *dys;
+    void *xb = p->bw_x.prim ? ctx_buf(c, BUF_SRC, md_bytes(&p->bw_x.to)) : NULL;
+    const int dy_reuse = dy_blocked && dnnl_memory_desc_equal(&p->bd_dy.to.md, &p->bw_dy.to.md);
+    void *dyb = p->bw_dy.prim && !dy_reuse ? ctx_buf(c, BUF_DST2, md_bytes(&p->bw_dy.to)) : NULL;
+    void *dwb = ctx_buf(c, BUF_DWEI, md_bytes(&p->bw_dw.from));
+    if ((p->bw_x.prim && !xb) || (p->bw_dy.prim && !dy_reuse && !dyb) || !dwb)
+        return cb_fail(CB_ERR_NOMEM, "out of memory for oneDNN's convolution buffers");
+    if ((st = reorder_run(c, &p->bw_x, x, xb, &xs))) return st;
+    if (dy_reuse) dys = dy_blocked;
+    else if ((st = reorder_run(c, &p->bw_dy, dy, dyb, &dys))) return st;
+    dnnl_memory_set_data_handle(p->bw_x.to.mem, (void *)xs);
+    dnnl_memory_set_data_handle(p->bw_dy.to.mem, (void *)dys);
+    dnnl_memory_set_data_handle(p->bw_dw.from.mem, dwb);
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p->bw_x.to.mem}, {DNNL_ARG_DIFF_DST, p->bw_dy.to.mem},
+                               {DNNL_ARG_DIFF_WEIGHTS, p->bw_dw.from.mem}};
+    int nargs = 3;
+    if (p->has_bias) {
+        dnnl_memory_set_data_handle(p->bw_db.mem, p->db_tmp);
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_BIAS, p->bw_db.mem};
+    }
+    TRY(dnnl_primitive_execute(p->bwd_wei, c->stream, nargs, args), "convolution backward weights");
+    if (dw && (st = reorder_run(c, &p->bw_dw, dwb, dw, NULL))) return st;
+    if (db && p->has_bias)
+        for (int o = 0; o < p->s.oc; o++) db[o] += p->db_tmp[o];
+    return CB_OK;
+}
+
+void cb_dnnl_conv_free(cb_dnnl_conv *p)
+{
+    if (!p) return;
+    if (p->fwd) dnnl_primitive_destroy(p->fwd);
+    if (p->fwd_pd) dnnl_primitive_desc_destroy(p->fwd_pd);
+    reorder_free(&p->fx);
+    reorder_free(&p->fw);
+    reorder_free(&p->fy);
+    mem_free(&p->fb);
+    if (p->bwd_data) dnnl_primitive_destroy(p->bwd_data);
+    if (p->bwd_wei) dnnl_primitive_destroy(p->bwd_wei);
+    reorder_free(&p->bd_dy);
+    reorder_free(&p->bd_w);
+    reorder_free(&p->bd_dx);
+    reorder_free(&p->bw_x);
+    reorder_free(&p->bw_dy);
+    reorder_free(&p->bw_dw);
+    mem_free(&p->bw_db);
+    free(p->db_tmp);
+    free(p);
+}
+
+#else /* built without oneDNN: nothing is ever planned */
+
+int cb_dnnl_conv_wanted(const cb_conv_shape *s) { (void)s; return 0; }
+const char *cb_dnnl_version(void) { return NULL; }
+cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)
+{
+    *out = NULL;
+    return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN (install libdnnl-dev and rebuild)");
+}
+void cb_dnnl_ctx_free(cb_dnnl_ctx *c) { (void)c; }
+cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act, int training,
+                              cb_dnnl_conv **out)
+{
+    (void)ctx; (void)s; (void)has_bias; (void)act; (void)training;
+    *out = NULL;
+    return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN (install libdnnl-dev and rebuild)");
+}
+int cb_dnnl_conv_batch(const cb_dnnl_conv *p) { (void)p; return 0; }
+cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, const float *b, float *y)
+{
+    (void)p; (void)x; (void)w; (void)b; (void)y;
+    return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN");
+}
+cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
+                           float *db)
+{
+    (void)p; (void)x; (void)w; (void)dy; (void)dx; (void)dw; (void)db;
+    return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN");
+}
+void cb_dnnl_conv_free(cb_dnnl_conv *p) { (void)p; }
+#endif
