@@ -31,6 +31,15 @@ check "predictions file has a row per sample" test "$(wc -l <"$T/pred.csv")" -eq
 expect_ok "train starts from --init" "$BIN" train lenet5 --data "$T/data" --epochs 1 --init "$T/run/init.safetensors" --out "$T/run2" $Q
 check "--init gives the same first epoch" python3 -c "import json; a=json.load(open('$T/run/run.json'))['epochs'][0]; b=json.load(open('$T/run2/run.json'))['epochs'][0]; assert a['train_loss']==b['train_loss'], (a, b)"
 
+check "run.json names the convolution backend" grep -q '"convolutions": "' "$T/run/run.json"
+expect_error "an unknown CROSSBIND_CONV" "CROSSBIND_CONV must be 'blas' or 'onednn', not 'dnn'" env CROSSBIND_CONV=dnn "$BIN" version
+expect_ok "CROSSBIND_CONV=blas is accepted" env CROSSBIND_CONV=blas "$BIN" version
+check "version says the BLAS convolutions were chosen" grep -q "^convolutions: im2col + BLAS (" "$T/out"
+if "$BIN" version | grep -q "^convolutions: oneDNN"; then
+    expect_ok "CROSSBIND_CONV=onednn is accepted where built in" env CROSSBIND_CONV=onednn "$BIN" version
+else
+    expect_error "CROSSBIND_CONV=onednn without oneDNN" "this build has no oneDNN" env CROSSBIND_CONV=onednn "$BIN" version
+fi
 expect_error "missing data directory" "cannot open" "$BIN" train lenet5 --data "$T/nope" --epochs 1 --out "$T/r3" $Q
 check "no run.json after a failed start" test ! -e "$T/r3/run.json"
 cp -r "$T/data" "$T/bad"

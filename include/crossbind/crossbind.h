@@ -32,6 +32,14 @@ int cb_get_threads(void);
 const char *cb_blas_name(void);
 /* The kernel family OpenBLAS chose at load time ("" for another CBLAS). */
 const char *cb_blas_core(void);
+/* Which kernels large convolutions run on, for reports: "oneDNN 2.6.3"
+ * where the build has oneDNN and CROSSBIND_CONV is not "blas", otherwise
+ * "im2col + BLAS" with the reason. Small layers always use crossbind's own
+ * direct and im2col kernels. */
+const char *cb_conv_backend(void);
+/* CROSSBIND_CONV is unset, empty, "blas" or "onednn" (the latter only where
+ * the build has it); anything else is an error with the reason. */
+cb_status cb_conv_backend_check(void);
 /* When OpenBLAS fell back to legacy kernels on a processor newer than it
  * knows, the family this processor's instruction sets support ("SkylakeX",
  * "Cooperlake", "Haswell"); NULL when its choice stands. OpenBLAS reads

@@ -77,6 +77,8 @@ static void json_meta(cb_buf *b, const train_cli *c)
                   c->opt.kernels == CB_KERNELS_FAST ? "fast" : "reference");
     cb_buf_printf(b, "  \"versions\": {\"crossbind\": \"%s\", \"blas\": ", CB_VERSION);
     cb_buf_json_string(b, cb_blas_name());
+    cb_buf_printf(b, ", \"convolutions\": ");
+    cb_buf_json_string(b, cb_conv_backend());
     cb_buf_printf(b, ", \"compiler\": ");
     cb_buf_json_string(b, __VERSION__);
     cb_buf_printf(b, "},\n  \"machine\": ");

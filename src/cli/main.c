@@ -54,6 +54,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (cb_conv_backend_check() != CB_OK) return cli_error("%s", cb_last_error());
     const char *cmd = argv[1];
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
         const char *was = getenv("CROSSBIND_BLAS_CORE_FIXED");
         printf("crossbind %s\nblas: %s\nblas core: %s", CB_VERSION, cb_blas_name(), cb_blas_core());
         if (was && *was) printf(" (OPENBLAS_CORETYPE set by crossbind: OpenBLAS chose %s for this processor)", was);
-        printf("\n");
+        printf("\nconvolutions: %s\n", cb_conv_backend());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -19,6 +19,34 @@
 #include <string.h>
 #include "ops.h"
 
+#include "crossbind/crossbind.h"
+
+static int conv_enabled(void)
+{
+    const char *v = getenv("CROSSBIND_CONV");
+    return !(v && strcmp(v, "blas") == 0);
+}
+
+const char *cb_conv_backend(void)
+{
+    const char *v = cb_dnnl_version();
+    if (!v) return "im2col + BLAS (built without oneDNN)";
+    if (!conv_enabled()) return "im2col + BLAS (oneDNN turned off by CROSSBIND_CONV=blas)";
+    return v;
+}
+
+cb_status cb_conv_backend_check(void)
+{
+    const char *v = getenv("CROSSBIND_CONV");
+    if (!v || !*v || !strcmp(v, "blas")) return CB_OK;
+    if (strcmp(v, "onednn") != 0)
+        return cb_fail(CB_ERR_INVALID_ARG, "CROSSBIND_CONV must be 'blas' or 'onednn', not '%s'", v);
+    if (!cb_dnnl_version())
+        return cb_fail(CB_ERR_UNSUPPORTED, "CROSSBIND_CONV=onednn, but this build has no oneDNN "
+                                           "(install libdnnl-dev and rebuild)");
+    return CB_OK;
+}
+
 #ifdef CB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
 
@@ -75,12 +103,6 @@ static cb_status dnnl_check(dnnl_status_t st, const char *what)
     return cb_fail(CB_ERR_UNSUPPORTED, "oneDNN: %s failed (status %d)", what, (int)st);
 }
 #define TRY(call, what) do { cb_status st_ = dnnl_check((call), (what)); if (st_ != CB_OK) return st_; } while (0)
-
-static int conv_enabled(void)
-{
-    const char *v = getenv("CROSSBIND_CONV");
-    return !(v && strcmp(v, "blas") == 0);
-}
 
 int cb_dnnl_conv_wanted(const cb_conv_shape *s)
 {
