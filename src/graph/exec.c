@@ -510,7 +510,10 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
             cb_dnnl_conv *dp = NULL;
             cb_status st = fast ? dnnl_plan_for(ex, i, &s, CB_ACT_NONE, &dp) : CB_OK;
-            if (st == CB_OK && dp) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db);
+            if (st == CB_OK && dp && cb_dnnl_conv_wants_blas_dw(&s)) {
+                st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, NULL, NULL);
+                cb_conv2d_bwd_fast(&s, x, w, dy, NULL, dw, db, ex->ws);
+            } else if (st == CB_OK && dp) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db);
             if (st != CB_OK) return st;
             if (dp) break;
             if (fast) cb_conv2d_bwd_fast(&s, x, w, dy, dx, dw, db, ex->ws);

@@ -95,6 +95,9 @@ void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
 cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act, int training,
                               cb_dnnl_conv **out);
 int cb_dnnl_conv_batch(const cb_dnnl_conv *p);
+/* Layers whose weight gradient the im2col + BLAS product computes faster
+ * than oneDNN's backward-weights kernels (tiny planes). */
+int cb_dnnl_conv_wants_blas_dw(const cb_conv_shape *s);
 cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, const float *b, float *y);
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
                            float *db);
