@@ -128,7 +128,7 @@ static cb_status dnnl_plan_for(cb_exec *ex, int i, const cb_conv_shape *s, cb_ac
     }
     if (!*p) {
         const cb_node *n = &ex->g->nodes[i];
-        cb_status st = cb_dnnl_conv_create(ex->dnnl, s, n->n_in > 2, act, ex->with_grads, p);
+        cb_status st = cb_dnnl_conv_create(ex->dnnl, s, n->n_in > 2, act, p);
         if (st != CB_OK) return st;
     }
     *out = *p;

@@ -92,7 +92,7 @@ int cb_dnnl_conv_wanted(const cb_conv_shape *s); /* built in, enabled, and the l
 const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
-cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act, int training,
+cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act,
                               cb_dnnl_conv **out);
 int cb_dnnl_conv_batch(const cb_dnnl_conv *p);
 /* Layers whose weight gradient the im2col + BLAS product computes faster
