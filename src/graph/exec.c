@@ -42,7 +42,7 @@ struct cb_exec {
     double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
     cb_dnnl_ctx *dnnl;    /* oneDNN's shared buffers; NULL: no convolution goes through oneDNN */
     cb_dnnl_conv **dplan; /* per convolution node: its oneDNN plan for the last batch size, or NULL */
-    unsigned char *dwant; /* per node: this convolution runs through oneDNN */
+    unsigned char *dwant; /* per node: the passes of this convolution oneDNN runs (CB_DNNL_FWD | CB_DNNL_BWD) */
 };
 
 void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
@@ -96,7 +96,7 @@ static int conv_heavy(const cb_graph *g)
     return f > CONV_HEAVY_FLOPS;
 }
 
-/* Which convolutions oneDNN runs (cb_dnnl_conv_wanted: large layers, where
+/* Which passes of which convolutions oneDNN runs (cb_dnnl_conv_use, where
  * the build has it); their plans are made at the first call of each batch
  * size. */
 static cb_status plan_dnnl(cb_exec *ex, int max_batch)
@@ -106,7 +106,7 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
     for (int i = 0; i < g->count; i++) {
         if (g->nodes[i].op != CB_OP_CONV2D) continue;
         cb_conv_shape s = conv_shape(g, &g->nodes[i], max_batch);
-        any |= ex->dwant[i] = (unsigned char)cb_dnnl_conv_wanted(&s);
+        any |= ex->dwant[i] = (unsigned char)cb_dnnl_conv_use(&s);
     }
     if (!any) return CB_OK;
     ex->dplan = calloc((size_t)g->count, sizeof *ex->dplan);
@@ -117,10 +117,11 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
 /* Node i's oneDNN plan for this batch size (made or remade here), or NULL
  * where the node is not oneDNN's or the call runs inside a parallel region
  * (a slice of sliced inference: the shared buffers are one per executor). */
-static cb_status dnnl_plan_for(cb_exec *ex, int i, const cb_conv_shape *s, cb_act act, cb_dnnl_conv **out)
+static cb_status dnnl_plan_for(cb_exec *ex, int i, int pass, const cb_conv_shape *s, cb_act act,
+                               cb_dnnl_conv **out)
 {
     *out = NULL;
-    if (!ex->dnnl || !ex->dwant[i] || omp_in_parallel()) return CB_OK;
+    if (!ex->dnnl || !(ex->dwant[i] & pass) || omp_in_parallel()) return CB_OK;
     cb_dnnl_conv **p = &ex->dplan[i];
     if (*p && cb_dnnl_conv_batch(*p) != s->n) {
         cb_dnnl_conv_free(*p);
@@ -353,7 +354,7 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
             const int fuse = fast && i + 1 < g->count && ex->fused[i + 1];
             cb_dnnl_conv *dp;
-            cb_status st = dnnl_plan_for(ex, i, &s, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE, &dp);
+            cb_status st = dnnl_plan_for(ex, i, CB_DNNL_FWD, &s, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE, &dp);
             if (st == CB_OK && dp)
                 st = cb_dnnl_conv_fwd(dp, x, ex->val[n->in[1]], b, fuse ? slice_of(ex, i + 1, b0) : y);
             if (st != CB_OK) return st;
@@ -509,7 +510,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             const float *w = ex->val[n->in[1]];
             float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
             cb_dnnl_conv *dp = NULL;
-            cb_status st = fast ? dnnl_plan_for(ex, i, &s, CB_ACT_NONE, &dp) : CB_OK;
+            cb_status st = fast ? dnnl_plan_for(ex, i, CB_DNNL_BWD, &s, CB_ACT_NONE, &dp) : CB_OK;
             if (st == CB_OK && dp && cb_dnnl_conv_wants_blas_dw(&s)) {
                 st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, NULL, NULL);
                 cb_conv2d_bwd_fast(&s, x, w, dy, NULL, dw, db, ex->ws);

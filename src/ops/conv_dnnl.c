@@ -50,11 +50,18 @@ cb_status cb_conv_backend_check(void)
 #ifdef CB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
 
-/* Layers smaller than this (per sample, forward) stay on the tuned direct
- * and im2col paths: LeNet's 6- and 16-channel layers gain nothing from
- * channel blocking and would pay the reorders. */
-#define DNNL_MIN_FLOPS 2e6
-#define DNNL_MIN_CHANNELS 16
+/* Which passes of a layer oneDNN runs, by shape (a fixed rule, so that a
+ * model's results do not depend on timings). Measured per pass at 2 threads
+ * (LeNet per 12,800 samples, VGG-16 per batch of 128):
+ *  - backward, data and weights: oneDNN everywhere it was tried (LeNet-5's
+ *    second layer 403 -> 181 ms, VGG-16's 64-channel 32 x 32 layer 189 -> 98);
+ *  - forward: oneDNN too (LeNet-5's second layer 102 -> 38 ms), except a
+ *    single input channel, where crossbind's direct kernel was as fast
+ *    (67 vs 72 ms) without the reorders, and a window covering the whole
+ *    input, which is a matrix product (LeNet-5's third layer 14 vs 42 ms);
+ *  - layers under 1e5 FLOPs per sample stay on crossbind's kernels, where
+ *    the reorders would cost more than the product. */
+#define DNNL_MIN_FLOPS 1e5
 
 enum { BUF_SRC, BUF_WEI, BUF_DST, BUF_DST2, BUF_DWEI, BUF_COUNT };
 
@@ -113,11 +120,13 @@ static cb_status dnnl_check(dnnl_status_t st, const char *what)
 
 int cb_dnnl_conv_wants_blas_dw(const cb_conv_shape *s) { return s->oh * s->ow <= BLAS_DW_MAX_PLANE; }
 
-int cb_dnnl_conv_wanted(const cb_conv_shape *s)
+int cb_dnnl_conv_use(const cb_conv_shape *s)
 {
     if (!conv_enabled()) return 0;
     double flops = 2.0 * s->oc * s->oh * s->ow * (double)s->c * s->kh * s->kw;
-    return flops >= DNNL_MIN_FLOPS && s->oc >= DNNL_MIN_CHANNELS && (s->c >= DNNL_MIN_CHANNELS || s->c <= 4);
+    if (flops < DNNL_MIN_FLOPS) return 0;
+    const int whole = s->oh * s->ow == 1 && s->ph == 0 && s->pw == 0;
+    return CB_DNNL_BWD | (s->c > 1 && !whole ? CB_DNNL_FWD : 0);
 }
 
 const char *cb_dnnl_version(void)
@@ -460,7 +469,7 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p)
 
 #else /* built without oneDNN: nothing is ever planned */
 
-int cb_dnnl_conv_wanted(const cb_conv_shape *s) { (void)s; return 0; }
+int cb_dnnl_conv_use(const cb_conv_shape *s) { (void)s; return 0; }
 int cb_dnnl_conv_wants_blas_dw(const cb_conv_shape *s) { (void)s; return 0; }
 const char *cb_dnnl_version(void) { return NULL; }
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)

@@ -88,7 +88,10 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
  * parallel region). Backward adds to dx (may be NULL), dw and db. */
 typedef struct cb_dnnl_ctx cb_dnnl_ctx;
 typedef struct cb_dnnl_conv cb_dnnl_conv;
-int cb_dnnl_conv_wanted(const cb_conv_shape *s); /* built in, enabled, and the layer large enough */
+/* The passes of this layer oneDNN runs (0 where it is not built in or not
+ * enabled): bits CB_DNNL_FWD, CB_DNNL_BWD. */
+enum { CB_DNNL_FWD = 1, CB_DNNL_BWD = 2 };
+int cb_dnnl_conv_use(const cb_conv_shape *s);
 const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
