@@ -73,8 +73,26 @@ static void feed(cb_exec *ex, cb_model *m, const cb_tensor *x, const cb_tensor *
     for (int64_t i = 0; i < y->shape[0]; i++) cb_exec_value(ex, m->labels)[i] = (float)lab[i];
 }
 
-/* Every trained parameter's gradient against "<model>.grad.<param>". */
-static void check_param_grads(cb_model *m, const char *name, double atol, double rtol)
+/* The relative L2 distance ||a - r|| / ||r|| at most `tol`. */
+static void check_l2(const char *what, const float *a, const float *r, int64_t n, double tol)
+{
+    double d2 = 0, r2 = 0;
+    for (int64_t k = 0; k < n; k++) {
+        d2 += ((double)a[k] - r[k]) * ((double)a[k] - r[k]);
+        r2 += (double)r[k] * r[k];
+    }
+    const double rel = sqrt(d2) / (r2 > 0 ? sqrt(r2) : 1);
+    if (getenv("CB_TEST_VERBOSE")) fprintf(stderr, "  %s: relative L2 distance %.3g\n", what, rel);
+    if (!(rel <= tol)) {
+        fprintf(stderr, "  %s: relative L2 distance %.3g over %g\n", what, rel, tol);
+        test_failures++;
+    }
+}
+
+/* Every trained parameter's gradient against "<model>.grad.<param>":
+ * element by element (l2 = 0) or as whole tensors (relative L2 distance at
+ * most l2). */
+static void check_param_grads_as(cb_model *m, const char *name, double atol, double rtol, double l2)
 {
     for (int i = 0; i < m->graph.count; i++) {
         const cb_node *n = &m->graph.nodes[i];
@@ -84,8 +102,14 @@ static void check_param_grads(cb_model *m, const char *name, double atol, double
         const cb_tensor *g = get(name, gname);
         if (!g) continue;
         snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
-        check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), atol, rtol);
+        if (l2 > 0) check_l2(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), l2);
+        else check_close(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), atol, rtol);
     }
+}
+
+static void check_param_grads(cb_model *m, const char *name, double atol, double rtol)
+{
+    check_param_grads_as(m, name, atol, rtol, 0);
 }
 
 /* `steps` optimizer steps as the PyTorch side takes them: got[s] is the
@@ -249,36 +273,6 @@ TEST(golden_batchnorm_reference) { check_batchnorm(CB_KERNELS_REFERENCE); }
  * (5 training-mode passes in all, as on the PyTorch side) and
  * evaluation-mode logits. Fast kernels only: the reference kernels would
  * take minutes on this model (they are checked on the LeNets). */
-/* The relative L2 distance ||a - r|| / ||r|| at most `tol`. */
-static void check_l2(const char *what, const float *a, const float *r, int64_t n, double tol)
-{
-    double d2 = 0, r2 = 0;
-    for (int64_t k = 0; k < n; k++) {
-        d2 += ((double)a[k] - r[k]) * ((double)a[k] - r[k]);
-        r2 += (double)r[k] * r[k];
-    }
-    const double rel = sqrt(d2) / (r2 > 0 ? sqrt(r2) : 1);
-    if (getenv("CB_TEST_VERBOSE")) fprintf(stderr, "  %s: relative L2 distance %.3g\n", what, rel);
-    if (!(rel <= tol)) {
-        fprintf(stderr, "  %s: relative L2 distance %.3g over %g\n", what, rel, tol);
-        test_failures++;
-    }
-}
-
-/* Each trained parameter's gradient as a whole tensor against PyTorch's. */
-static void check_param_grads_l2(cb_model *m, const char *name, double tol)
-{
-    for (int i = 0; i < m->graph.count; i++) {
-        const cb_node *n = &m->graph.nodes[i];
-        if (n->op != CB_OP_PARAM || n->buffer) continue;
-        char gname[CB_MAX_NAME + 8], what[2 * CB_MAX_NAME + 64];
-        snprintf(gname, sizeof gname, "grad.%s", n->name);
-        const cb_tensor *g = get(name, gname);
-        if (!g) continue;
-        snprintf(what, sizeof what, "%s gradient of %s", name, n->name);
-        check_l2(what, cb_graph_param_grad(&m->graph, i), g->data, cb_tensor_numel(g), tol);
-    }
-}
 
 /* VGG-16 through one convolution backend. The BLAS kernels are held to the
  * element tolerances. oneDNN's sums run in another order; 13 batch
@@ -317,8 +311,7 @@ static void golden_vgg16(int onednn)
     float l = cb_exec_loss(ex);
     check_close("vgg16 loss", &l, loss->data, 1, TOL_TORCH_ATOL, TOL_TORCH_RTOL);
     CHECK_OK(cb_exec_backward(ex, batch));
-    if (onednn) check_param_grads_l2(m, "vgg16", TOL_VGG_ONEDNN_GRAD_L2);
-    else check_param_grads(m, "vgg16", TOL_VGG_GRAD_ATOL, TOL_VGG_GRAD_RTOL);
+    check_param_grads_as(m, "vgg16", TOL_VGG_GRAD_ATOL, TOL_VGG_GRAD_RTOL, onednn ? TOL_VGG_ONEDNN_GRAD_L2 : 0);
     /* Replay PyTorch's sequence from the initial weights and statistics. */
     load_params(m);
     cb_optim_config cfg = cb_optim_defaults(CB_OPTIM_SGD, 0.01f); /* as the golden (see the runner) */
