@@ -215,7 +215,7 @@ TEST(golden_lenet5_reference) { check_model("lenet5", CB_KERNELS_REFERENCE); }
  * with PyTorch's dy. */
 static void check_batchnorm(cb_kernels kernels)
 {
-    if (!load_golden()) return;
+    if (!load_golden()) { test_failures++; return; }
     const cb_tensor *x = need("bn.input"), *dy = need("bn.dy"), *w = need("bn.weight"), *b = need("bn.bias"),
                     *y_train = need("bn.train_output"), *dx = need("bn.grad.input"), *dw = need("bn.grad.weight"),
                     *db = need("bn.grad.bias"), *rm = need("bn.running_mean"), *rv = need("bn.running_var"),
