@@ -14,32 +14,56 @@ static void fill(float *p, size_t n, cb_rng *r, float lo, float hi)
 
 static float *alloc0(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
 
-static void conv_case(cb_conv_shape s)
+/* A convolution's shape (oh, ow completed) and its tensors: inputs filled
+ * from `seed` (weights in [-wmax, wmax]), the rest zero; *1 for the
+ * reference kernels, *2 for the kernels under test. */
+typedef struct {
+    cb_conv_shape s;
+    size_t nx, nw, ny;
+    float *x, *w, *b, *dy, *y1, *y2, *dx1, *dx2, *dw1, *dw2, *db1, *db2;
+} conv_bufs;
+
+static conv_bufs conv_bufs_make(cb_conv_shape s, uint64_t seed, float wmax)
 {
-    s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1;
-    s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+    conv_bufs t = {.s = s};
+    t.s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1;
+    t.s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+    t.nx = (size_t)s.n * s.c * s.h * s.w;
+    t.nw = (size_t)s.oc * s.c * s.kh * s.kw;
+    t.ny = (size_t)s.n * s.oc * t.s.oh * t.s.ow;
+    t.x = alloc0(t.nx), t.w = alloc0(t.nw), t.b = alloc0(s.oc), t.dy = alloc0(t.ny);
+    t.y1 = alloc0(t.ny), t.y2 = alloc0(t.ny), t.dx1 = alloc0(t.nx), t.dx2 = alloc0(t.nx);
+    t.dw1 = alloc0(t.nw), t.dw2 = alloc0(t.nw), t.db1 = alloc0(s.oc), t.db2 = alloc0(s.oc);
     cb_rng r;
-    cb_rng_seed(&r, 7);
-    size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.oc * s.c * s.kh * s.kw,
-           ny = (size_t)s.n * s.oc * s.oh * s.ow;
-    float *x = alloc0(nx), *w = alloc0(nw), *b = alloc0(s.oc), *dy = alloc0(ny);
-    float *y1 = alloc0(ny), *y2 = alloc0(ny), *dx1 = alloc0(nx), *dx2 = alloc0(nx);
-    float *dw1 = alloc0(nw), *dw2 = alloc0(nw), *db1 = alloc0(s.oc), *db2 = alloc0(s.oc);
-    float *ws = alloc0(cb_conv2d_workspace(&s));
-    fill(x, nx, &r, -1, 1);
-    fill(w, nw, &r, -1, 1);
-    fill(b, s.oc, &r, -1, 1);
-    fill(dy, ny, &r, -1, 1);
-    cb_conv2d_fwd_ref(&s, x, w, b, y1);
-    cb_conv2d_fwd_fast(&s, x, w, b, CB_ACT_NONE, y2, ws);
-    check_close("conv forward", y2, y1, (int64_t)ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-    cb_conv2d_bwd_ref(&s, x, w, dy, dx1, dw1, db1);
-    cb_conv2d_bwd_fast(&s, x, w, dy, dx2, dw2, db2, ws);
-    check_close("conv dx", dx2, dx1, (int64_t)nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-    check_close("conv dw", dw2, dw1, (int64_t)nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-    check_close("conv db", db2, db1, s.oc, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-    float *all[] = {x, w, b, dy, y1, y2, dx1, dx2, dw1, dw2, db1, db2, ws};
+    cb_rng_seed(&r, seed);
+    fill(t.x, t.nx, &r, -1, 1);
+    fill(t.w, t.nw, &r, -wmax, wmax);
+    fill(t.b, s.oc, &r, -1, 1);
+    fill(t.dy, t.ny, &r, -1, 1);
+    return t;
+}
+
+static void conv_bufs_free(conv_bufs *t)
+{
+    float *all[] = {t->x, t->w, t->b, t->dy, t->y1, t->y2, t->dx1, t->dx2, t->dw1, t->dw2, t->db1, t->db2};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+}
+
+static void conv_case(cb_conv_shape shape)
+{
+    conv_bufs t = conv_bufs_make(shape, 7, 1.0f);
+    const cb_conv_shape s = t.s;
+    float *ws = alloc0(cb_conv2d_workspace(&s));
+    cb_conv2d_fwd_ref(&s, t.x, t.w, t.b, t.y1);
+    cb_conv2d_fwd_fast(&s, t.x, t.w, t.b, CB_ACT_NONE, t.y2, ws);
+    check_close("conv forward", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    cb_conv2d_bwd_ref(&s, t.x, t.w, t.dy, t.dx1, t.dw1, t.db1);
+    cb_conv2d_bwd_fast(&s, t.x, t.w, t.dy, t.dx2, t.dw2, t.db2, ws);
+    check_close("conv dx", t.dx2, t.dx1, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    check_close("conv dw", t.dw2, t.dw1, (int64_t)t.nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    check_close("conv db", t.db2, t.db1, s.oc, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    free(ws);
+    conv_bufs_free(&t);
 }
 
 TEST(conv_fast_matches_reference)
@@ -67,53 +91,51 @@ TEST(conv_fast_matches_reference)
 }
 
 /* The oneDNN backend against the reference: forward (with a fused
- * activation), and backward adding to gradients that already hold values. */
-static void dnnl_case(cb_conv_shape s, int bias, cb_act act)
+ * activation), and backward adding to gradients that already hold values
+ * (2 x 2 planes: the weight gradient from the BLAS product beside it). */
+static void dnnl_case(cb_conv_shape shape, int bias, cb_act act)
 {
-    s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1;
-    s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+    conv_bufs t = conv_bufs_make(shape, 11, 0.3f);
+    const cb_conv_shape s = t.s;
     cb_rng r;
-    cb_rng_seed(&r, 11);
-    size_t nx = (size_t)s.n * s.c * s.h * s.w, nw = (size_t)s.oc * s.c * s.kh * s.kw,
-           ny = (size_t)s.n * s.oc * s.oh * s.ow;
-    float *x = alloc0(nx), *w = alloc0(nw), *b = alloc0(s.oc), *dy = alloc0(ny);
-    float *y1 = alloc0(ny), *y2 = alloc0(ny), *dx1 = alloc0(nx), *dx2 = alloc0(nx);
-    float *dw1 = alloc0(nw), *dw2 = alloc0(nw), *db1 = alloc0(s.oc), *db2 = alloc0(s.oc);
-    fill(x, nx, &r, -1, 1);
-    fill(w, nw, &r, -0.3f, 0.3f);
-    fill(b, s.oc, &r, -1, 1);
-    fill(dy, ny, &r, -1, 1);
-    fill(dx1, nx, &r, -1, 1);
-    fill(dw1, nw, &r, -1, 1);
-    fill(db1, s.oc, &r, -1, 1);
-    memcpy(dx2, dx1, nx * sizeof *dx1);
-    memcpy(dw2, dw1, nw * sizeof *dw1);
-    memcpy(db2, db1, s.oc * sizeof *db1);
-    cb_conv2d_fwd_ref(&s, x, w, bias ? b : NULL, y1);
-    if (act != CB_ACT_NONE) cb_act_fwd(act, (int64_t)ny, y1, y1, 0);
-    cb_conv2d_bwd_ref(&s, x, w, dy, dx1, dw1, bias ? db1 : NULL);
+    cb_rng_seed(&r, 12);
+    fill(t.dx1, t.nx, &r, -1, 1);
+    fill(t.dw1, t.nw, &r, -1, 1);
+    fill(t.db1, s.oc, &r, -1, 1);
+    memcpy(t.dx2, t.dx1, t.nx * sizeof *t.dx1);
+    memcpy(t.dw2, t.dw1, t.nw * sizeof *t.dw1);
+    memcpy(t.db2, t.db1, s.oc * sizeof *t.db1);
+    float *dw0 = alloc0(t.nw), *ws = alloc0(cb_conv2d_workspace(&s));
+    memcpy(dw0, t.dw1, t.nw * sizeof *dw0);
+    float *b = bias ? t.b : NULL;
+    cb_conv2d_fwd_ref(&s, t.x, t.w, b, t.y1);
+    if (act != CB_ACT_NONE) cb_act_fwd(act, (int64_t)t.ny, t.y1, t.y1, 0);
+    cb_conv2d_bwd_ref(&s, t.x, t.w, t.dy, t.dx1, t.dw1, bias ? t.db1 : NULL);
     cb_dnnl_ctx *ctx;
     cb_dnnl_conv *p;
     CHECK_OK(cb_dnnl_ctx_create(&ctx));
     CHECK_OK(cb_dnnl_conv_create(ctx, &s, bias, act, &p));
     for (int rep = 0; rep < 2; rep++) { /* a second call reuses the plan and the shared buffers */
-        CHECK_OK(cb_dnnl_conv_fwd(p, x, w, bias ? b : NULL, y2));
-        check_close("oneDNN conv forward", y2, y1, (int64_t)ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        CHECK_OK(cb_dnnl_conv_fwd(p, t.x, t.w, b, t.y2));
+        check_close("oneDNN conv forward", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
     if (act == CB_ACT_NONE) {
-        CHECK_OK(cb_dnnl_conv_bwd(p, x, w, dy, dx2, dw2, bias ? db2 : NULL));
-        check_close("oneDNN conv dx (added)", dx2, dx1, (int64_t)nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-        check_close("oneDNN conv dw (added)", dw2, dw1, (int64_t)nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-        check_close("oneDNN conv db (added)", db2, db1, s.oc, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-        /* No input gradient wanted: dx untouched, dw added to once more. */
-        memcpy(dx1, dx2, nx * sizeof *dx1);
-        CHECK_OK(cb_dnnl_conv_bwd(p, x, w, dy, NULL, dw2, NULL));
-        check_close("oneDNN conv without dx", dx2, dx1, (int64_t)nx, 0, 0);
+        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, t.dx2, t.dw2, bias ? t.db2 : NULL, ws));
+        check_close("oneDNN conv dx (added)", t.dx2, t.dx1, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        check_close("oneDNN conv dw (added)", t.dw2, t.dw1, (int64_t)t.nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        check_close("oneDNN conv db (added)", t.db2, t.db1, s.oc, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        /* No input gradient wanted: dx untouched, the same dW added once more. */
+        memcpy(t.dx1, t.dx2, t.nx * sizeof *t.dx1);
+        for (size_t i = 0; i < t.nw; i++) t.dw1[i] = 2 * t.dw1[i] - dw0[i];
+        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, NULL, t.dw2, NULL, ws));
+        check_close("oneDNN conv without dx: dx", t.dx2, t.dx1, (int64_t)t.nx, 0, 0);
+        check_close("oneDNN conv without dx: dw", t.dw2, t.dw1, (int64_t)t.nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
     cb_dnnl_conv_free(p);
     cb_dnnl_ctx_free(ctx);
-    float *all[] = {x, w, b, dy, y1, y2, dx1, dx2, dw1, dw2, db1, db2};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+    free(dw0);
+    free(ws);
+    conv_bufs_free(&t);
 }
 
 TEST(conv_onednn_matches_reference)
@@ -433,6 +455,25 @@ TEST(fused_inference_equals_unfused)
         cb_exec_free(train);
         cb_model_free(m);
     }
+}
+
+/* A CROSSBIND_CONV value the library does not know fails executor creation
+ * (at the fast level, which reads it) with the reason, and nothing leaks. */
+TEST(exec_refuses_unknown_conv_backend)
+{
+    cb_model *m;
+    CHECK_OK(cb_model_create("lenet5", &m));
+    cb_exec *ex = NULL;
+    setenv("CROSSBIND_CONV", "dnn", 1);
+    cb_status st = cb_exec_create(&m->graph, 8, 1, CB_KERNELS_FAST, &ex);
+    unsetenv("CROSSBIND_CONV");
+    CHECK(st == CB_ERR_INVALID_ARG && ex == NULL);
+    CHECK(strstr(cb_last_error(), "CROSSBIND_CONV must be 'blas' or 'onednn'") != NULL);
+    setenv("CROSSBIND_CONV", "blas", 1);
+    CHECK_OK(cb_exec_create(&m->graph, 8, 1, CB_KERNELS_FAST, &ex));
+    unsetenv("CROSSBIND_CONV");
+    cb_exec_free(ex);
+    cb_model_free(m);
 }
 
 /* Embedding -> recurrent layer -> last step -> dense -> loss, batch of 2

@@ -102,6 +102,8 @@ static int conv_heavy(const cb_graph *g)
  * size. */
 static cb_status plan_dnnl(cb_exec *ex, int max_batch)
 {
+    cb_status st = cb_conv_backend_check(); /* a CROSSBIND_CONV value it does not know fails the executor */
+    if (st != CB_OK) return st;
     const cb_graph *g = ex->g;
     int any = 0;
     for (int i = 0; i < g->count; i++) {
@@ -194,6 +196,15 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
      * Every other executor runs the whole batch with one workspace. */
     ex->slices = (!with_grads && kernels == CB_KERNELS_FAST && !conv_heavy(g)) ? cb_get_threads() : 0;
     ex->big = cb_graph_forward_flops(g) > CONV_HEAVY_FLOPS;
+    if (kernels == CB_KERNELS_FAST) {
+        cb_status st = plan_dnnl(ex, max_batch);
+        if (st != CB_OK) {
+            cb_exec_free(ex);
+            return st;
+        }
+        ex->whole_dnnl = ex->slices && whole_batch_dnnl(ex); /* its batches of several chunks run whole */
+    }
+    size_t ws_whole = 0; /* whole_dnnl: the workspace of a whole batch through one set of kernels */
     const int ws_batch = ex->slices ? (max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES) : max_batch;
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
     size_t vals = 0, grads = 0, auxs = 0;
@@ -244,28 +255,15 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             cb_conv_shape s = conv_shape(g, n, ws_batch);
             size_t w = cb_conv2d_workspace(&s);
             if (w > ex->ws_slice) ex->ws_slice = w;
-        }
-    }
-    if (kernels == CB_KERNELS_FAST) {
-        cb_status st = plan_dnnl(ex, max_batch);
-        if (st != CB_OK) {
-            free(voff);
-            free(goff);
-            free(aoff);
-            cb_exec_free(ex);
-            return st;
+            if (ex->whole_dnnl) {
+                s.n = max_batch;
+                w = cb_conv2d_workspace(&s);
+                if (w > ws_whole) ws_whole = w;
+            }
         }
     }
     ex->ws_floats = ex->ws_slice * (size_t)(ex->slices ? ex->slices : 1);
-    if (ex->slices && whole_batch_dnnl(ex)) { /* its batches of more than one chunk run whole */
-        ex->whole_dnnl = 1;
-        for (int i = 0; i < g->count; i++)
-            if (g->nodes[i].op == CB_OP_CONV2D) {
-                cb_conv_shape s = conv_shape(g, &g->nodes[i], max_batch);
-                size_t w = cb_conv2d_workspace(&s);
-                if (w > ex->ws_floats) ex->ws_floats = w;
-            }
-    }
+    if (ws_whole > ex->ws_floats) ex->ws_floats = ws_whole;
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->arena = cb_big_alloc(ex->arena_floats * sizeof(float));
     if (!ex->arena) {
@@ -540,10 +538,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
             cb_dnnl_conv *dp = NULL;
             cb_status st = fast ? dnnl_plan_for(ex, i, CB_DNNL_BWD, &s, CB_ACT_NONE, &dp) : CB_OK;
-            if (st == CB_OK && dp && cb_dnnl_conv_wants_blas_dw(&s)) {
-                st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, NULL, NULL);
-                cb_conv2d_bwd_fast(&s, x, w, dy, NULL, dw, db, ex->ws);
-            } else if (st == CB_OK && dp) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db);
+            if (st == CB_OK && dp) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db, ex->ws);
             if (st != CB_OK) return st;
             if (dp) break;
             if (fast) cb_conv2d_bwd_fast(&s, x, w, dy, dx, dw, db, ex->ws);

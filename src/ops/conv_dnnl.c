@@ -21,27 +21,39 @@
 
 #include "crossbind/crossbind.h"
 
-static int conv_enabled(void)
+/* CROSSBIND_CONV: unset or empty (oneDNN where built in), "blas", "onednn"
+ * (oneDNN, which must be built in), or something else (an error). */
+typedef enum { CONV_AUTO, CONV_BLAS, CONV_ONEDNN, CONV_INVALID } conv_mode;
+
+static conv_mode conv_mode_now(void)
 {
     const char *v = getenv("CROSSBIND_CONV");
-    return !(v && strcmp(v, "blas") == 0);
+    if (!v || !*v) return CONV_AUTO;
+    return !strcmp(v, "blas") ? CONV_BLAS : !strcmp(v, "onednn") ? CONV_ONEDNN : CONV_INVALID;
+}
+
+static int conv_enabled(void)
+{
+    const conv_mode m = conv_mode_now();
+    return m == CONV_AUTO || m == CONV_ONEDNN;
 }
 
 const char *cb_conv_backend(void)
 {
     const char *v = cb_dnnl_version();
     if (!v) return "im2col + BLAS (built without oneDNN)";
-    if (!conv_enabled()) return "im2col + BLAS (oneDNN turned off by CROSSBIND_CONV=blas)";
+    if (conv_mode_now() == CONV_BLAS) return "im2col + BLAS (oneDNN turned off by CROSSBIND_CONV=blas)";
+    if (conv_mode_now() == CONV_INVALID) return "im2col + BLAS (CROSSBIND_CONV not understood)";
     return v;
 }
 
 cb_status cb_conv_backend_check(void)
 {
-    const char *v = getenv("CROSSBIND_CONV");
-    if (!v || !*v || !strcmp(v, "blas")) return CB_OK;
-    if (strcmp(v, "onednn") != 0)
-        return cb_fail(CB_ERR_INVALID_ARG, "CROSSBIND_CONV must be 'blas' or 'onednn', not '%s'", v);
-    if (!cb_dnnl_version())
+    const conv_mode m = conv_mode_now();
+    if (m == CONV_INVALID)
+        return cb_fail(CB_ERR_INVALID_ARG, "CROSSBIND_CONV must be 'blas' or 'onednn', not '%s'",
+                       getenv("CROSSBIND_CONV"));
+    if (m == CONV_ONEDNN && !cb_dnnl_version())
         return cb_fail(CB_ERR_UNSUPPORTED, "CROSSBIND_CONV=onednn, but this build has no oneDNN "
                                            "(install libdnnl-dev and rebuild)");
     return CB_OK;
@@ -96,6 +108,7 @@ struct cb_dnnl_conv {
     cb_dnnl_mem fb;
     /* backward, made at the first backward call */
     int bwd_ready;
+    int blas_dw; /* the weight gradient comes from crossbind's im2col + BLAS product (blas_dw_better) */
     dnnl_primitive_t bwd_data, bwd_wei;
     cb_dnnl_reorder bd_dy, bd_w, bd_dx;      /* dy in, w in, dx out (+=) */
     cb_dnnl_reorder bw_x, bw_dy, bw_dw;      /* x in, dy in, dw out (+=) */
@@ -118,7 +131,7 @@ static cb_status dnnl_check(dnnl_status_t st, const char *what)
  * 4 x 4 too, 311-326 with none). */
 #define BLAS_DW_MAX_PLANE 4
 
-int cb_dnnl_conv_wants_blas_dw(const cb_conv_shape *s) { return s->oh * s->ow <= BLAS_DW_MAX_PLANE; }
+static int blas_dw_better(const cb_conv_shape *s) { return s->oh * s->ow <= BLAS_DW_MAX_PLANE; }
 
 int cb_dnnl_conv_use(const cb_conv_shape *s)
 {
@@ -389,45 +402,53 @@ static cb_status plan_backward(cb_dnnl_conv *p)
     TRY(dnnl_convolution_backward_data_desc_init(&dd, dnnl_convolution_direct, &xa, &wa, &ya, stride, pad_l, pad_r),
         "convolution backward-data descriptor");
     TRY(dnnl_primitive_desc_create(&dpd, &dd, NULL, e, p->fwd_pd), "convolution backward data");
-    dnnl_status_t st = dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_direct, &xa, &wa,
-                                                                   p->has_bias ? &p->b_md : NULL, &ya, stride,
-                                                                   pad_l, pad_r);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&wpd, &wd, NULL, e, p->fwd_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&p->bwd_data, dpd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&p->bwd_wei, wpd);
+    p->blas_dw = blas_dw_better(s);
+    dnnl_status_t st = dnnl_primitive_create(&p->bwd_data, dpd);
+    if (st == dnnl_success && !p->blas_dw)
+        st = dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_direct, &xa, &wa,
+                                                         p->has_bias ? &p->b_md : NULL, &ya, stride, pad_l, pad_r);
+    if (st == dnnl_success && !p->blas_dw) st = dnnl_primitive_desc_create(&wpd, &wd, NULL, e, p->fwd_pd);
+    if (st == dnnl_success && !p->blas_dw) st = dnnl_primitive_create(&p->bwd_wei, wpd);
     cb_status cs = dnnl_check(st, "convolution backward");
     if (cs == CB_OK) cs = reorder_init(&p->bd_dy, &p->y_md, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_dst_md, 0), 0, e);
     if (cs == CB_OK) cs = reorder_init(&p->bd_w, &p->w_md, dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0), 0, e);
     if (cs == CB_OK) cs = reorder_init(&p->bd_dx, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0), &p->x_md, 1, e);
-    if (cs == CB_OK) cs = reorder_init(&p->bw_x, &p->x_md, dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0), 0, e);
+    if (dpd) dnnl_primitive_desc_destroy(dpd);
+    if (cs != CB_OK || p->blas_dw) { /* failed, or no backward-weights primitive to wire */
+        if (wpd) dnnl_primitive_desc_destroy(wpd);
+        p->bwd_ready = cs == CB_OK;
+        return cs;
+    }
+    cs = reorder_init(&p->bw_x, &p->x_md, dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0), 0, e);
     if (cs == CB_OK) cs = reorder_init(&p->bw_dy, &p->y_md, dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_dst_md, 0), 0, e);
     if (cs == CB_OK) cs = reorder_init(&p->bw_dw, dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0), &p->w_md, 1, e);
     if (cs == CB_OK) cs = dnnl_check(mem_init(&p->bw_db, &p->b_md, e), "memory creation");
     if (cs == CB_OK && p->has_bias && !(p->db_tmp = malloc((size_t)s->oc * sizeof(float))))
         cs = cb_fail(CB_ERR_NOMEM, "out of memory planning a oneDNN convolution");
-    if (dpd) dnnl_primitive_desc_destroy(dpd);
     if (wpd) dnnl_primitive_desc_destroy(wpd);
     if (cs == CB_OK) p->bwd_ready = 1;
     return cs;
 }
 
-/* dx may be NULL (the input needs no gradient); dw and db are added to. */
+/* dx may be NULL (the input needs no gradient); dw and db are added to;
+ * ws: cb_conv2d_workspace floats, for the layers whose weight gradient the
+ * BLAS product computes. */
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                           float *db)
+                           float *db, float *ws)
 {
     cb_status st;
     if (!p->bwd_ready && (st = plan_backward(p)) != CB_OK) return st;
     cb_dnnl_ctx *c = p->ctx;
     const void *dy_blocked = NULL; /* dy in bwd_data's layout, reused where bwd_wei wants the same */
     if (dx) { /* diff_src = conv_bwd_data(diff_dst, w); dx += diff_src */
-        const void *dys, *ws;
+        const void *dys, *wsrc;
         void *dyb = p->bd_dy.prim ? ctx_buf(c, BUF_DST, md_bytes(&p->bd_dy.to)) : NULL;
         void *wb = p->bd_w.prim ? ctx_buf(c, BUF_WEI, md_bytes(&p->bd_w.to)) : NULL;
         void *dxb = ctx_buf(c, BUF_SRC, md_bytes(&p->bd_dx.from));
         if ((p->bd_dy.prim && !dyb) || (p->bd_w.prim && !wb) || !dxb)
             return cb_fail(CB_ERR_NOMEM, "out of memory for oneDNN's convolution buffers");
-        if ((st = reorder_run(c, &p->bd_dy, dy, dyb, &dys)) || (st = reorder_run(c, &p->bd_w, w, wb, &ws))) return st;
-        const conv_arg args[3] = {{DNNL_ARG_DIFF_DST, &p->bd_dy.to, dys}, {DNNL_ARG_WEIGHTS, &p->bd_w.to, ws},
+        if ((st = reorder_run(c, &p->bd_dy, dy, dyb, &dys)) || (st = reorder_run(c, &p->bd_w, w, wb, &wsrc))) return st;
+        const conv_arg args[3] = {{DNNL_ARG_DIFF_DST, &p->bd_dy.to, dys}, {DNNL_ARG_WEIGHTS, &p->bd_w.to, wsrc},
                                   {DNNL_ARG_DIFF_SRC, &p->bd_dx.from, dxb}};
         if ((st = run_prim(c, p->bwd_data, "convolution backward data", args, NULL)) ||
             (st = reorder_run(c, &p->bd_dx, dxb, dx, NULL)))
@@ -435,6 +456,10 @@ cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, cons
         dy_blocked = dys;
     }
     if (!dw && !db) return CB_OK;
+    if (p->blas_dw) {
+        cb_conv2d_bwd_fast(&p->s, x, w, dy, NULL, dw, db, ws);
+        return CB_OK;
+    }
     /* diff_weights (and diff_bias) = conv_bwd_weights(src, diff_dst); dw += diff_weights */
     const void *xs, *dys;
     void *xb = p->bw_x.prim ? ctx_buf(c, BUF_SRC, md_bytes(&p->bw_x.to)) : NULL;
@@ -482,7 +507,6 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p)
 #else /* built without oneDNN: nothing is ever planned */
 
 int cb_dnnl_conv_use(const cb_conv_shape *s) { (void)s; return 0; }
-int cb_dnnl_conv_wants_blas_dw(const cb_conv_shape *s) { (void)s; return 0; }
 const char *cb_dnnl_version(void) { return NULL; }
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)
 {
@@ -504,9 +528,9 @@ cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, cons
     return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN");
 }
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                           float *db)
+                           float *db, float *ws)
 {
-    (void)p; (void)x; (void)w; (void)dy; (void)dx; (void)dw; (void)db;
+    (void)p; (void)x; (void)w; (void)dy; (void)dx; (void)dw; (void)db; (void)ws;
     return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN");
 }
 void cb_dnnl_conv_free(cb_dnnl_conv *p) { (void)p; }

@@ -98,12 +98,11 @@ void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
 cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act,
                               cb_dnnl_conv **out);
 int cb_dnnl_conv_batch(const cb_dnnl_conv *p);
-/* Layers whose weight gradient the im2col + BLAS product computes faster
- * than oneDNN's backward-weights kernels (tiny planes). */
-int cb_dnnl_conv_wants_blas_dw(const cb_conv_shape *s);
 cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, const float *b, float *y);
+/* ws: cb_conv2d_workspace(s) floats (tiny planes take their weight gradient
+ * from the im2col + BLAS product, faster there than oneDNN's). */
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                           float *db);
+                           float *db, float *ws);
 void cb_dnnl_conv_free(cb_dnnl_conv *p);
 
 /* Pooling (uses kh, kw, sh, sw, ph, pw, oh, ow; oc is ignored). Max pooling
