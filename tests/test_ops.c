@@ -195,6 +195,8 @@ static void pool_case(int max, cb_conv_shape s)
     x[3] = x[2]; /* a tie: both levels must route the gradient to the first */
     if (max) x[nx / 2 + 1] = NAN; /* NaN wins its window at both levels */
     fill(dy, ny, &r, -1, 1);
+    fill(dx1, nx, &r, -1, 1); /* gradients are added to what is there */
+    memcpy(dx2, dx1, nx * sizeof *dx2);
     for (int fast = 0; fast < 2; fast++) {
         float *y = fast ? y2 : y1, *dx = fast ? dx2 : dx1;
         if (max) {
@@ -218,7 +220,11 @@ TEST(pool_fast_matches_reference)
      * and planes wide enough to take several row blocks. */
     cb_conv_shape c = {.n = 2, .c = 2, .h = 7, .w = 9, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
     cb_conv_shape d = {.n = 1, .c = 2, .h = 130, .w = 132, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    /* LeNet's first pooling: a row of 14 windows is one vector of 8 and a
+     * padded rest of 6. */
+    cb_conv_shape e = {.n = 3, .c = 4, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
     pool_case(1, a);
+    pool_case(1, e);
     pool_case(1, b);
     pool_case(1, c);
     pool_case(1, d);

@@ -2,6 +2,7 @@
  * kernel levels: the fast level runs the (sample, channel) planes in
  * parallel, which cannot change any result because planes are independent. */
 #include <math.h>
+#include <string.h>
 #include "ops.h"
 #include "vec.h"
 
@@ -29,23 +30,11 @@ static int window_argmax(const cb_conv_shape *s, const float *plane, int oy, int
     return best;
 }
 
-/* The 2x2, stride 2, unpadded window of the LeNets and VGG: the same
- * selection rule as window_argmax without its bounds checks. */
+/* The 2x2, stride 2, unpadded window of the LeNets and VGG, which has
+ * branch-free fast paths. */
 static int is_2x2(const cb_conv_shape *s)
 {
     return s->kh == 2 && s->kw == 2 && s->sh == 2 && s->sw == 2 && s->ph == 0 && s->pw == 0;
-}
-
-static inline int argmax_2x2(const float *xp, int w, int oy, int ox)
-{
-    int base = 2 * oy * w + 2 * ox;
-    int cand[4] = {base, base + 1, base + w, base + w + 1};
-    int best = cand[0];
-    for (int t = 1; t < 4; t++) {
-        float v = xp[cand[t]], m = xp[best];
-        if (!isnan(m) && (v > m || isnan(v))) best = cand[t];
-    }
-    return best;
 }
 
 /* The larger of m and v, NaN winning: with the first value as m, folding
@@ -114,13 +103,59 @@ void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
     }
 }
 
+/* Gradients of 8 adjacent 2x2 windows (rows r0/r1, 16 floats each), added
+ * to d0/d1: window_argmax's rule as lane masks. The windows' left and right
+ * columns are split apart with shuffles, and the four gradient vectors
+ * interleaved back. */
+static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const float *g, float *d0, float *d1)
+{
+    const v8i even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = even + 1;
+    const v8i lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;
+    const v8f t0 = v8_load(r0), t1 = v8_load(r0 + CB_VL), u0 = v8_load(r1), u1 = v8_load(r1 + CB_VL);
+    const v8f a = __builtin_shuffle(t0, t1, even), b = __builtin_shuffle(t0, t1, odd);
+    const v8f c = __builtin_shuffle(u0, u1, even), d = __builtin_shuffle(u0, u1, odd);
+    const v8f cand[3] = {b, c, d};
+    v8f m = a;
+    v8i k = {0};
+    for (int t = 0; t < 3; t++) { /* m stays at the first NaN; later values must be strictly larger */
+        const v8f v = cand[t];
+        const v8i take = (m == m) & ((v > m) | (v != v));
+        m = v8_select(take, v, m);
+        k = (take & (t + 1)) | (~take & k);
+    }
+    const v8f gv = v8_load(g), zero = v8_splat(0.0f);
+    const v8f ga = v8_select(k == 0, gv, zero), gb = v8_select(k == 1, gv, zero);
+    const v8f gc = v8_select(k == 2, gv, zero), gd = v8_select(k == 3, gv, zero);
+    v8_store(d0, v8_load(d0) + __builtin_shuffle(ga, gb, lo));
+    v8_store(d0 + CB_VL, v8_load(d0 + CB_VL) + __builtin_shuffle(ga, gb, hi));
+    v8_store(d1, v8_load(d1) + __builtin_shuffle(gc, gd, lo));
+    v8_store(d1 + CB_VL, v8_load(d1 + CB_VL) + __builtin_shuffle(gc, gd, hi));
+}
+
+/* One row of 2x2 windows: whole groups of 8, then the rest through
+ * zero-padded copies (a zero gradient adds nothing to the padding). */
+static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g, float *d0, float *d1, int ow)
+{
+    int ox = 0;
+    for (; ox + CB_VL <= ow; ox += CB_VL) maxpool_bwd_2x2_8(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox);
+    const int rest = ow - ox;
+    if (rest == 0) return;
+    float a[2 * CB_VL] = {0}, b[2 * CB_VL] = {0}, gg[CB_VL] = {0}, e0[2 * CB_VL] = {0}, e1[2 * CB_VL] = {0};
+    memcpy(a, r0 + 2 * ox, (size_t)2 * rest * sizeof *a);
+    memcpy(b, r1 + 2 * ox, (size_t)2 * rest * sizeof *b);
+    memcpy(gg, g + ox, (size_t)rest * sizeof *gg);
+    maxpool_bwd_2x2_8(a, b, gg, e0, e1);
+    for (int t = 0; t < 2 * rest; t++) {
+        d0[2 * ox + t] += e0[t];
+        d1[2 * ox + t] += e1[t];
+    }
+}
+
 void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast)
 {
     if (fast && is_2x2(s)) {
-        /* argmax_2x2's rule as selects instead of branches, so that the
-         * compiler vectorises the row: each window's gradient goes to its
-         * first maximum (NaN winning), 0 is added to the other three. The
-         * windows do not overlap, so no position is written twice. */
+        /* Each window's gradient goes to its first maximum (NaN winning);
+         * the windows do not overlap, so no position is written twice. */
         const int planes = s->n * s->c;
 #pragma omp parallel for schedule(static)
         for (int p = 0; p < planes; p++) {
@@ -128,25 +163,8 @@ void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, flo
             const float *dyp = dy + (size_t)p * s->oh * s->ow;
             float *dxp = dx + (size_t)p * s->h * s->w;
             for (int oy = 0; oy < s->oh; oy++) {
-                const float *r0 = xp + (size_t)2 * oy * s->w, *r1 = r0 + s->w;
-                float *d0 = dxp + (size_t)2 * oy * s->w, *d1 = d0 + s->w;
-                const float *g = dyp + (size_t)oy * s->ow;
-                for (int ox = 0; ox < s->ow; ox++) {
-                    const float a = r0[2 * ox], b = r0[2 * ox + 1], c = r1[2 * ox], d = r1[2 * ox + 1];
-                    int k = 0;
-                    float m = a;
-                    const int tb = m == m && (b > m || b != b);
-                    k = tb ? 1 : k, m = tb ? b : m;
-                    const int tc = m == m && (c > m || c != c);
-                    k = tc ? 2 : k, m = tc ? c : m;
-                    const int td = m == m && (d > m || d != d);
-                    k = td ? 3 : k;
-                    const float gv = g[ox];
-                    d0[2 * ox] += k == 0 ? gv : 0.0f;
-                    d0[2 * ox + 1] += k == 1 ? gv : 0.0f;
-                    d1[2 * ox] += k == 2 ? gv : 0.0f;
-                    d1[2 * ox + 1] += k == 3 ? gv : 0.0f;
-                }
+                const size_t r = (size_t)2 * oy * s->w;
+                maxpool_bwd_2x2_row(xp + r, xp + r + s->w, dyp + (size_t)oy * s->ow, dxp + r, dxp + r + s->w, s->ow);
             }
         }
         return;
