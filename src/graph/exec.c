@@ -34,7 +34,7 @@ struct cb_exec {
     float *ws;
     size_t ws_floats;
     int slices;          /* fast inference: threads the batch's chunks are spread over; 0: no chunks */
-    unsigned char *fused; /* inference: an activation node computed by the convolution before it */
+    unsigned char *fused; /* fast kernels: an activation node computed by the convolution before it */
     float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
     cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */
@@ -64,11 +64,13 @@ static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
 
 static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
 
-/* Inference: a convolution whose only consumer is the activation right
+/* Fast kernels: a convolution whose only consumer is the activation right
  * after it computes that activation in its output loop (while each plane is
- * in cache); the activation node then only names the result. The
- * convolution's own value must not be observable: not the graph's output,
- * not pinned (an importer's extra outputs). */
+ * in cache, or as oneDNN's post-op); the activation node then only names the
+ * result. Training too: the backward pass needs the activation's output, not
+ * its input (LeNet-1 per 12,800 samples: the first tanh's forward took
+ * 34 ms on its own). The convolution's own value must not be observable:
+ * not the graph's output, not pinned (an importer's extra outputs). */
 static void plan_fusion(cb_exec *ex)
 {
     const cb_graph *g = ex->g;
@@ -189,7 +191,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
 
-    if (!with_grads && kernels == CB_KERNELS_FAST) plan_fusion(ex);
+    if (kernels == CB_KERNELS_FAST) plan_fusion(ex);
     /* Fast inference runs the batch in chunks of at most SLICE_SAMPLES
      * samples spread over the threads (chunks of 8 to 64 measured alike on
      * LeNet-5), each thread with its own workspace sized for one chunk.
