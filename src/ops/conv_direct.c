@@ -34,7 +34,7 @@ int cb_conv2d_direct_ok(const cb_conv_shape *s)
 }
 
 /* Padded row length: room for the widest tile's loads past the last pixel. */
-static int padded_w(const cb_conv_shape *s) { return ((s->ow + 31) / 32) * 32 + s->kw + VL; }
+static int padded_w(const cb_conv_shape *s) { return ((s->ow + 31) / 32) * 32 + s->kw + 16; }
 static int padded_h(const cb_conv_shape *s) { return s->h + 2 * s->ph; }
 
 static size_t per_thread(const cb_conv_shape *s)
@@ -117,54 +117,102 @@ static void sample_oc(const cb_conv_shape *s, const float *xp, const float *wt, 
 
 /* ---- tiling across the output row: OB channels x NV row vectors */
 
+/* Row vectors are as wide as the machine's registers: 16 floats with
+ * AVX-512 (LeNet's 28-pixel rows are two vectors, not four), 8 otherwise
+ * (where 16-float vectors would be register pairs and spill). A tile holds at
+ * most ROW_ACC accumulators per row and 32 pixels. */
+#if defined(__AVX512F__)
+#define RVL 16
+typedef float vrow __attribute__((vector_size(RVL * sizeof(float))));
+#else
+#define RVL 8
+typedef v8f vrow;
+#endif
+#define ROW_ACC 12
+#define ROW_PIX 32
+
+/* A value in every lane, as one broadcast (adding a scalar to a zero vector
+ * costs an add as well: -0 + 0 is not -0). */
+static inline vrow splat_row(float x)
+{
+#if RVL == 16
+    return (vrow){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#else
+    return v8_splat(x);
+#endif
+}
+
+static inline vrow load_row(const float *p)
+{
+    vrow v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 static inline __attribute__((always_inline)) void tile_row(const cb_conv_shape *s, const float *xp, const float *w,
                                                           const float *b, float *y, int oy, int ox0, int o0,
                                                           const int OB, const int NV)
 {
     const int hp = padded_h(s), wp = padded_w(s), taps = s->c * s->kh * s->kw, P = s->oh * s->ow;
-    v8 acc[12];
-    for (int o = 0; o < OB; o++)
-        for (int v = 0; v < NV; v++) acc[o * NV + v] = splat(b ? b[o0 + o] : 0.0f);
+    vrow acc[ROW_ACC];
+    for (int a = 0; a < OB * NV; a++) acc[a] = splat_row(b ? b[o0 + a / NV] : 0.0f);
     for (int c = 0; c < s->c; c++)
         for (int i = 0; i < s->kh; i++) {
             const float *row = xp + ((size_t)c * hp + oy + i) * wp + ox0;
             const float *wk = w + (size_t)o0 * taps + (size_t)(c * s->kh + i) * s->kw;
             for (int j = 0; j < s->kw; j++) {
-                v8 xv[4];
-                for (int v = 0; v < NV; v++) xv[v] = load8(row + j + VL * v);
+                vrow xv[ROW_PIX / RVL];
+                for (int v = 0; v < NV; v++) xv[v] = load_row(row + j + RVL * v);
                 for (int o = 0; o < OB; o++) {
-                    v8 wv = splat(wk[(size_t)o * taps + j]);
+                    const vrow wv = splat_row(wk[(size_t)o * taps + j]);
                     for (int v = 0; v < NV; v++) acc[o * NV + v] += wv * xv[v];
                 }
             }
         }
-    const int n = s->ow - ox0 < NV * VL ? s->ow - ox0 : NV * VL;
+    const int n = s->ow - ox0 < NV * RVL ? s->ow - ox0 : NV * RVL;
     for (int o = 0; o < OB; o++) {
-        float tmp[4 * VL];
-        for (int v = 0; v < NV; v++) v8_store(tmp + VL * v, acc[o * NV + v]);
+        float tmp[ROW_PIX];
+        for (int v = 0; v < NV; v++) memcpy(tmp + RVL * v, &acc[o * NV + v], sizeof(vrow));
         memcpy(y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0, tmp, (size_t)n * sizeof(float));
     }
 }
 
+/* tile_row with the channel count OB (1 to ROW_ACC / NV) as a constant of
+ * each case, so that its accumulators stay in registers. */
+#define ROW_CASE(ob, nv) case ob: tile_row(s, xp, w, b, y, oy, ox0, o0, ob, nv); break
+static void tile_row_n(const cb_conv_shape *s, const float *xp, const float *w, const float *b, float *y, int oy,
+                       int ox0, int o0, int ob, int nv)
+{
+    if (nv == 1) {
+        switch (ob) {
+        ROW_CASE(1, 1); ROW_CASE(2, 1); ROW_CASE(3, 1); ROW_CASE(4, 1); ROW_CASE(5, 1); ROW_CASE(6, 1);
+        ROW_CASE(7, 1); ROW_CASE(8, 1); ROW_CASE(9, 1); ROW_CASE(10, 1); ROW_CASE(11, 1); default: ROW_CASE(12, 1);
+        }
+    } else if (nv == 2) {
+        switch (ob) {
+        ROW_CASE(1, 2); ROW_CASE(2, 2); ROW_CASE(3, 2); ROW_CASE(4, 2); ROW_CASE(5, 2); default: ROW_CASE(6, 2);
+        }
+    }
+#if RVL == 8 /* 32 pixels are up to four vectors */
+    else if (nv == 3) {
+        switch (ob) { ROW_CASE(1, 3); ROW_CASE(2, 3); ROW_CASE(3, 3); default: ROW_CASE(4, 3); }
+    } else {
+        switch (ob) { ROW_CASE(1, 4); ROW_CASE(2, 4); default: ROW_CASE(3, 4); }
+    }
+#endif
+}
+#undef ROW_CASE
+
 static void sample_row(const cb_conv_shape *s, const float *xp, const float *w, const float *b, float *y)
 {
-    for (int oy = 0; oy < s->oh; oy++)
-        for (int ox0 = 0; ox0 < s->ow; ox0 += 32) {
-            const int left = s->ow - ox0, nv = left >= 32 ? 4 : (left + VL - 1) / VL;
-            for (int o0 = 0; o0 < s->oc;) {
-                const int rest = s->oc - o0;
-                switch (nv) {
-                case 4: if (rest >= 3) { tile_row(s, xp, w, b, y, oy, ox0, o0, 3, 4); o0 += 3; }
-                        else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 4); o0 += 1; } break;
-                case 3: if (rest >= 4) { tile_row(s, xp, w, b, y, oy, ox0, o0, 4, 3); o0 += 4; }
-                        else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 3); o0 += 1; } break;
-                case 2: if (rest >= 6) { tile_row(s, xp, w, b, y, oy, ox0, o0, 6, 2); o0 += 6; }
-                        else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 2); o0 += 1; } break;
-                default: if (rest >= 12) { tile_row(s, xp, w, b, y, oy, ox0, o0, 12, 1); o0 += 12; }
-                         else { tile_row(s, xp, w, b, y, oy, ox0, o0, 1, 1); o0 += 1; } break;
-                }
-            }
+    for (int oy = 0; oy < s->oh; oy++) {
+        for (int ox0 = 0; ox0 < s->ow; ox0 += ROW_PIX) {
+            const int left = s->ow - ox0, nv = left >= ROW_PIX ? ROW_PIX / RVL : (left + RVL - 1) / RVL;
+            const int most = ROW_ACC / nv; /* channels per tile */
+            for (int o0 = 0; o0 < s->oc; o0 += most)
+                tile_row_n(s, xp, w, b, y, oy, ox0, o0, s->oc - o0 < most ? s->oc - o0 : most, nv);
         }
+    }
 }
 
 void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
