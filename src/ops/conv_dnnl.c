@@ -69,8 +69,10 @@ cb_status cb_conv_backend_check(void)
  *    second layer 403 -> 181 ms, VGG-16's 64-channel 32 x 32 layer 189 -> 98);
  *  - forward: oneDNN too (LeNet-5's second layer 102 -> 38 ms), except a
  *    single input channel, where crossbind's direct kernel was as fast
- *    (67 vs 72 ms) without the reorders, and a window covering the whole
- *    input, which is a matrix product (LeNet-5's third layer 14 vs 42 ms);
+ *    (67 vs 72 ms) without the reorders;
+ *  - a window covering the whole input is a matrix product both ways, never
+ *    oneDNN's (LeNet-5's third layer: forward 14 vs 42 ms, backward 19 vs
+ *    74 ms);
  *  - layers under 1e5 FLOPs per sample stay on crossbind's kernels, where
  *    the reorders would cost more than the product. */
 #define DNNL_MIN_FLOPS 1e5
@@ -138,8 +140,8 @@ int cb_dnnl_conv_use(const cb_conv_shape *s)
     if (!conv_enabled()) return 0;
     double flops = 2.0 * s->oc * s->oh * s->ow * (double)s->c * s->kh * s->kw;
     if (flops < DNNL_MIN_FLOPS) return 0;
-    const int whole = s->oh * s->ow == 1 && s->ph == 0 && s->pw == 0;
-    return CB_DNNL_BWD | (s->c > 1 && !whole ? CB_DNNL_FWD : 0);
+    if (cb_conv2d_whole_window(s)) return 0; /* a matrix product both ways */
+    return CB_DNNL_BWD | (s->c > 1 ? CB_DNNL_FWD : 0);
 }
 
 const char *cb_dnnl_version(void)

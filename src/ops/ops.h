@@ -75,11 +75,14 @@ int cb_conv2d_direct_ok(const cb_conv_shape *s);
 size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                           float *y, float *ws);
-/* act: an activation fused into the output loop (inference), or CB_ACT_NONE. */
+/* act: an activation fused into the output loop, or CB_ACT_NONE. */
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws);
+/* The window covers the whole unpadded input (LeNet-5's conv3): a fully
+ * connected layer, which the fast kernels run as matrix products. */
+int cb_conv2d_whole_window(const cb_conv_shape *s);
 
 /* Convolution through oneDNN (conv_dnnl.c), where the build has it and
  * CROSSBIND_CONV is not "blas". A plan holds one node's primitives for one
