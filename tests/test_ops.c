@@ -94,6 +94,10 @@ TEST(conv_fast_matches_reference)
      * split unevenly (LeNet-5's second layer, LeNet-1's first). */
     conv_case((cb_conv_shape){.n = 9, .c = 6, .h = 14, .w = 14, .oc = 16, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
     conv_case((cb_conv_shape){.n = 11, .c = 1, .h = 28, .w = 28, .oc = 4, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2});
+    /* The direct weight gradient of one-channel layers: 3 x 3 windows, five
+     * channels (tiles of 4 and 1), a row of 19 (padded lanes), and chunks of
+     * 16 samples and a rest in each thread. */
+    conv_case((cb_conv_shape){.n = 37, .c = 1, .h = 9, .w = 21, .oc = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 0});
     /* A window covering the whole input: computed as a fully connected layer. */
     conv_case((cb_conv_shape){.n = 3, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
 }

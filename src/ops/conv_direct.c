@@ -117,62 +117,36 @@ static void sample_oc(const cb_conv_shape *s, const float *xp, const float *wt, 
 
 /* ---- tiling across the output row: OB channels x NV row vectors */
 
-/* Row vectors are as wide as the machine's registers: 16 floats with
- * AVX-512 (LeNet's 28-pixel rows are two vectors, not four), 8 otherwise
- * (where 16-float vectors would be register pairs and spill). A tile holds at
- * most ROW_ACC accumulators per row and 32 pixels. */
-#if defined(__AVX512F__)
-#define RVL 16
-typedef float vrow __attribute__((vector_size(RVL * sizeof(float))));
-#else
-#define RVL 8
-typedef v8f vrow;
-#endif
+/* Row tiles use cb_vrow (vec.h): LeNet's 28-pixel rows are two vectors with
+ * AVX-512, not four. A tile holds at most ROW_ACC accumulators and 32
+ * pixels. */
 #define ROW_ACC 12
 #define ROW_PIX 32
-
-/* A value in every lane, as one broadcast (adding a scalar to a zero vector
- * costs an add as well: -0 + 0 is not -0). */
-static inline vrow splat_row(float x)
-{
-#if RVL == 16
-    return (vrow){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
-#else
-    return v8_splat(x);
-#endif
-}
-
-static inline vrow load_row(const float *p)
-{
-    vrow v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 static inline __attribute__((always_inline)) void tile_row(const cb_conv_shape *s, const float *xp, const float *w,
                                                           const float *b, float *y, int oy, int ox0, int o0,
                                                           const int OB, const int NV)
 {
     const int hp = padded_h(s), wp = padded_w(s), taps = s->c * s->kh * s->kw, P = s->oh * s->ow;
-    vrow acc[ROW_ACC];
-    for (int a = 0; a < OB * NV; a++) acc[a] = splat_row(b ? b[o0 + a / NV] : 0.0f);
+    cb_vrow acc[ROW_ACC];
+    for (int a = 0; a < OB * NV; a++) acc[a] = cb_vrow_splat(b ? b[o0 + a / NV] : 0.0f);
     for (int c = 0; c < s->c; c++)
         for (int i = 0; i < s->kh; i++) {
             const float *row = xp + ((size_t)c * hp + oy + i) * wp + ox0;
             const float *wk = w + (size_t)o0 * taps + (size_t)(c * s->kh + i) * s->kw;
             for (int j = 0; j < s->kw; j++) {
-                vrow xv[ROW_PIX / RVL];
-                for (int v = 0; v < NV; v++) xv[v] = load_row(row + j + RVL * v);
+                cb_vrow xv[ROW_PIX / CB_RVL];
+                for (int v = 0; v < NV; v++) xv[v] = cb_vrow_load(row + j + CB_RVL * v);
                 for (int o = 0; o < OB; o++) {
-                    const vrow wv = splat_row(wk[(size_t)o * taps + j]);
+                    const cb_vrow wv = cb_vrow_splat(wk[(size_t)o * taps + j]);
                     for (int v = 0; v < NV; v++) acc[o * NV + v] += wv * xv[v];
                 }
             }
         }
-    const int n = s->ow - ox0 < NV * RVL ? s->ow - ox0 : NV * RVL;
+    const int n = s->ow - ox0 < NV * CB_RVL ? s->ow - ox0 : NV * CB_RVL;
     for (int o = 0; o < OB; o++) {
         float tmp[ROW_PIX];
-        for (int v = 0; v < NV; v++) memcpy(tmp + RVL * v, &acc[o * NV + v], sizeof(vrow));
+        for (int v = 0; v < NV; v++) memcpy(tmp + CB_RVL * v, &acc[o * NV + v], sizeof(cb_vrow));
         memcpy(y + (size_t)(o0 + o) * P + (size_t)oy * s->ow + ox0, tmp, (size_t)n * sizeof(float));
     }
 }
@@ -193,7 +167,7 @@ static void tile_row_n(const cb_conv_shape *s, const float *xp, const float *w, 
         ROW_CASE(1, 2); ROW_CASE(2, 2); ROW_CASE(3, 2); ROW_CASE(4, 2); ROW_CASE(5, 2); default: ROW_CASE(6, 2);
         }
     }
-#if RVL == 8 /* 32 pixels are up to four vectors */
+#if CB_RVL == 8 /* 32 pixels are up to four vectors */
     else if (nv == 3) {
         switch (ob) { ROW_CASE(1, 3); ROW_CASE(2, 3); ROW_CASE(3, 3); default: ROW_CASE(4, 3); }
     } else {
@@ -207,7 +181,7 @@ static void sample_row(const cb_conv_shape *s, const float *xp, const float *w, 
 {
     for (int oy = 0; oy < s->oh; oy++) {
         for (int ox0 = 0; ox0 < s->ow; ox0 += ROW_PIX) {
-            const int left = s->ow - ox0, nv = left >= ROW_PIX ? ROW_PIX / RVL : (left + RVL - 1) / RVL;
+            const int left = s->ow - ox0, nv = left >= ROW_PIX ? ROW_PIX / CB_RVL : (left + CB_RVL - 1) / CB_RVL;
             const int most = ROW_ACC / nv; /* channels per tile */
             for (int o0 = 0; o0 < s->oc; o0 += most)
                 tile_row_n(s, xp, w, b, y, oy, ox0, o0, s->oc - o0 < most ? s->oc - o0 : most, nv);

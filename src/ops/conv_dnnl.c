@@ -67,9 +67,10 @@ cb_status cb_conv_backend_check(void)
  * (LeNet per 12,800 samples, VGG-16 per batch of 128):
  *  - backward, data and weights: oneDNN everywhere it was tried (LeNet-5's
  *    second layer 403 -> 181 ms, VGG-16's 64-channel 32 x 32 layer 189 -> 98);
- *  - forward: oneDNN too (LeNet-5's second layer 102 -> 38 ms), except a
- *    single input channel, where crossbind's direct kernel was as fast
- *    (67 vs 72 ms) without the reorders;
+ *  - forward: oneDNN too (LeNet-5's second layer 102 -> 38 ms);
+ *  - a single input channel (stride 1, 3 x 3 or 5 x 5 windows) stays on
+ *    crossbind's direct kernels both ways: forward 67 vs 72 ms, weight
+ *    gradient 60 vs 83 ms (LeNet-5's first layer);
  *  - a window covering the whole input is a matrix product both ways, never
  *    oneDNN's (LeNet-5's third layer: forward 14 vs 42 ms, backward 19 vs
  *    74 ms);
@@ -141,6 +142,7 @@ int cb_dnnl_conv_use(const cb_conv_shape *s)
     double flops = 2.0 * s->oc * s->oh * s->ow * (double)s->c * s->kh * s->kw;
     if (flops < DNNL_MIN_FLOPS) return 0;
     if (cb_conv2d_whole_window(s)) return 0; /* a matrix product both ways */
+    if (cb_conv2d_wgrad_direct_ok(s)) return 0; /* one input channel: crossbind's direct kernels both ways */
     return CB_DNNL_BWD | (s->c > 1 ? CB_DNNL_FWD : 0);
 }
 

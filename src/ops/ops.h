@@ -75,6 +75,12 @@ int cb_conv2d_direct_ok(const cb_conv_shape *s);
 size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                           float *y, float *ws);
+/* Direct weight (and bias) gradient of a stride-1 single-input-channel
+ * convolution (conv_wgrad.c), added to dw and db (db may be NULL). */
+int cb_conv2d_wgrad_direct_ok(const cb_conv_shape *s);
+size_t cb_conv2d_wgrad_direct_workspace(const cb_conv_shape *s, int threads);
+void cb_conv2d_wgrad_direct(const cb_conv_shape *s, const float *x, const float *dy, float *dw, float *db,
+                            float *ws);
 /* act: an activation fused into the output loop, or CB_ACT_NONE. */
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);

@@ -32,4 +32,32 @@ static inline v8f v8_max(v8f a, v8f b) { return v8_select(a > b, a, b); }
  * value rule, with m the earlier value in scan order. */
 static inline v8f v8_max_nan(v8f m, v8f v) { return v8_select((v > m) | (v != v), v, m); }
 
+/* Row vectors as wide as the machine's registers: 16 floats with AVX-512,
+ * 8 otherwise (where 16-float vectors would be register pairs and spill). */
+#if defined(__AVX512F__)
+#define CB_RVL 16
+typedef float cb_vrow __attribute__((vector_size(CB_RVL * sizeof(float))));
+#else
+#define CB_RVL 8
+typedef v8f cb_vrow;
+#endif
+
+/* A value in every lane, as one broadcast (adding a scalar to a zero vector
+ * costs an add as well: -0 + 0 is not -0). */
+static inline cb_vrow cb_vrow_splat(float x)
+{
+#if CB_RVL == 16
+    return (cb_vrow){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#else
+    return v8_splat(x);
+#endif
+}
+
+static inline cb_vrow cb_vrow_load(const float *p)
+{
+    cb_vrow v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 #endif
