@@ -111,7 +111,7 @@ struct cb_dnnl_conv {
     cb_dnnl_mem fb;
     /* backward, made at the first backward call */
     int bwd_ready;
-    int blas_dw; /* the weight gradient comes from crossbind's im2col + BLAS product (blas_dw_better) */
+    int blas_dw; /* the weight gradient comes from crossbind's kernels (own_dw_better) */
     dnnl_primitive_t bwd_data, bwd_wei;
     cb_dnnl_reorder bd_dy, bd_w, bd_dx;      /* dy in, w in, dx out (+=) */
     cb_dnnl_reorder bw_x, bw_dy, bw_dw;      /* x in, dy in, dw out (+=) */
@@ -134,7 +134,13 @@ static cb_status dnnl_check(dnnl_status_t st, const char *what)
  * 4 x 4 too, 311-326 with none). */
 #define BLAS_DW_MAX_PLANE 4
 
-static int blas_dw_better(const cb_conv_shape *s) { return s->oh * s->ow <= BLAS_DW_MAX_PLANE; }
+/* The weight gradient from crossbind's kernels (cb_conv2d_bwd_fast): the
+ * BLAS product on 2 x 2 planes, the direct kernel on the LeNets' small
+ * layers (LeNet-1's second layer per 12,800 samples: ... ms, oneDNN ...). */
+static int own_dw_better(const cb_conv_shape *s)
+{
+    return s->oh * s->ow <= BLAS_DW_MAX_PLANE || cb_conv2d_wgrad_direct_ok(s);
+}
 
 int cb_dnnl_conv_use(const cb_conv_shape *s)
 {
@@ -142,7 +148,7 @@ int cb_dnnl_conv_use(const cb_conv_shape *s)
     double flops = 2.0 * s->oc * s->oh * s->ow * (double)s->c * s->kh * s->kw;
     if (flops < DNNL_MIN_FLOPS) return 0;
     if (cb_conv2d_whole_window(s)) return 0; /* a matrix product both ways */
-    if (cb_conv2d_wgrad_direct_ok(s)) return 0; /* one input channel: crossbind's direct kernels both ways */
+    if (s->c == 1 && cb_conv2d_wgrad_direct_ok(s)) return 0; /* crossbind's direct kernels both ways */
     return CB_DNNL_BWD | (s->c > 1 ? CB_DNNL_FWD : 0);
 }
 
@@ -406,7 +412,7 @@ static cb_status plan_backward(cb_dnnl_conv *p)
     TRY(dnnl_convolution_backward_data_desc_init(&dd, dnnl_convolution_direct, &xa, &wa, &ya, stride, pad_l, pad_r),
         "convolution backward-data descriptor");
     TRY(dnnl_primitive_desc_create(&dpd, &dd, NULL, e, p->fwd_pd), "convolution backward data");
-    p->blas_dw = blas_dw_better(s);
+    p->blas_dw = own_dw_better(s);
     dnnl_status_t st = dnnl_primitive_create(&p->bwd_data, dpd);
     if (st == dnnl_success && !p->blas_dw)
         st = dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_direct, &xa, &wa,
