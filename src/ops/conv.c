@@ -116,11 +116,31 @@ static int chunk_samples(const cb_conv_shape *s)
     return (int)nc;
 }
 
+/* Data gradients through the flattened-row correlation (conv_flat.c) where
+ * the layer has at most this many input channels: LeNet-1's second layer (4,
+ * which oneDNN pads to 16) took 0.33-0.38 ms per batch of 128 there against
+ * oneDNN's 0.69 plus reorders, and its whole backward per 12,800 samples
+ * went from 117-121 to 95-103 ms. LeNet-5's (6 channels) took 0.87-1.07 ms
+ * against oneDNN's 0.67 plus reorders, and stays there. */
+#define DGRAD_FLAT_MAX_C 4
+
 /* The direct kernel wins where the GEMM would be small: few channels in or
  * out, and rows wide enough to fill a register tile. */
 static int use_direct(const cb_conv_shape *s)
 {
     return cb_conv2d_direct_ok(s) && s->ow >= 6 && kdim(s) <= 512 && s->oc <= 64;
+}
+
+/* The flattened-row kernel (conv_flat.c) does better still on the LeNets'
+ * few-channel layers: per batch of 128 at 2 threads, LeNet-1's first layer
+ * 0.19-0.27 -> 0.18-0.25 ms, its second 0.29-0.50 -> 0.27-0.38 ms; in
+ * training per 12,800 samples, LeNet-1's first layer with its tanh 47-49 ->
+ * 40-41 ms. */
+static int use_flat(const cb_conv_shape *s) { return cb_conv2d_flat_ok(s); }
+
+int cb_conv2d_dgrad_own(const cb_conv_shape *s)
+{
+    return s->c <= DGRAD_FLAT_MAX_C && cb_conv2d_dgrad_flat_ok(s);
 }
 
 /* Backward of a small convolution, where one sample's lowered input (K x P)
@@ -160,9 +180,14 @@ size_t cb_conv2d_workspace(const cb_conv_shape *s)
         size_t small = small_per_thread(s) * (size_t)omp_get_max_threads();
         if (small > gemm) gemm = small;
     }
-    size_t direct = use_direct(s) ? cb_conv2d_direct_workspace(s, omp_get_max_threads()) : 0;
+    const int threads = omp_get_max_threads();
+    size_t direct = use_direct(s) ? cb_conv2d_direct_workspace(s, threads) : 0;
+    const size_t flat = use_flat(s) ? cb_conv2d_flat_workspace(s, threads) : 0;
+    const size_t dflat = cb_conv2d_dgrad_own(s) ? cb_conv2d_dgrad_flat_workspace(s, threads) : 0;
+    if (flat > direct) direct = flat;
+    if (dflat > direct) direct = dflat;
     if (cb_conv2d_wgrad_direct_ok(s)) {
-        size_t wg = cb_conv2d_wgrad_direct_workspace(s, omp_get_max_threads());
+        size_t wg = cb_conv2d_wgrad_direct_workspace(s, threads);
         if (wg > direct) direct = wg;
     }
     return gemm > direct ? gemm : direct;
@@ -245,6 +270,10 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws)
 {
+    if (use_flat(s)) {
+        cb_conv2d_fwd_flat(s, x, w, b, act, y, ws);
+        return;
+    }
     if (use_direct(s)) {
         cb_conv2d_fwd_direct(s, x, w, b, act, y, ws);
         return;
@@ -344,15 +373,19 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
         if (dx) cb_gemm(0, 0, s->n, K, s->oc, 1.0f, dy, s->oc, w, K, 1.0f, dx, K);  /* dx += dy . W */
         return;
     }
-    if (dw && cb_conv2d_wgrad_direct_ok(s)) {
-        /* One input channel: the weight gradient from the direct kernel
-         * (the first layer's backward per 12,800 samples: LeNet-1 75-81 ->
-         * 33 ms against oneDNN, LeNet-5 83 -> 60 ms); the data gradient,
-         * rarely wanted there, as below. */
-        cb_conv2d_wgrad_direct(s, x, dy, dw, db, ws);
-        if (dx) cb_conv2d_bwd_fast(s, x, w, dy, dx, NULL, NULL, ws);
-        return;
+    if (dx && cb_conv2d_dgrad_own(s)) {
+        cb_conv2d_dgrad_flat(s, w, dy, dx, ws);
+        dx = NULL;
     }
+    if (dw && cb_conv2d_wgrad_direct_ok(s)) {
+        /* The weight gradient from the direct kernel (the first layer's
+         * backward per 12,800 samples: LeNet-1 75-81 -> 33 ms against
+         * oneDNN, LeNet-5 83 -> 60 ms); a data gradient not taken above as
+         * below. */
+        cb_conv2d_wgrad_direct(s, x, dy, dw, db, ws);
+        dw = db = NULL;
+    }
+    if (!dx && !dw && !db) return;
     if (small_bwd(s)) {
         conv2d_bwd_small(s, x, w, dy, dx, dw, db, ws);
         return;

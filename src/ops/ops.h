@@ -75,6 +75,17 @@ int cb_conv2d_direct_ok(const cb_conv_shape *s);
 size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                           float *y, float *ws);
+/* Direct stride-1 convolution over flattened rows (conv_flat.c), for few
+ * channels: forward (y = act(conv(x))) and data gradient (dx += ...). */
+int cb_conv2d_flat_ok(const cb_conv_shape *s);
+size_t cb_conv2d_flat_workspace(const cb_conv_shape *s, int threads);
+void cb_conv2d_fwd_flat(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
+                        float *y, float *ws);
+int cb_conv2d_dgrad_flat_ok(const cb_conv_shape *s);
+size_t cb_conv2d_dgrad_flat_workspace(const cb_conv_shape *s, int threads);
+void cb_conv2d_dgrad_flat(const cb_conv_shape *s, const float *w, const float *dy, float *dx, float *ws);
+/* Whether cb_conv2d_bwd_fast takes this layer's data gradient from it. */
+int cb_conv2d_dgrad_own(const cb_conv_shape *s);
 /* Direct weight (and bias) gradient of a stride-1 single-input-channel
  * convolution (conv_wgrad.c), added to dw and db (db may be NULL). */
 int cb_conv2d_wgrad_direct_ok(const cb_conv_shape *s);
