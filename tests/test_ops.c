@@ -244,6 +244,41 @@ TEST(pool_fast_matches_reference)
     pool_case(0, b);
 }
 
+/* The pooling's backward that does its activation's too equals the two
+ * backward passes one after the other, at both kernel levels, on the 2x2
+ * fast path and a general window. */
+TEST(maxpool_act_backward_equals_two_passes)
+{
+    cb_conv_shape shapes[2] = {{.n = 2, .c = 3, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2},
+                               {.n = 2, .c = 2, .h = 7, .w = 7, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .ph = 1, .pw = 1}};
+    const cb_act acts[3] = {CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID};
+    for (int k = 0; k < 2; k++) {
+        cb_conv_shape s = shapes[k];
+        s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1;
+        s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+        size_t nx = (size_t)s.n * s.c * s.h * s.w, ny = (size_t)s.n * s.c * s.oh * s.ow;
+        float *z = alloc0(nx), *x = alloc0(nx), *y = alloc0(ny), *dy = alloc0(ny), *dxa = alloc0(nx);
+        float *dz1 = alloc0(nx), *dz2 = alloc0(nx);
+        for (int a = 0; a < 3; a++)
+            for (int fast = 0; fast < 2; fast++) {
+                cb_rng r;
+                cb_rng_seed(&r, 21);
+                fill(z, nx, &r, -3, 3);
+                fill(dy, ny, &r, -1, 1);
+                fill(dz1, nx, &r, -1, 1); /* added to */
+                memcpy(dz2, dz1, nx * sizeof *dz2);
+                cb_act_fwd(acts[a], (int64_t)nx, z, x, fast);
+                cb_maxpool_fwd(&s, x, y, fast);
+                memset(dxa, 0, nx * sizeof *dxa);
+                cb_maxpool_bwd(&s, x, dy, dxa, fast);
+                cb_act_bwd(acts[a], (int64_t)nx, x, dxa, dz1, fast);
+                cb_maxpool_act_bwd(&s, acts[a], x, y, dy, dz2, fast);
+                check_close("maxpool + activation backward", dz2, dz1, (int64_t)nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+            }
+        free(z); free(x); free(y); free(dy); free(dxa); free(dz1); free(dz2);
+    }
+}
+
 TEST(maxpool_semantics_match_pytorch)
 {
     /* One 2x2 window: ties go to the first maximum, NaN wins. */

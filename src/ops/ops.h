@@ -131,6 +131,14 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p);
  * default count_include_pad = true). */
 void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
 void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast);
+/* The backward of act followed by max pooling in one pass: x is the
+ * activation's output (the pooling's input), y the pooling's output, dy its
+ * gradient; adds dy * act'(y) at each window's maximum to dx, the gradient
+ * of the activation's input. The same values as the two backward passes;
+ * the other positions, which would get 0 * act'(x), are not touched (so a
+ * NaN there does not spread to them). */
+void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, const float *y, const float *dy,
+                        float *dx, int fast);
 void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
 void cb_avgpool_bwd(const cb_conv_shape *s, const float *dy, float *dx, int fast);
 

@@ -132,10 +132,57 @@ static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const flo
     v8_store(d1 + CB_VL, v8_load(d1 + CB_VL) + __builtin_shuffle(gc, gd, hi));
 }
 
-/* One row of 2x2 windows: whole groups of 8, then the rest through
- * zero-padded copies (a zero gradient adds nothing to the padding). */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+/* Up to 16 adjacent 2x2 windows (n of them) with AVX-512's lane masks, so
+ * that a row's rest costs one masked step instead of padded copies (LeNet's
+ * rows of 14 and 5 windows are all rest with 8-float vectors). */
+static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const float *g, float *d0, float *d1, int n)
+{
+    const __mmask16 mg = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1);
+    const __mmask16 mlo = (__mmask16)(2 * n >= 16 ? 0xFFFF : (1u << 2 * n) - 1);
+    const __mmask16 mhi = (__mmask16)(2 * n <= 16 ? 0 : 2 * n >= 32 ? 0xFFFF : (1u << (2 * n - 16)) - 1);
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    const __m512 t0 = _mm512_maskz_loadu_ps(mlo, r0), t1 = _mm512_maskz_loadu_ps(mhi, r0 + 16);
+    const __m512 u0 = _mm512_maskz_loadu_ps(mlo, r1), u1 = _mm512_maskz_loadu_ps(mhi, r1 + 16);
+    const __m512 cand[3] = {_mm512_permutex2var_ps(t0, odd, t1), _mm512_permutex2var_ps(u0, even, u1),
+                            _mm512_permutex2var_ps(u0, odd, u1)};
+    __m512 m = _mm512_permutex2var_ps(t0, even, t1);
+    __mmask16 k[4] = {0xFFFF, 0, 0, 0}; /* which of a, b, c, d holds the window's first maximum */
+    for (int t = 0; t < 3; t++) { /* m stays at the first NaN; later values must be strictly larger */
+        const __m512 v = cand[t];
+        const __mmask16 take = _mm512_cmp_ps_mask(m, m, _CMP_ORD_Q) &
+                               (_mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q));
+        m = _mm512_mask_blend_ps(take, m, v);
+        for (int q = 0; q <= t; q++) k[q] &= (__mmask16)~take;
+        k[t + 1] = take;
+    }
+    const __m512 gv = _mm512_maskz_loadu_ps(mg, g);
+    const __m512 ga = _mm512_maskz_mov_ps(k[0], gv), gb = _mm512_maskz_mov_ps(k[1], gv);
+    const __m512 gc = _mm512_maskz_mov_ps(k[2], gv), gd = _mm512_maskz_mov_ps(k[3], gv);
+    _mm512_mask_storeu_ps(d0, mlo, _mm512_add_ps(_mm512_maskz_loadu_ps(mlo, d0), _mm512_permutex2var_ps(ga, lo, gb)));
+    _mm512_mask_storeu_ps(d0 + 16, mhi,
+                          _mm512_add_ps(_mm512_maskz_loadu_ps(mhi, d0 + 16), _mm512_permutex2var_ps(ga, hi, gb)));
+    _mm512_mask_storeu_ps(d1, mlo, _mm512_add_ps(_mm512_maskz_loadu_ps(mlo, d1), _mm512_permutex2var_ps(gc, lo, gd)));
+    _mm512_mask_storeu_ps(d1 + 16, mhi,
+                          _mm512_add_ps(_mm512_maskz_loadu_ps(mhi, d1 + 16), _mm512_permutex2var_ps(gc, hi, gd)));
+}
+#endif
+
+/* One row of 2x2 windows: with AVX-512, 16 at a time and a masked rest;
+ * otherwise whole groups of 8, then the rest through zero-padded copies (a
+ * zero gradient adds nothing to the padding). */
 static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g, float *d0, float *d1, int ow)
 {
+#if defined(__AVX512F__)
+    for (int ox = 0; ox < ow; ox += 16)
+        maxpool_bwd_2x2_16(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox, ow - ox < 16 ? ow - ox : 16);
+    return;
+#endif
     int ox = 0;
     for (; ox + CB_VL <= ow; ox += CB_VL) maxpool_bwd_2x2_8(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox);
     const int rest = ow - ox;
@@ -179,6 +226,55 @@ void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, flo
             for (int ox = 0; ox < s->ow; ox++) {
                 int a = window_argmax(s, xp, oy, ox);
                 if (a >= 0) dxp[a] += dyp[oy * s->ow + ox];
+            }
+    }
+}
+
+/* The derivative of an activation from its output y. */
+static inline float act_grad(cb_act a, float y)
+{
+    switch (a) {
+    case CB_ACT_TANH: return 1.0f - y * y;
+    case CB_ACT_RELU: return y > 0.0f ? 1.0f : 0.0f;
+    case CB_ACT_SIGMOID: return y * (1.0f - y);
+    case CB_ACT_NONE: break;
+    }
+    return 1.0f;
+}
+
+#define ACT_POOL_SEG 256 /* windows of a row scaled at a time (a stack buffer) */
+
+void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, const float *y, const float *dy,
+                        float *dx, int fast)
+{
+    const int planes = s->n * s->c;
+    if (fast && is_2x2(s)) {
+#pragma omp parallel for schedule(static)
+        for (int p = 0; p < planes; p++) {
+            const float *xp = x + (size_t)p * s->h * s->w;
+            float *dxp = dx + (size_t)p * s->h * s->w;
+            for (int oy = 0; oy < s->oh; oy++) {
+                const size_t r = (size_t)2 * oy * s->w, o = ((size_t)p * s->oh + oy) * s->ow;
+                for (int ox0 = 0; ox0 < s->ow; ox0 += ACT_POOL_SEG) {
+                    const int len = s->ow - ox0 < ACT_POOL_SEG ? s->ow - ox0 : ACT_POOL_SEG;
+                    float g[ACT_POOL_SEG]; /* the gradient at each window's maximum, through the activation */
+                    for (int k = 0; k < len; k++) g[k] = dy[o + ox0 + k] * act_grad(act, y[o + ox0 + k]);
+                    maxpool_bwd_2x2_row(xp + r + 2 * ox0, xp + r + s->w + 2 * ox0, g, dxp + r + 2 * ox0,
+                                        dxp + r + s->w + 2 * ox0, len);
+                }
+            }
+        }
+        return;
+    }
+#pragma omp parallel for schedule(static) if (fast)
+    for (int p = 0; p < planes; p++) {
+        const float *xp = x + (size_t)p * s->h * s->w;
+        float *dxp = dx + (size_t)p * s->h * s->w;
+        for (int oy = 0; oy < s->oh; oy++)
+            for (int ox = 0; ox < s->ow; ox++) {
+                const size_t o = ((size_t)p * s->oh + oy) * s->ow + ox;
+                const int a = window_argmax(s, xp, oy, ox);
+                if (a >= 0) dxp[a] += dy[o] * act_grad(act, y[o]);
             }
     }
 }
