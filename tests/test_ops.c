@@ -272,8 +272,18 @@ TEST(maxpool_act_backward_equals_two_passes)
                 memset(dxa, 0, nx * sizeof *dxa);
                 cb_maxpool_bwd(&s, x, dy, dxa, fast);
                 cb_act_bwd(acts[a], (int64_t)nx, x, dxa, dz1, fast);
-                cb_maxpool_act_bwd(&s, acts[a], x, y, dy, dz2, fast);
+                cb_maxpool_act_bwd(&s, acts[a], x, y, dy, dz2, fast, 0);
                 check_close("maxpool + activation backward", dz2, dz1, (int64_t)nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+                /* Store mode writes the whole gradient over whatever was there. */
+                CHECK(cb_maxpool_act_bwd_stores(&s, fast) == (fast && k == 0));
+                if (cb_maxpool_act_bwd_stores(&s, fast)) {
+                    for (size_t e = 0; e < nx; e++) dz2[e] = NAN;
+                    memset(dz1, 0, nx * sizeof *dz1);
+                    cb_act_bwd(acts[a], (int64_t)nx, x, dxa, dz1, fast);
+                    cb_maxpool_act_bwd(&s, acts[a], x, y, dy, dz2, fast, 1);
+                    check_close("maxpool + activation backward, stored", dz2, dz1, (int64_t)nx, TOL_KERNEL_ATOL,
+                                TOL_KERNEL_RTOL);
+                }
             }
         free(z); free(x); free(y); free(dy); free(dxa); free(dz1); free(dz2);
     }

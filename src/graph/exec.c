@@ -36,6 +36,7 @@ struct cb_exec {
     int slices;          /* fast inference: threads the batch's chunks are spread over; 0: no chunks */
     unsigned char *fused; /* fast kernels: an activation node computed by the convolution before it */
     int *pool_after;      /* training, fast kernels: the max pooling whose backward also does this activation's, or -1 */
+    int *stored_by;       /* ... and the one that stores (not adds) this node's whole gradient, or -1 */
     float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
     cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */
@@ -92,20 +93,33 @@ static void plan_fusion(cb_exec *ex)
  * samples, the first tanh and pooling's backward: 30-33 -> 21-22 ms, with
  * the masked AVX-512 rows of cb_maxpool_bwd). Its value must not be
  * observable otherwise. */
+static int uses_of(const cb_graph *g, int node)
+{
+    int uses = 0;
+    for (int k = 0; k < g->count; k++)
+        for (int j = 0; j < g->nodes[k].n_in; j++) uses += g->nodes[k].in[j] == node;
+    return uses;
+}
+
 static void plan_pool_fusion(cb_exec *ex)
 {
     const cb_graph *g = ex->g;
     for (int i = 0; i < g->count; i++) {
         const cb_node *p = &g->nodes[i];
-        ex->pool_after[i] = -1;
         if (p->op != CB_OP_MAXPOOL2D) continue;
         const int a = p->in[0];
         const cb_node *an = &g->nodes[a];
         if (!is_act(an->op) || an->pinned || a == g->output) continue;
-        int uses = 0;
-        for (int k = 0; k < g->count; k++)
-            for (int j = 0; j < g->nodes[k].n_in; j++) uses += g->nodes[k].in[j] == a;
-        if (uses == 1) ex->pool_after[a] = i;
+        if (uses_of(g, a) != 1) continue;
+        ex->pool_after[a] = i;
+        /* The activation's input, used by nothing else, gets its whole
+         * gradient from the pooling: stored there, it need not be cleared
+         * first (LeNet-1: 2.2 MB per batch of 128 not written twice). */
+        const int src = an->in[0];
+        cb_conv_shape s = conv_shape(g, p, 1);
+        if (uses_of(g, src) == 1 && g->nodes[src].op != CB_OP_PARAM && g->nodes[src].op != CB_OP_INPUT &&
+            cb_maxpool_act_bwd_stores(&s, 1))
+            ex->stored_by[src] = i;
     }
 }
 
@@ -209,16 +223,17 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->needs_grad = calloc((size_t)g->count, 1);
     ex->fused = calloc((size_t)g->count, 1);
     ex->pool_after = malloc((size_t)g->count * sizeof *ex->pool_after);
+    ex->stored_by = malloc((size_t)g->count * sizeof *ex->stored_by);
     ex->aux = calloc((size_t)g->count, sizeof *ex->aux);
     ex->dwant = calloc((size_t)g->count, 1);
     cb_rng_seed(&ex->rng, 0);
-    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->pool_after || !ex->aux ||
-        !ex->dwant) {
+    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->pool_after || !ex->stored_by ||
+        !ex->aux || !ex->dwant) {
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
 
-    for (int i = 0; i < g->count; i++) ex->pool_after[i] = -1;
+    for (int i = 0; i < g->count; i++) ex->pool_after[i] = ex->stored_by[i] = -1;
     if (kernels == CB_KERNELS_FAST) plan_fusion(ex);
     if (kernels == CB_KERNELS_FAST && with_grads) plan_pool_fusion(ex);
     /* Fast inference runs the batch in chunks of at most SLICE_SAMPLES
@@ -338,6 +353,7 @@ void cb_exec_free(cb_exec *ex)
     free(ex->needs_grad);
     free(ex->fused);
     free(ex->pool_after);
+    free(ex->stored_by);
     free(ex->aux);
     if (ex->dplan)
         for (int i = 0; i < ex->g->count; i++) cb_dnnl_conv_free(ex->dplan[i]);
@@ -557,7 +573,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     memset(g->grads, 0, g->n_params * sizeof(float));
     for (int i = 0; i < g->count; i++)
         if (ex->grad[i] && g->nodes[i].op != CB_OP_PARAM && g->nodes[i].op != CB_OP_FLATTEN &&
-            !pooled_act(ex, i, top))
+            !pooled_act(ex, i, top) && !(ex->stored_by[i] >= 0 && ex->stored_by[i] <= top))
             memset(ex->grad[i], 0, node_floats(&g->nodes[i], batch) * sizeof(float));
     if (seed) memcpy(ex->grad[top], seed, node_floats(&g->nodes[top], batch) * sizeof(float));
     else ex->grad[top][0] = 1.0f;
@@ -590,7 +606,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             if (pooled_act(ex, n->in[0], top)) { /* the activation's backward too, into its input's gradient */
                 const cb_node *a = &g->nodes[n->in[0]];
                 float *dxa = ex->grad[a->in[0]];
-                if (dxa) cb_maxpool_act_bwd(&s, act_of(a->op), x, ex->val[i], dy, dxa, fast);
+                if (dxa) cb_maxpool_act_bwd(&s, act_of(a->op), x, ex->val[i], dy, dxa, fast, ex->stored_by[a->in[0]] == i);
                 break;
             }
             if (!dx) break;

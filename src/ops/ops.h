@@ -138,7 +138,11 @@ void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, flo
  * the other positions, which would get 0 * act'(x), are not touched (so a
  * NaN there does not spread to them). */
 void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, const float *y, const float *dy,
-                        float *dx, int fast);
+                        float *dx, int fast, int store);
+/* Whether cb_maxpool_act_bwd with store = 1 writes every element of dx
+ * (2x2 windows tiling the plane; fast kernels) instead of adding, so that dx
+ * need not be cleared first. With store = 1 on other shapes it adds. */
+int cb_maxpool_act_bwd_stores(const cb_conv_shape *s, int fast);
 void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast);
 void cb_avgpool_bwd(const cb_conv_shape *s, const float *dy, float *dx, int fast);
 

@@ -107,7 +107,8 @@ void cb_maxpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
  * to d0/d1: window_argmax's rule as lane masks. The windows' left and right
  * columns are split apart with shuffles, and the four gradient vectors
  * interleaved back. */
-static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const float *g, float *d0, float *d1)
+static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const float *g, float *d0, float *d1,
+                                     int add)
 {
     const v8i even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = even + 1;
     const v8i lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;
@@ -126,10 +127,10 @@ static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const flo
     const v8f gv = v8_load(g), zero = v8_splat(0.0f);
     const v8f ga = v8_select(k == 0, gv, zero), gb = v8_select(k == 1, gv, zero);
     const v8f gc = v8_select(k == 2, gv, zero), gd = v8_select(k == 3, gv, zero);
-    v8_store(d0, v8_load(d0) + __builtin_shuffle(ga, gb, lo));
-    v8_store(d0 + CB_VL, v8_load(d0 + CB_VL) + __builtin_shuffle(ga, gb, hi));
-    v8_store(d1, v8_load(d1) + __builtin_shuffle(gc, gd, lo));
-    v8_store(d1 + CB_VL, v8_load(d1 + CB_VL) + __builtin_shuffle(gc, gd, hi));
+    v8f out[4] = {__builtin_shuffle(ga, gb, lo), __builtin_shuffle(ga, gb, hi), __builtin_shuffle(gc, gd, lo),
+                  __builtin_shuffle(gc, gd, hi)};
+    float *dst[4] = {d0, d0 + CB_VL, d1, d1 + CB_VL};
+    for (int q = 0; q < 4; q++) v8_store(dst[q], add ? v8_load(dst[q]) + out[q] : out[q]);
 }
 
 #if defined(__AVX512F__)
@@ -138,7 +139,8 @@ static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const flo
 /* Up to 16 adjacent 2x2 windows (n of them) with AVX-512's lane masks, so
  * that a row's rest costs one masked step instead of padded copies (LeNet's
  * rows of 14 and 5 windows are all rest with 8-float vectors). */
-static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const float *g, float *d0, float *d1, int n)
+static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const float *g, float *d0, float *d1, int n,
+                                      int add)
 {
     const __mmask16 mg = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1);
     const __mmask16 mlo = (__mmask16)(2 * n >= 16 ? 0xFFFF : (1u << 2 * n) - 1);
@@ -164,37 +166,40 @@ static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const fl
     const __m512 gv = _mm512_maskz_loadu_ps(mg, g);
     const __m512 ga = _mm512_maskz_mov_ps(k[0], gv), gb = _mm512_maskz_mov_ps(k[1], gv);
     const __m512 gc = _mm512_maskz_mov_ps(k[2], gv), gd = _mm512_maskz_mov_ps(k[3], gv);
-    _mm512_mask_storeu_ps(d0, mlo, _mm512_add_ps(_mm512_maskz_loadu_ps(mlo, d0), _mm512_permutex2var_ps(ga, lo, gb)));
-    _mm512_mask_storeu_ps(d0 + 16, mhi,
-                          _mm512_add_ps(_mm512_maskz_loadu_ps(mhi, d0 + 16), _mm512_permutex2var_ps(ga, hi, gb)));
-    _mm512_mask_storeu_ps(d1, mlo, _mm512_add_ps(_mm512_maskz_loadu_ps(mlo, d1), _mm512_permutex2var_ps(gc, lo, gd)));
-    _mm512_mask_storeu_ps(d1 + 16, mhi,
-                          _mm512_add_ps(_mm512_maskz_loadu_ps(mhi, d1 + 16), _mm512_permutex2var_ps(gc, hi, gd)));
+    const __m512 out[4] = {_mm512_permutex2var_ps(ga, lo, gb), _mm512_permutex2var_ps(ga, hi, gb),
+                           _mm512_permutex2var_ps(gc, lo, gd), _mm512_permutex2var_ps(gc, hi, gd)};
+    float *dst[4] = {d0, d0 + 16, d1, d1 + 16};
+    const __mmask16 mk[4] = {mlo, mhi, mlo, mhi};
+    for (int q = 0; q < 4; q++)
+        _mm512_mask_storeu_ps(dst[q], mk[q], add ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk[q], dst[q]), out[q]) : out[q]);
 }
 #endif
 
-/* One row of 2x2 windows: with AVX-512, 16 at a time and a masked rest;
- * otherwise whole groups of 8, then the rest through zero-padded copies (a
- * zero gradient adds nothing to the padding). */
-static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g, float *d0, float *d1, int ow)
+/* One row of 2x2 windows, added to d0/d1 (add = 1) or stored there (0):
+ * with AVX-512, 16 at a time and a masked rest; otherwise whole groups of
+ * 8, then the rest through zero-padded copies (a zero gradient adds nothing
+ * to the padding). */
+static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g, float *d0, float *d1, int ow,
+                                int add)
 {
 #if defined(__AVX512F__)
     for (int ox = 0; ox < ow; ox += 16)
-        maxpool_bwd_2x2_16(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox, ow - ox < 16 ? ow - ox : 16);
+        maxpool_bwd_2x2_16(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox, ow - ox < 16 ? ow - ox : 16, add);
     return;
 #endif
     int ox = 0;
-    for (; ox + CB_VL <= ow; ox += CB_VL) maxpool_bwd_2x2_8(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox);
+    for (; ox + CB_VL <= ow; ox += CB_VL)
+        maxpool_bwd_2x2_8(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox, add);
     const int rest = ow - ox;
     if (rest == 0) return;
     float a[2 * CB_VL] = {0}, b[2 * CB_VL] = {0}, gg[CB_VL] = {0}, e0[2 * CB_VL] = {0}, e1[2 * CB_VL] = {0};
     memcpy(a, r0 + 2 * ox, (size_t)2 * rest * sizeof *a);
     memcpy(b, r1 + 2 * ox, (size_t)2 * rest * sizeof *b);
     memcpy(gg, g + ox, (size_t)rest * sizeof *gg);
-    maxpool_bwd_2x2_8(a, b, gg, e0, e1);
+    maxpool_bwd_2x2_8(a, b, gg, e0, e1, 0);
     for (int t = 0; t < 2 * rest; t++) {
-        d0[2 * ox + t] += e0[t];
-        d1[2 * ox + t] += e1[t];
+        d0[2 * ox + t] = add ? d0[2 * ox + t] + e0[t] : e0[t];
+        d1[2 * ox + t] = add ? d1[2 * ox + t] + e1[t] : e1[t];
     }
 }
 
@@ -211,7 +216,7 @@ void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, flo
             float *dxp = dx + (size_t)p * s->h * s->w;
             for (int oy = 0; oy < s->oh; oy++) {
                 const size_t r = (size_t)2 * oy * s->w;
-                maxpool_bwd_2x2_row(xp + r, xp + r + s->w, dyp + (size_t)oy * s->ow, dxp + r, dxp + r + s->w, s->ow);
+                maxpool_bwd_2x2_row(xp + r, xp + r + s->w, dyp + (size_t)oy * s->ow, dxp + r, dxp + r + s->w, s->ow, 1);
             }
         }
         return;
@@ -244,11 +249,17 @@ static inline float act_grad(cb_act a, float y)
 
 #define ACT_POOL_SEG 256 /* windows of a row scaled at a time (a stack buffer) */
 
+int cb_maxpool_act_bwd_stores(const cb_conv_shape *s, int fast)
+{
+    return fast && is_2x2(s) && s->h == 2 * s->oh && s->w == 2 * s->ow;
+}
+
 void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, const float *y, const float *dy,
-                        float *dx, int fast)
+                        float *dx, int fast, int store)
 {
     const int planes = s->n * s->c;
     if (fast && is_2x2(s)) {
+        const int add = !(store && cb_maxpool_act_bwd_stores(s, fast));
 #pragma omp parallel for schedule(static)
         for (int p = 0; p < planes; p++) {
             const float *xp = x + (size_t)p * s->h * s->w;
@@ -260,7 +271,7 @@ void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, cons
                     float g[ACT_POOL_SEG]; /* the gradient at each window's maximum, through the activation */
                     for (int k = 0; k < len; k++) g[k] = dy[o + ox0 + k] * act_grad(act, y[o + ox0 + k]);
                     maxpool_bwd_2x2_row(xp + r + 2 * ox0, xp + r + s->w + 2 * ox0, g, dxp + r + 2 * ox0,
-                                        dxp + r + s->w + 2 * ox0, len);
+                                        dxp + r + s->w + 2 * ox0, len, add);
                 }
             }
         }
