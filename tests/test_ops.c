@@ -98,6 +98,11 @@ TEST(conv_fast_matches_reference)
      * channels (tiles of 4 and 1), a row of 19 (padded lanes), and chunks of
      * 16 samples and a rest in each thread. */
     conv_case((cb_conv_shape){.n = 37, .c = 1, .h = 9, .w = 21, .oc = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 0});
+    /* Samples in the lanes (conv_nb.c): LeNet-1's second layer over three
+     * blocks and a part one; 7 input channels (blocks of 4 and 3), uneven
+     * windows and padding, a single part block. */
+    conv_case((cb_conv_shape){.n = 37, .c = 4, .h = 14, .w = 14, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
+    conv_case((cb_conv_shape){.n = 5, .c = 7, .h = 9, .w = 11, .oc = 9, .kh = 3, .kw = 2, .sh = 1, .sw = 1, .ph = 2, .pw = 1});
     /* A window covering the whole input: computed as a fully connected layer. */
     conv_case((cb_conv_shape){.n = 3, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
 }

@@ -86,6 +86,12 @@ size_t cb_conv2d_dgrad_flat_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_dgrad_flat(const cb_conv_shape *s, const float *w, const float *dy, float *dx, float *ws);
 /* Whether cb_conv2d_bwd_fast takes this layer's data gradient from it. */
 int cb_conv2d_dgrad_own(const cb_conv_shape *s);
+/* Backward of small stride-1 convolutions with 16 samples in the vector
+ * lanes (conv_nb.c; AVX-512 builds): adds to dx, dw, db (any may be NULL). */
+int cb_conv2d_bwd_nb_ok(const cb_conv_shape *s);
+size_t cb_conv2d_bwd_nb_workspace(const cb_conv_shape *s, int threads);
+void cb_conv2d_bwd_nb(const cb_conv_shape *s, const float *x, const float *w, const float *dy, float *dx, float *dw,
+                      float *db, float *ws);
 /* Direct weight (and bias) gradient of a stride-1 single-input-channel
  * convolution (conv_wgrad.c), added to dw and db (db may be NULL). */
 int cb_conv2d_wgrad_direct_ok(const cb_conv_shape *s);
