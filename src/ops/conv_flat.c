@@ -103,10 +103,34 @@ static void tile_n(const cb_conv_shape *s, const float *xp, const float *w, cons
     }
 }
 
-/* y = act(conv(x)) (add = 0) or y += conv(x) (add = 1, no activation). */
-static void flat_run(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act, int add,
-                     float *y, float *ws)
+/* The larger of m and v, NaN winning (max pooling's value rule, m the
+ * earlier value in scan order). */
+static inline float max_nan(float m, float v) { return (v > m || v != v) ? v : m; }
+
+/* One sample's flattened output yp, 2x2 max-pooled into y (oc x oh/2 x ow/2)
+ * and then activated. */
+static void pool_out(const cb_conv_shape *s, const float *yp, cb_act act, float *y)
 {
+    const int xs = xs_of(s), ql = q_len(s), ph = s->oh / 2, pw = s->ow / 2;
+    for (int o = 0; o < s->oc; o++) {
+        float *dst = y + (size_t)o * ph * pw;
+        for (int py = 0; py < ph; py++) {
+            const float *r0 = yp + (size_t)o * ql + (size_t)2 * py * xs, *r1 = r0 + xs;
+            for (int px = 0; px < pw; px++)
+                dst[py * pw + px] = max_nan(max_nan(max_nan(r0[2 * px], r0[2 * px + 1]), r1[2 * px]), r1[2 * px + 1]);
+        }
+        cb_act_fwd_inplace(act, (int64_t)ph * pw, dst);
+    }
+}
+
+enum flat_out { FLAT_STORE, FLAT_ADD, FLAT_POOL };
+
+/* y = act(conv(x)) (FLAT_STORE), y += conv(x) (FLAT_ADD, no activation) or
+ * y = act(maxpool2x2(conv(x))) (FLAT_POOL). */
+static void flat_run(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
+                     enum flat_out mode, float *y, float *ws)
+{
+    const int add = mode == FLAT_ADD;
     const size_t xsz = (size_t)s->c * s->h * s->w, ysz = (size_t)s->oc * s->oh * s->ow;
     const int xs = xs_of(s), ql = q_len(s);
 #pragma omp parallel
@@ -122,6 +146,10 @@ static void flat_run(const cb_conv_shape *s, const float *x, const float *w, con
             const int ob = tile_ob(s), step = tile_nv(s) * CB_RVL;
             for (int o0 = 0; o0 < s->oc; o0 += ob)
                 for (int q0 = 0; q0 < ql; q0 += step) tile_n(s, xp, w, b, yp, o0, q0, s->oc - o0 < ob ? s->oc - o0 : ob);
+            if (mode == FLAT_POOL) {
+                pool_out(s, yp, act, y + n * (ysz / 4));
+                continue;
+            }
             float *yn = y + n * ysz;
             for (int o = 0; o < s->oc; o++)
                 for (int oy = 0; oy < s->oh; oy++) {
@@ -140,7 +168,18 @@ static void flat_run(const cb_conv_shape *s, const float *x, const float *w, con
 void cb_conv2d_fwd_flat(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws)
 {
-    flat_run(s, x, w, b, act, 0, y, ws);
+    flat_run(s, x, w, b, act, FLAT_STORE, y, ws);
+}
+
+int cb_conv2d_flat_pool_ok(const cb_conv_shape *s)
+{
+    return cb_conv2d_flat_ok(s) && s->oh % 2 == 0 && s->ow % 2 == 0;
+}
+
+void cb_conv2d_fwd_flat_pool(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
+                             float *y, float *ws)
+{
+    flat_run(s, x, w, b, act, FLAT_POOL, y, ws);
 }
 
 /* The correlation that gives a stride-1 convolution's data gradient: the
@@ -161,7 +200,7 @@ void cb_conv2d_dgrad_flat(const cb_conv_shape *s, const float *w, const float *d
                 for (int j = 0; j < s->kw; j++)
                     wt[(((size_t)c * s->oc + o) * s->kh + i) * s->kw + j] =
                         w[(((size_t)o * s->c + c) * s->kh + (s->kh - 1 - i)) * s->kw + (s->kw - 1 - j)];
-    flat_run(&t, dy, wt, NULL, CB_ACT_NONE, 1, dx, rest);
+    flat_run(&t, dy, wt, NULL, CB_ACT_NONE, FLAT_ADD, dx, rest);
 }
 
 int cb_conv2d_dgrad_flat_ok(const cb_conv_shape *s)
