@@ -191,13 +191,21 @@ TEST(conv_fused_activation_matches_separate)
     fill(x, nx, &r, -1, 1);
     fill(w, nw, &r, -1, 1);
     fill(b, 6, &r, -1, 1);
+    cb_conv_shape ps = {.n = 3, .c = 6, .h = 12, .w = 12, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .oh = 6, .ow = 6};
+    float *p1 = alloc0(ny / 4), *p2 = alloc0(ny / 4);
+    x[5] = NAN; /* a NaN window: NaN whichever comes first */
     for (int k = 0; k < 3; k++) {
         cb_conv2d_fwd_fast(&s, x, w, b, CB_ACT_NONE, y1, ws);
         cb_act_fwd(acts[k], (int64_t)ny, y1, y1, 1);
         cb_conv2d_fwd_fast(&s, x, w, b, acts[k], y2, ws);
         check_close("fused activation", y2, y1, (int64_t)ny, 0, 0);
+        /* ... and the 2x2 max pooling after it, pooled before activating */
+        CHECK(cb_conv2d_flat_pool_ok(&s));
+        cb_maxpool_fwd(&ps, y1, p1, 1);
+        cb_conv2d_fwd_flat_pool(&s, x, w, b, acts[k], p2, ws);
+        check_close("fused activation and pooling", p2, p1, (int64_t)ny / 4, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
-    free(x); free(w); free(b); free(y1); free(y2); free(ws);
+    free(x); free(w); free(b); free(y1); free(y2); free(p1); free(p2); free(ws);
 }
 
 static void pool_case(int max, cb_conv_shape s)
