@@ -180,10 +180,11 @@ TEST(conv_onednn_matches_reference)
 
 TEST(conv_fused_activation_matches_separate)
 {
-    cb_conv_shape s = {.n = 3, .c = 1, .h = 12, .w = 12, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2,
-                       .oh = 12, .ow = 12};
+    /* LeNet-5's first layer: its pooled rows of 14 are a vector of 8 and a rest */
+    cb_conv_shape s = {.n = 3, .c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2,
+                       .oh = 28, .ow = 28};
     const cb_act acts[3] = {CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID};
-    size_t nx = 3 * 144, nw = 6 * 25, ny = 3 * 6 * 144;
+    size_t nx = 3 * 784, nw = 6 * 25, ny = 3 * 6 * 784;
     float *x = alloc0(nx), *w = alloc0(nw), *b = alloc0(6), *y1 = alloc0(ny), *y2 = alloc0(ny);
     float *ws = alloc0(cb_conv2d_workspace(&s));
     cb_rng r;
@@ -191,7 +192,7 @@ TEST(conv_fused_activation_matches_separate)
     fill(x, nx, &r, -1, 1);
     fill(w, nw, &r, -1, 1);
     fill(b, 6, &r, -1, 1);
-    cb_conv_shape ps = {.n = 3, .c = 6, .h = 12, .w = 12, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .oh = 6, .ow = 6};
+    cb_conv_shape ps = {.n = 3, .c = 6, .h = 28, .w = 28, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .oh = 14, .ow = 14};
     float *p1 = alloc0(ny / 4), *p2 = alloc0(ny / 4);
     x[5] = NAN; /* a NaN window: NaN whichever comes first */
     for (int k = 0; k < 3; k++) {

@@ -57,23 +57,36 @@ size_t cb_conv2d_flat_workspace(const cb_conv_shape *s, int threads)
     return per_thread(s) * (size_t)(threads > 0 ? threads : 1) + (size_t)s->oc * s->c * s->kh * s->kw;
 }
 
-/* Channels o0 .. o0 + OB - 1 at positions q0 .. q0 + NV vectors of the
- * padded sample xp, into yp[o][q]. */
-static inline __attribute__((always_inline)) void tile(const cb_conv_shape *s, const float *xp, const float *w,
-                                                      const float *b, float *yp, int o0, int q0, const int OB,
-                                                      const int NV)
+/* A layer's sizes, worked out once per call (q_len divides). */
+typedef struct {
+    int xs, ql, taps, kh, kw, c;
+    size_t plane;
+} flat_geom;
+
+static flat_geom geom_of(const cb_conv_shape *s)
 {
-    const int xs = xs_of(s), ql = q_len(s), taps = s->c * s->kh * s->kw;
+    return (flat_geom){.xs = xs_of(s), .ql = q_len(s), .taps = s->c * s->kh * s->kw, .kh = s->kh, .kw = s->kw,
+                       .c = s->c, .plane = x_plane(s)};
+}
+
+/* Channels o0 .. o0 + OB - 1 at positions q0 .. q0 + NV vectors of the
+ * padded sample xp, into yp[o][q]. KW: the window's width as a constant
+ * (5, the LeNets': the tap loop unrolled), or 0 for g->kw. */
+static inline __attribute__((always_inline)) void tile(const flat_geom *g, const float *xp, const float *w,
+                                                      const float *b, float *yp, int o0, int q0, const int OB,
+                                                      const int NV, const int KW)
+{
+    const int kw = KW ? KW : g->kw;
     cb_vrow acc[FL_ACC];
     for (int o = 0; o < OB; o++)
         for (int v = 0; v < NV; v++) acc[o * NV + v] = cb_vrow_splat(b ? b[o0 + o] : 0.0f);
-    for (int c = 0; c < s->c; c++)
-        for (int i = 0; i < s->kh; i++) {
-            const float *row = xp + c * x_plane(s) + (size_t)i * xs + q0;
-            const float *wk = w + (size_t)o0 * taps + (size_t)(c * s->kh + i) * s->kw;
-            for (int j = 0; j < s->kw; j++) {
+    for (int c = 0; c < g->c; c++)
+        for (int i = 0; i < g->kh; i++) {
+            const float *row = xp + c * g->plane + (size_t)i * g->xs + q0;
+            const float *wk = w + (size_t)o0 * g->taps + (size_t)(c * g->kh + i) * kw;
+            for (int j = 0; j < kw; j++) {
                 cb_vrow wv[6];
-                for (int o = 0; o < OB; o++) wv[o] = cb_vrow_splat(wk[(size_t)o * taps + j]);
+                for (int o = 0; o < OB; o++) wv[o] = cb_vrow_splat(wk[(size_t)o * g->taps + j]);
                 for (int v = 0; v < NV; v++) {
                     const cb_vrow xv = cb_vrow_load(row + j + v * CB_RVL);
                     for (int o = 0; o < OB; o++) acc[o * NV + v] += wv[o] * xv;
@@ -82,26 +95,28 @@ static inline __attribute__((always_inline)) void tile(const cb_conv_shape *s, c
         }
     for (int o = 0; o < OB; o++)
         for (int v = 0; v < NV; v++)
-            memcpy(yp + (size_t)(o0 + o) * ql + q0 + v * CB_RVL, &acc[o * NV + v], sizeof(cb_vrow));
+            memcpy(yp + (size_t)(o0 + o) * g->ql + q0 + v * CB_RVL, &acc[o * NV + v], sizeof(cb_vrow));
 }
 
-static void tile_n(const cb_conv_shape *s, const float *xp, const float *w, const float *b, float *yp, int o0,
+#define TILE(ob, nv) (g->kw == 5 ? tile(g, xp, w, b, yp, o0, q0, ob, nv, 5) : tile(g, xp, w, b, yp, o0, q0, ob, nv, 0))
+static void tile_n(const flat_geom *g, int six, const float *xp, const float *w, const float *b, float *yp, int o0,
                    int q0, int ob)
 {
-    if (tile_ob(s) == 6) {
+    if (six) {
         switch (ob) {
-        case 5: tile(s, xp, w, b, yp, o0, q0, 5, 4); break;
-        default: tile(s, xp, w, b, yp, o0, q0, 6, 4); break;
+        case 5: TILE(5, 4); break;
+        default: TILE(6, 4); break;
         }
         return;
     }
     switch (ob) {
-    case 1: tile(s, xp, w, b, yp, o0, q0, 1, 6); break;
-    case 2: tile(s, xp, w, b, yp, o0, q0, 2, 6); break;
-    case 3: tile(s, xp, w, b, yp, o0, q0, 3, 6); break;
-    default: tile(s, xp, w, b, yp, o0, q0, 4, 6); break;
+    case 1: TILE(1, 6); break;
+    case 2: TILE(2, 6); break;
+    case 3: TILE(3, 6); break;
+    default: TILE(4, 6); break;
     }
 }
+#undef TILE
 
 /* The larger of m and v, NaN winning (max pooling's value rule, m the
  * earlier value in scan order). */
@@ -116,7 +131,16 @@ static void pool_out(const cb_conv_shape *s, const float *yp, cb_act act, float 
         float *dst = y + (size_t)o * ph * pw;
         for (int py = 0; py < ph; py++) {
             const float *r0 = yp + (size_t)o * ql + (size_t)2 * py * xs, *r1 = r0 + xs;
-            for (int px = 0; px < pw; px++)
+            int px = 0;
+            for (; px + CB_VL <= pw; px += CB_VL) { /* 8 windows: even and odd columns split by shuffles */
+                const v8i even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = even + 1;
+                const v8f a0 = v8_load(r0 + 2 * px), a1 = v8_load(r0 + 2 * px + CB_VL);
+                const v8f b0 = v8_load(r1 + 2 * px), b1 = v8_load(r1 + 2 * px + CB_VL);
+                const v8f top = v8_max_nan(__builtin_shuffle(a0, a1, even), __builtin_shuffle(a0, a1, odd));
+                const v8f m = v8_max_nan(v8_max_nan(top, __builtin_shuffle(b0, b1, even)), __builtin_shuffle(b0, b1, odd));
+                v8_store(dst + py * pw + px, m);
+            }
+            for (; px < pw; px++) /* the rest, by the same rule */
                 dst[py * pw + px] = max_nan(max_nan(max_nan(r0[2 * px], r0[2 * px + 1]), r1[2 * px]), r1[2 * px + 1]);
         }
         cb_act_fwd_inplace(act, (int64_t)ph * pw, dst);
@@ -132,7 +156,8 @@ static void flat_run(const cb_conv_shape *s, const float *x, const float *w, con
 {
     const int add = mode == FLAT_ADD;
     const size_t xsz = (size_t)s->c * s->h * s->w, ysz = (size_t)s->oc * s->oh * s->ow;
-    const int xs = xs_of(s), ql = q_len(s);
+    const flat_geom g = geom_of(s);
+    const int xs = g.xs, ql = g.ql, ob = tile_ob(s), step = tile_nv(s) * CB_RVL;
 #pragma omp parallel
     {
         float *xp = ws + per_thread(s) * (size_t)omp_get_thread_num(), *yp = xp + (size_t)s->c * x_plane(s);
@@ -143,9 +168,9 @@ static void flat_run(const cb_conv_shape *s, const float *x, const float *w, con
                 for (int iy = 0; iy < s->h; iy++)
                     memcpy(xp + c * x_plane(s) + (size_t)(iy + s->ph) * xs + s->pw,
                            x + n * xsz + ((size_t)c * s->h + iy) * s->w, (size_t)s->w * sizeof *xp);
-            const int ob = tile_ob(s), step = tile_nv(s) * CB_RVL;
             for (int o0 = 0; o0 < s->oc; o0 += ob)
-                for (int q0 = 0; q0 < ql; q0 += step) tile_n(s, xp, w, b, yp, o0, q0, s->oc - o0 < ob ? s->oc - o0 : ob);
+                for (int q0 = 0; q0 < ql; q0 += step)
+                    tile_n(&g, ob == 6, xp, w, b, yp, o0, q0, s->oc - o0 < ob ? s->oc - o0 : ob);
             if (mode == FLAT_POOL) {
                 pool_out(s, yp, act, y + n * (ysz / 4));
                 continue;
