@@ -43,6 +43,20 @@ static conv_bufs conv_bufs_make(cb_conv_shape s, uint64_t seed, float wmax)
     return t;
 }
 
+/* Gradients are added to what the buffers hold: both sides start from the
+ * same random values. */
+static void conv_bufs_prefill_grads(conv_bufs *t, uint64_t seed)
+{
+    cb_rng r;
+    cb_rng_seed(&r, seed);
+    fill(t->dx1, t->nx, &r, -1, 1);
+    fill(t->dw1, t->nw, &r, -1, 1);
+    fill(t->db1, t->s.oc, &r, -1, 1);
+    memcpy(t->dx2, t->dx1, t->nx * sizeof *t->dx2);
+    memcpy(t->dw2, t->dw1, t->nw * sizeof *t->dw2);
+    memcpy(t->db2, t->db1, (size_t)t->s.oc * sizeof *t->db2);
+}
+
 static void conv_bufs_free(conv_bufs *t)
 {
     float *all[] = {t->x, t->w, t->b, t->dy, t->y1, t->y2, t->dx1, t->dx2, t->dw1, t->dw2, t->db1, t->db2};
@@ -57,14 +71,7 @@ static void conv_case(cb_conv_shape shape)
     cb_conv2d_fwd_ref(&s, t.x, t.w, t.b, t.y1);
     cb_conv2d_fwd_fast(&s, t.x, t.w, t.b, CB_ACT_NONE, t.y2, ws);
     check_close("conv forward", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
-    cb_rng r; /* gradients are added to what the buffers hold */
-    cb_rng_seed(&r, 8);
-    fill(t.dx1, t.nx, &r, -1, 1);
-    fill(t.dw1, t.nw, &r, -1, 1);
-    fill(t.db1, s.oc, &r, -1, 1);
-    memcpy(t.dx2, t.dx1, t.nx * sizeof *t.dx2);
-    memcpy(t.dw2, t.dw1, t.nw * sizeof *t.dw2);
-    memcpy(t.db2, t.db1, (size_t)s.oc * sizeof *t.db2);
+    conv_bufs_prefill_grads(&t, 8);
     cb_conv2d_bwd_ref(&s, t.x, t.w, t.dy, t.dx1, t.dw1, t.db1);
     cb_conv2d_bwd_fast(&s, t.x, t.w, t.dy, t.dx2, t.dw2, t.db2, ws);
     check_close("conv dx", t.dx2, t.dx1, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
@@ -114,14 +121,7 @@ static void dnnl_case(cb_conv_shape shape, int bias, cb_act act)
 {
     conv_bufs t = conv_bufs_make(shape, 11, 0.3f);
     const cb_conv_shape s = t.s;
-    cb_rng r;
-    cb_rng_seed(&r, 12);
-    fill(t.dx1, t.nx, &r, -1, 1);
-    fill(t.dw1, t.nw, &r, -1, 1);
-    fill(t.db1, s.oc, &r, -1, 1);
-    memcpy(t.dx2, t.dx1, t.nx * sizeof *t.dx1);
-    memcpy(t.dw2, t.dw1, t.nw * sizeof *t.dw1);
-    memcpy(t.db2, t.db1, s.oc * sizeof *t.db1);
+    conv_bufs_prefill_grads(&t, 12);
     float *dw0 = alloc0(t.nw), *ws = alloc0(cb_conv2d_workspace(&s));
     memcpy(dw0, t.dw1, t.nw * sizeof *dw0);
     float *b = bias ? t.b : NULL;

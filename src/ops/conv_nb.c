@@ -59,14 +59,6 @@ size_t cb_conv2d_bwd_nb_workspace(const cb_conv_shape *s, int threads)
     return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
 }
 
-static inline float hsum(cb_vrow v)
-{
-    float t[NB], acc = 0.0f;
-    memcpy(t, &v, sizeof t);
-    for (int l = 0; l < NB; l++) acc += t[l];
-    return acc;
-}
-
 /* r[l] (16 floats of sample l) -> r[e] (element e of the 16 samples): a
  * 16 x 16 transpose in registers, in four rounds of shuffles. */
 static inline void transpose16(__m512 r[16])
@@ -165,7 +157,8 @@ static inline __attribute__((always_inline)) void wtile(const cb_conv_shape *s, 
         }
     }
     for (int o = 0; o < OB; o++)
-        for (int j = 0; j < KW; j++) dw[(((size_t)(o0 + o) * s->c + c) * s->kh + i) * s->kw + j] += hsum(acc[o * KW + j]);
+        for (int j = 0; j < KW; j++)
+            dw[(((size_t)(o0 + o) * s->c + c) * s->kh + i) * s->kw + j] += cb_vrow_hsum(acc[o * KW + j]);
 }
 
 #define WT(ob, kw) wtile(s, xi, gi, o0, c, i, dw, ob, kw)
@@ -196,7 +189,7 @@ static void wgrad_block(const cb_conv_shape *s, const float *xi, const float *gi
         cb_vrow acc = cb_vrow_splat(0.0f);
         const float *p = gi + (size_t)o * gh * gw * NB;
         for (int k = 0; k < gh * gw; k++) acc += cb_vrow_load(p + (size_t)k * NB);
-        db[o] += hsum(acc);
+        db[o] += cb_vrow_hsum(acc);
     }
 }
 

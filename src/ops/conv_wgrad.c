@@ -63,14 +63,6 @@ size_t cb_conv2d_wgrad_direct_workspace(const cb_conv_shape *s, int threads)
     return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
 }
 
-static inline float hsum(cb_vrow v)
-{
-    float t[CB_RVL], acc = 0.0f;
-    memcpy(t, &v, sizeof t);
-    for (int l = 0; l < CB_RVL; l++) acc += t[l];
-    return acc;
-}
-
 /* One sample's Xp and dYp into xp / gp, and its bias gradient into db. */
 static void prepare(const cb_conv_shape *s, const float *x, const float *dy, float *xp, float *gp, float *db)
 {
@@ -87,7 +79,7 @@ static void prepare(const cb_conv_shape *s, const float *x, const float *dy, flo
             memcpy(plane + (size_t)oy * xs, dy + ((size_t)o * s->oh + oy) * s->ow, (size_t)s->ow * sizeof *plane);
         cb_vrow acc = cb_vrow_splat(0.0f); /* vector sums: a scalar chain of adds took longer than the tiles */
         for (int q = 0; q < ql; q += CB_RVL) acc += cb_vrow_load(plane + q);
-        db[o] += hsum(acc);
+        db[o] += cb_vrow_hsum(acc);
     }
 }
 
@@ -113,7 +105,8 @@ static inline __attribute__((always_inline)) void tile(const cb_conv_shape *s, c
         }
     }
     for (int o = 0; o < OB; o++)
-        for (int j = 0; j < KW; j++) dw[(((size_t)(o0 + o) * s->c + c) * s->kh + i) * s->kw + j] += hsum(acc[o * KW + j]);
+        for (int j = 0; j < KW; j++)
+            dw[(((size_t)(o0 + o) * s->c + c) * s->kh + i) * s->kw + j] += cb_vrow_hsum(acc[o * KW + j]);
 }
 
 #define WG_CASE(ob, kw) tile(s, xp, gp, count, o0, c, i, dw, ob, kw)

@@ -60,4 +60,13 @@ static inline cb_vrow cb_vrow_load(const float *p)
     return v;
 }
 
+/* The sum of v's lanes, in lane order. */
+static inline float cb_vrow_hsum(cb_vrow v)
+{
+    float t[CB_RVL], acc = 0.0f;
+    memcpy(t, &v, sizeof t);
+    for (int l = 0; l < CB_RVL; l++) acc += t[l];
+    return acc;
+}
+
 #endif
