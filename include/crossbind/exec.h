@@ -33,7 +33,12 @@ void cb_exec_seed(cb_exec *ex, uint64_t seed);
  * executor's buffer; NULL restores the executor's own buffer. Inputs that
  * need gradients cannot be bound. */
 cb_status cb_exec_bind(cb_exec *ex, int node, float *data);
-/* The gradient buffer of a node (NULL when not planned). */
+/* The gradient buffer of a node (NULL when not planned). With the fast
+ * kernels some buffers are not written: the value of a convolution that
+ * computes the activation after it, in inference that of the activation a
+ * 2x2 max pooling after it is computed with, and in training the gradient
+ * of an activation whose max pooling does its backward. The graph's output,
+ * its inputs and pinned nodes are never fused away. */
 float *cb_exec_grad(cb_exec *ex, int node);
 size_t cb_exec_bytes(const cb_exec *ex); /* planned memory, for reports */
 

@@ -69,13 +69,7 @@ static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
 
 static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
 
-/* Fast kernels: a convolution whose only consumer is the activation right
- * after it computes that activation in its output loop (while each plane is
- * in cache, or as oneDNN's post-op); the activation node then only names the
- * result. Training too: the backward pass needs the activation's output, not
- * its input (LeNet-1 per 12,800 samples: the first tanh's forward took
- * 34 ms on its own). The convolution's own value must not be observable:
- * not the graph's output, not pinned (an importer's extra outputs). */
+/* How many node inputs name `node`. */
 static int uses_of(const cb_graph *g, int node)
 {
     int uses = 0;
@@ -90,6 +84,13 @@ static int is_pool_2x2(const cb_node *p)
            p->pw == 0;
 }
 
+/* Fast kernels: a convolution whose only consumer is the activation right
+ * after it computes that activation in its output loop (while each plane is
+ * in cache, or as oneDNN's post-op); the activation node then only names the
+ * result. Training too: the backward pass needs the activation's output, not
+ * its input (LeNet-1 per 12,800 samples: the first tanh's forward took
+ * 34 ms on its own). The convolution's own value must not be observable:
+ * not the graph's output, not pinned (an importer's extra outputs). */
 static void plan_fusion(cb_exec *ex)
 {
     const cb_graph *g = ex->g;

