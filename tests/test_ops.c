@@ -110,6 +110,9 @@ TEST(conv_fast_matches_reference)
      * windows and padding, a single part block. */
     conv_case((cb_conv_shape){.n = 37, .c = 4, .h = 14, .w = 14, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
     conv_case((cb_conv_shape){.n = 5, .c = 7, .h = 9, .w = 11, .oc = 9, .kh = 3, .kw = 2, .sh = 1, .sw = 1, .ph = 2, .pw = 1});
+    /* Padded rows narrower than 8: the flattened kernel stages its planes
+     * instead of storing through lane maps. */
+    conv_case((cb_conv_shape){.n = 3, .c = 2, .h = 6, .w = 5, .oc = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
     /* A window covering the whole input: computed as a fully connected layer. */
     conv_case((cb_conv_shape){.n = 3, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
 }
@@ -203,10 +206,60 @@ TEST(conv_fused_activation_matches_separate)
         /* ... and the 2x2 max pooling after it, pooled before activating */
         CHECK(cb_conv2d_flat_pool_ok(&s));
         cb_maxpool_fwd(&ps, y1, p1, 1);
-        cb_conv2d_fwd_flat_pool(&s, x, w, b, acts[k], p2, ws);
+        cb_conv2d_fwd_flat_pool(&s, x, w, b, acts[k], NULL, p2, ws);
         check_close("fused activation and pooling", p2, p1, (int64_t)ny / 4, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
     free(x); free(w); free(b); free(y1); free(y2); free(p1); free(p2); free(ws);
+    /* LeNet-1's layers, whose output vectors run across row ends (rows of
+     * 28 and 12 flattened floats): the activation in registers equals the
+     * separate pass. */
+    const cb_conv_shape lenet1[2] = {
+        {.n = 3, .c = 1, .h = 28, .w = 28, .oc = 4, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .oh = 24, .ow = 24},
+        {.n = 3, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .oh = 8, .ow = 8}};
+    for (int l = 0; l < 2; l++) {
+        conv_bufs t = conv_bufs_make(lenet1[l], 13, 1.0f);
+        float *lws = alloc0(cb_conv2d_workspace(&t.s));
+        for (int k = 0; k < 3; k++) {
+            cb_conv2d_fwd_fast(&t.s, t.x, t.w, t.b, CB_ACT_NONE, t.y1, lws);
+            cb_act_fwd(acts[k], (int64_t)t.ny, t.y1, t.y1, 1);
+            cb_conv2d_fwd_fast(&t.s, t.x, t.w, t.b, acts[k], t.y2, lws);
+            check_close("fused activation, rows across vectors", t.y2, t.y1, (int64_t)t.ny, 0, 0);
+        }
+        free(lws);
+        conv_bufs_free(&t);
+    }
+}
+
+/* Training's fused pass, cb_conv2d_fwd_flat_pool with the full output:
+ * that output equals the convolution with its activation fused, and the
+ * pooled one its 2x2 max pooling, on LeNet-5's and LeNet-1's first layers
+ * (pooled in registers: rows of 28 and 24), LeNet-1's second (rows of 8:
+ * pooled from the stored output) and a NaN window. */
+TEST(conv_fused_pool_training_outputs)
+{
+    const cb_conv_shape shapes[3] = {
+        {.n = 3, .c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2},
+        {.n = 3, .c = 1, .h = 28, .w = 28, .oc = 4, .kh = 5, .kw = 5, .sh = 1, .sw = 1},
+        {.n = 3, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1}};
+    const cb_act acts[3] = {CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID};
+    for (int l = 0; l < 3; l++) {
+        conv_bufs t = conv_bufs_make(shapes[l], 17 + l, 1.0f);
+        t.x[7] = NAN;
+        cb_conv_shape ps = {.n = t.s.n, .c = t.s.oc, .h = t.s.oh, .w = t.s.ow, .kh = 2, .kw = 2, .sh = 2, .sw = 2,
+                            .oh = t.s.oh / 2, .ow = t.s.ow / 2};
+        float *ws = alloc0(cb_conv2d_workspace(&t.s)), *p1 = alloc0(t.ny / 4), *p2 = alloc0(t.ny / 4);
+        CHECK(cb_conv2d_flat_pool_ok(&t.s));
+        for (int k = 0; k < 3; k++) {
+            cb_conv2d_fwd_fast(&t.s, t.x, t.w, t.b, acts[k], t.y1, ws);
+            cb_maxpool_fwd(&ps, t.y1, p1, 1);
+            for (size_t e = 0; e < t.ny; e++) t.y2[e] = NAN; /* every element written */
+            cb_conv2d_fwd_flat_pool(&t.s, t.x, t.w, t.b, acts[k], t.y2, p2, ws);
+            check_close("fused pooling: full output", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+            check_close("fused pooling: pooled output", p2, p1, (int64_t)t.ny / 4, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        }
+        free(ws); free(p1); free(p2);
+        conv_bufs_free(&t);
+    }
 }
 
 static void pool_case(int max, cb_conv_shape s)

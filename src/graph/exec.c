@@ -99,13 +99,14 @@ static void plan_fusion(cb_exec *ex)
         if (c->op != CB_OP_CONV2D || !is_act(a->op) || a->in[0] != i || c->pinned || i == g->output) continue;
         if (uses_of(g, i) != 1) continue;
         ex->fused[i + 1] = 1;
-        /* Inference: a 2x2 max pooling right after, the activation's only
-         * consumer, is computed by the convolution too when crossbind's
-         * flattened-row kernel runs it, pooling before the activation
-         * (cb_conv2d_fwd_flat_pool): LeNet-5's inference over 10,000
-         * images 0.10-0.13 -> 0.09-0.11 s, LeNet-1's 0.068-0.081 ->
-         * 0.057-0.072 s. */
-        if (ex->with_grads || i + 2 >= g->count) continue;
+        /* A 2x2 max pooling right after, the activation's only consumer,
+         * is computed by the convolution too when crossbind's
+         * flattened-row kernel runs it (cb_conv2d_fwd_flat_pool): in
+         * inference pooling before the activation (LeNet-5's inference
+         * over 10,000 images 0.10-0.13 -> 0.09-0.11 s, LeNet-1's
+         * 0.068-0.081 -> 0.057-0.072 s), in training storing the
+         * activation's output as well, which the pooling's backward reads. */
+        if (i + 2 >= g->count) continue;
         const cb_node *p = &g->nodes[i + 2];
         cb_conv_shape s = conv_shape(g, c, 1);
         if (is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned && i + 1 != g->output &&
@@ -450,8 +451,8 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
             const int fuse = fast && i + 1 < g->count && ex->fused[i + 1];
             if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) {
-                cb_conv2d_fwd_flat_pool(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), slice_of(ex, i + 2, b0),
-                                        ws);
+                cb_conv2d_fwd_flat_pool(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op),
+                                        ex->with_grads ? slice_of(ex, i + 1, b0) : NULL, slice_of(ex, i + 2, b0), ws);
                 break;
             }
             cb_dnnl_conv *dp;

@@ -81,13 +81,15 @@ int cb_conv2d_flat_ok(const cb_conv_shape *s);
 size_t cb_conv2d_flat_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_fwd_flat(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);
-/* y = act(maxpool2x2(conv(x))), which equals maxpool2x2(act(conv(x))) for
- * the monotonic activations (to the last bit where the approximations keep
- * order): inference of conv -> activation -> 2x2 pooling in one pass, the
- * activation on a quarter of the values. oh and ow must be even. */
+/* conv -> activation -> 2x2 max pooling in one pass; oh and ow must be
+ * even. With full (training), full = act(conv(x)) and y = its pooling.
+ * Without (inference), y = act(maxpool2x2(conv(x))), which equals
+ * maxpool2x2(act(conv(x))) for the monotonic activations (to the last bit
+ * where the approximations keep order), the activation on a quarter of the
+ * values. */
 int cb_conv2d_flat_pool_ok(const cb_conv_shape *s);
 void cb_conv2d_fwd_flat_pool(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
-                             float *y, float *ws);
+                             float *full, float *y, float *ws);
 int cb_conv2d_dgrad_flat_ok(const cb_conv_shape *s);
 size_t cb_conv2d_dgrad_flat_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_dgrad_flat(const cb_conv_shape *s, const float *w, const float *dy, float *dx, float *ws);

@@ -69,4 +69,28 @@ static inline float cb_vrow_hsum(cb_vrow v)
     return acc;
 }
 
+/* dst[0 .. n) = src[0 .. n), or += where add: the kernels' short row copies
+ * (LeNet's rows of 24-32 floats), inline, where a call to memcpy per row
+ * cost about as much as the copy. */
+#if CB_RVL == 16
+#include <immintrin.h>
+static inline void cb_row_copy(float *dst, const float *src, int n, int add)
+{
+    int k = 0;
+    for (; k + 16 <= n; k += 16)
+        _mm512_storeu_ps(dst + k, add ? _mm512_add_ps(_mm512_loadu_ps(dst + k), _mm512_loadu_ps(src + k))
+                                      : _mm512_loadu_ps(src + k));
+    if (k < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
+        const __m512 v = _mm512_maskz_loadu_ps(m, src + k);
+        _mm512_mask_storeu_ps(dst + k, m, add ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + k), v) : v);
+    }
+}
+#else
+static inline void cb_row_copy(float *dst, const float *src, int n, int add)
+{
+    for (int k = 0; k < n; k++) dst[k] = add ? dst[k] + src[k] : src[k];
+}
+#endif
+
 #endif
