@@ -45,8 +45,14 @@ static int q_len(const cb_conv_shape *s)
     const int q = s->oh * xs_of(s), step = tile_nv(s) * CB_RVL;
     return (q + step - 1) / step * step;
 }
-/* One padded input plane, with room for every tap's loads of the last tile. */
-static size_t x_plane(const cb_conv_shape *s) { return (size_t)q_len(s) + (size_t)(s->kh - 1) * xs_of(s) + s->kw; }
+/* One padded input plane, with room for every tap's loads of the last tile
+ * (and of the pooled tiles' second vectors, which may reach past a row of
+ * 17 by up to 2 x CB_RVL - 1 floats, and of the whole vectors that copy
+ * the last row in: cb_row_copy_zfill). */
+static size_t x_plane(const cb_conv_shape *s)
+{
+    return (size_t)q_len(s) + (size_t)(s->kh - 1) * xs_of(s) + s->kw + 2 * CB_RVL;
+}
 
 static size_t per_thread(const cb_conv_shape *s)
 {
@@ -347,8 +353,8 @@ static void flat_run(const cb_conv_shape *s, const float *x, const float *w, con
         for (int n = 0; n < s->n; n++) {
             for (int c = 0; c < s->c; c++)
                 for (int iy = 0; iy < s->h; iy++)
-                    cb_row_copy(xp + c * g.plane + (size_t)(iy + s->ph) * xs + s->pw,
-                                x + n * xsz + ((size_t)c * s->h + iy) * s->w, s->w, 0);
+                    cb_row_copy_zfill(xp + c * g.plane + (size_t)(iy + s->ph) * xs + s->pw,
+                                      x + n * xsz + ((size_t)c * s->h + iy) * s->w, s->w);
             float *yn = pool ? (full ? full + n * ysz : NULL) : y + n * ysz; /* the whole output, if stored */
             float *pn = pool ? y + n * (ysz / 4) : NULL;                       /* the pooled one */
 #ifdef FLAT_DIRECT

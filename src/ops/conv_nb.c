@@ -109,12 +109,11 @@ static void to_lanes(const float *src, size_t per_sample, int n0, int count, int
     }
 }
 
-/* Samples n0 .. n0 + count - 1 into the lanes of xi (zero padding) and gi
- * (zero border); missing samples are zero lanes. */
+/* Samples n0 .. n0 + count - 1 into the lanes of xi and gi, whose padding
+ * and border the caller has zeroed (every block writes the same interior;
+ * missing samples are zero lanes). */
 static void gather(const cb_conv_shape *s, const float *x, const float *dy, int n0, int count, float *xi, float *gi)
 {
-    if (s->ph || s->pw) memset(xi, 0, xi_floats(s) * sizeof *xi);
-    memset(gi, 0, gi_floats(s) * sizeof *gi);
     to_lanes(x, (size_t)s->c * s->h * s->w, n0, count, s->c, s->h, s->w, xi, hp_of(s), wp_of(s), s->ph, s->pw);
     to_lanes(dy, (size_t)s->oc * s->oh * s->ow, n0, count, s->oc, s->oh, s->ow, gi, gh_of(s), gw_of(s), s->kh - 1,
              s->kw - 1);
@@ -274,6 +273,7 @@ void cb_conv2d_bwd_nb(const cb_conv_shape *s, const float *x, const float *w, co
         float *xi = ws + per_thread(s) * (size_t)t, *gi = xi + xi_floats(s), *di = gi + gi_floats(s);
         float *pdw = di + di_floats(s), *pdb = pdw + nw;
         memset(pdw, 0, (nw + (size_t)s->oc) * sizeof *pdw);
+        memset(xi, 0, (xi_floats(s) + gi_floats(s)) * sizeof *xi); /* once per call, not per block */
         const int b0 = (int)((long)blocks * t / nt), b1 = (int)((long)blocks * (t + 1) / nt);
         for (int b = b0; b < b1; b++) {
             const int n0 = b * NB, count = s->n - n0 < NB ? s->n - n0 : NB;

@@ -86,10 +86,31 @@ static inline void cb_row_copy(float *dst, const float *src, int n, int add)
         _mm512_mask_storeu_ps(dst + k, m, add ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst + k), v) : v);
     }
 }
+
+/* dst[0 .. n) = src[0 .. n) and zeros from there to the next multiple of 16,
+ * in whole stores: for rows copied into zero-padded planes in increasing
+ * order, where what follows a row is padding or the start of the next row
+ * (written after it). The destination needs that room. Masked stores
+ * (cb_row_copy) made the weight gradient's row copies cost more than its
+ * multiply-adds. */
+static inline void cb_row_copy_zfill(float *dst, const float *src, int n)
+{
+    for (int k = 0; k < n; k += 16) {
+        const __mmask16 m = (__mmask16)(n - k >= 16 ? 0xFFFF : (1u << (n - k)) - 1);
+        _mm512_storeu_ps(dst + k, _mm512_maskz_loadu_ps(m, src + k));
+    }
+}
 #else
 static inline void cb_row_copy(float *dst, const float *src, int n, int add)
 {
     for (int k = 0; k < n; k++) dst[k] = add ? dst[k] + src[k] : src[k];
+}
+
+static inline void cb_row_copy_zfill(float *dst, const float *src, int n)
+{
+    int k = 0;
+    for (; k < n; k++) dst[k] = src[k];
+    for (; k % CB_RVL; k++) dst[k] = 0.0f;
 }
 #endif
 
