@@ -136,11 +136,26 @@ static inline void maxpool_bwd_2x2_8(const float *r0, const float *r1, const flo
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
+/* The derivative of an activation from its output y, in 16 lanes. */
+static inline __m512 act_grad16(cb_act a, __m512 y)
+{
+    switch (a) {
+    case CB_ACT_TANH: return _mm512_fnmadd_ps(y, y, _mm512_set1_ps(1.0f)); /* 1 - y^2 */
+    case CB_ACT_RELU: return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_GT_OQ),
+                                                 _mm512_set1_ps(1.0f));
+    case CB_ACT_SIGMOID: return _mm512_mul_ps(y, _mm512_sub_ps(_mm512_set1_ps(1.0f), y));
+    case CB_ACT_NONE: break;
+    }
+    return _mm512_set1_ps(1.0f);
+}
+
 /* Up to 16 adjacent 2x2 windows (n of them) with AVX-512's lane masks, so
  * that a row's rest costs one masked step instead of padded copies (LeNet's
- * rows of 14 and 5 windows are all rest with 8-float vectors). */
-static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const float *g, float *d0, float *d1, int n,
-                                      int add)
+ * rows of 14 and 5 windows are all rest with 8-float vectors). The windows'
+ * gradient is dy, times act'(y) unless act is CB_ACT_NONE (y unused), formed
+ * in the same vectors (a loop over a buffer stayed scalar). */
+static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const float *dy, const float *y, cb_act act,
+                                      float *d0, float *d1, int n, int add)
 {
     const __mmask16 mg = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1);
     const __mmask16 mlo = (__mmask16)(2 * n >= 16 ? 0xFFFF : (1u << 2 * n) - 1);
@@ -163,7 +178,8 @@ static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const fl
         for (int q = 0; q <= t; q++) k[q] &= (__mmask16)~take;
         k[t + 1] = take;
     }
-    const __m512 gv = _mm512_maskz_loadu_ps(mg, g);
+    __m512 gv = _mm512_maskz_loadu_ps(mg, dy);
+    if (act != CB_ACT_NONE) gv = _mm512_mul_ps(gv, act_grad16(act, _mm512_maskz_loadu_ps(mg, y)));
     const __m512 ga = _mm512_maskz_mov_ps(k[0], gv), gb = _mm512_maskz_mov_ps(k[1], gv);
     const __m512 gc = _mm512_maskz_mov_ps(k[2], gv), gd = _mm512_maskz_mov_ps(k[3], gv);
     const __m512 out[4] = {_mm512_permutex2var_ps(ga, lo, gb), _mm512_permutex2var_ps(ga, hi, gb),
@@ -173,20 +189,14 @@ static inline void maxpool_bwd_2x2_16(const float *r0, const float *r1, const fl
     for (int q = 0; q < 4; q++)
         _mm512_mask_storeu_ps(dst[q], mk[q], add ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk[q], dst[q]), out[q]) : out[q]);
 }
-#endif
 
-/* One row of 2x2 windows, added to d0/d1 (add = 1) or stored there (0):
- * with AVX-512, 16 at a time and a masked rest; otherwise whole groups of
- * 8, then the rest through zero-padded copies (a zero gradient adds nothing
- * to the padding). */
+#else
+/* One row of 2x2 windows with gradient g, added to d0/d1 (add = 1) or
+ * stored there (0): whole groups of 8, then the rest through zero-padded
+ * copies (a zero gradient adds nothing to the padding). */
 static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g, float *d0, float *d1, int ow,
                                 int add)
 {
-#if defined(__AVX512F__)
-    for (int ox = 0; ox < ow; ox += 16)
-        maxpool_bwd_2x2_16(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox, ow - ox < 16 ? ow - ox : 16, add);
-    return;
-#endif
     int ox = 0;
     for (; ox + CB_VL <= ow; ox += CB_VL)
         maxpool_bwd_2x2_8(r0 + 2 * ox, r1 + 2 * ox, g + ox, d0 + 2 * ox, d1 + 2 * ox, add);
@@ -202,6 +212,7 @@ static void maxpool_bwd_2x2_row(const float *r0, const float *r1, const float *g
         d1[2 * ox + t] = add ? d1[2 * ox + t] + e1[t] : e1[t];
     }
 }
+#endif
 
 /* The derivative of an activation from its output y. */
 static inline float act_grad(cb_act a, float y)
@@ -238,6 +249,12 @@ void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, cons
             float *dxp = dx + (size_t)p * s->h * s->w;
             for (int oy = 0; oy < s->oh; oy++) {
                 const size_t r = (size_t)2 * oy * s->w, o = ((size_t)p * s->oh + oy) * s->ow;
+#if defined(__AVX512F__)
+                for (int ox = 0; ox < s->ow; ox += 16)
+                    maxpool_bwd_2x2_16(xp + r + 2 * ox, xp + r + s->w + 2 * ox, dy + o + ox, y + o + ox, act,
+                                       dxp + r + 2 * ox, dxp + r + s->w + 2 * ox, s->ow - ox < 16 ? s->ow - ox : 16,
+                                       add);
+#else
                 for (int ox0 = 0; ox0 < s->ow; ox0 += ACT_POOL_SEG) {
                     const int len = s->ow - ox0 < ACT_POOL_SEG ? s->ow - ox0 : ACT_POOL_SEG;
                     float g[ACT_POOL_SEG]; /* the gradient at each window's maximum, through the activation */
@@ -247,6 +264,7 @@ void cb_maxpool_act_bwd(const cb_conv_shape *s, cb_act act, const float *x, cons
                                         act != CB_ACT_NONE ? g : dy + o + ox0, dxp + r + 2 * ox0,
                                         dxp + r + s->w + 2 * ox0, len, add);
                 }
+#endif
             }
         }
         return;
