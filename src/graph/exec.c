@@ -105,12 +105,14 @@ static void plan_fusion(cb_exec *ex)
          * inference pooling before the activation (LeNet-5's inference
          * over 10,000 images 0.10-0.13 -> 0.09-0.11 s, LeNet-1's
          * 0.068-0.081 -> 0.057-0.072 s), in training storing the
-         * activation's output as well, which the pooling's backward reads. */
+         * activation's output as well, which the pooling's backward reads
+         * (where the kernel pools in registers). */
         if (i + 2 >= g->count) continue;
         const cb_node *p = &g->nodes[i + 2];
         cb_conv_shape s = conv_shape(g, c, 1);
         if (is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned && i + 1 != g->output &&
-            cb_conv2d_flat_pool_ok(&s) && !(cb_dnnl_conv_use(&s) & CB_DNNL_FWD))
+            cb_conv2d_flat_pool_ok(&s) && !(cb_dnnl_conv_use(&s) & CB_DNNL_FWD) &&
+            (!ex->with_grads || cb_conv2d_flat_pool_in_registers(&s)))
             ex->fused[i + 2] = FUSED_POOL;
     }
 }

@@ -395,6 +395,15 @@ int cb_conv2d_flat_pool_ok(const cb_conv_shape *s)
     return cb_conv2d_flat_ok(s) && s->oh % 2 == 0 && s->ow % 2 == 0;
 }
 
+int cb_conv2d_flat_pool_in_registers(const cb_conv_shape *s)
+{
+#ifdef FLAT_DIRECT
+    return cb_conv2d_flat_pool_ok(s) && pool_rows_ok(s);
+#else
+    return 0;
+#endif
+}
+
 void cb_conv2d_fwd_flat_pool(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                              float *full, float *y, float *ws)
 {

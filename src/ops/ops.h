@@ -88,6 +88,10 @@ void cb_conv2d_fwd_flat(const cb_conv_shape *s, const float *x, const float *w, 
  * where the approximations keep order), the activation on a quarter of the
  * values. */
 int cb_conv2d_flat_pool_ok(const cb_conv_shape *s);
+/* Whether it forms the pooling in registers (AVX-512 builds, output rows of
+ * 17 to 32); elsewhere it stages the output and pools it afterwards, which
+ * saves training nothing over the separate pooling pass. */
+int cb_conv2d_flat_pool_in_registers(const cb_conv_shape *s);
 void cb_conv2d_fwd_flat_pool(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                              float *full, float *y, float *ws);
 int cb_conv2d_dgrad_flat_ok(const cb_conv_shape *s);
