@@ -35,6 +35,8 @@ check "run.json names the convolution backend" grep -q '"convolutions": "' "$T/r
 expect_error "an unknown CROSSBIND_CONV" "CROSSBIND_CONV must be 'blas' or 'onednn', not 'dnn'" env CROSSBIND_CONV=dnn "$BIN" version
 expect_ok "CROSSBIND_CONV=blas is accepted" env CROSSBIND_CONV=blas "$BIN" version
 check "version says the BLAS convolutions were chosen" grep -q "^convolutions: im2col + BLAS (" "$T/out"
+expect_ok "bench-worker --help" "$BIN" bench-worker --help
+check "bench-worker --help prints its usage" grep -q "^usage: crossbind bench-worker --model M" "$T/out"
 if "$BIN" version | grep -q "^convolutions: oneDNN"; then
     expect_ok "CROSSBIND_CONV=onednn is accepted where built in" env CROSSBIND_CONV=onednn "$BIN" version
 else

@@ -171,10 +171,20 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
     return s;
 }
 
+static const char usage_text[] =
+    "usage: crossbind bench-worker --model M --kind train|infer|latency|startup [--weights FILE]\n"
+    "                              [--batch B] [--samples N] [--repeat R] [--threads T] [--profile]\n"
+    "  One measurement of one model, printed as one JSON line (times_s, vmhwm_kib; conv_s for\n"
+    "  training): the worker `crossbind bench` runs in a process of its own. Inputs are synthetic.\n"
+    "  train: R passes over N samples in batches of B (1 warm-up step first); infer: R passes;\n"
+    "  latency: N single-sample predictions; startup: one prediction. --profile: per-node\n"
+    "  forward/backward times on stderr. Defaults: batch 1, 1 sample, 1 repeat, 1 thread.\n";
+
 int cmd_bench_worker(int argc, char **argv)
 {
     bench_args a = {.batch = 1, .samples = 1, .repeat = 1, .threads = 1};
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(usage_text, stdout); return 0; }
         if (!strcmp(argv[i], "--profile")) { a.profile = 1; continue; }
         const char *o = argv[i], *v = cli_value(argc, argv, &i);
         if (!v) return 2;
