@@ -400,6 +400,7 @@ int cb_conv2d_flat_pool_in_registers(const cb_conv_shape *s)
 #ifdef FLAT_DIRECT
     return cb_conv2d_flat_pool_ok(s) && pool_rows_ok(s);
 #else
+    (void)s;
     return 0;
 #endif
 }
