@@ -234,15 +234,18 @@ TEST(conv_fused_activation_matches_separate)
  * that output equals the convolution with its activation fused, and the
  * pooled one its 2x2 max pooling, on LeNet-5's and LeNet-1's first layers
  * (pooled in registers: rows of 28 and 24), LeNet-1's second (rows of 8:
- * pooled from the stored output) and a NaN window. */
+ * pooled from the stored output), a layer whose channels leave a part tile,
+ * and a NaN window. */
 TEST(conv_fused_pool_training_outputs)
 {
-    const cb_conv_shape shapes[3] = {
+    const cb_conv_shape shapes[4] = {
         {.n = 3, .c = 1, .h = 28, .w = 28, .oc = 6, .kh = 5, .kw = 5, .sh = 1, .sw = 1, .ph = 2, .pw = 2},
         {.n = 3, .c = 1, .h = 28, .w = 28, .oc = 4, .kh = 5, .kw = 5, .sh = 1, .sw = 1},
-        {.n = 3, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1}};
+        {.n = 3, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1},
+        /* 7 channels (tiles of 4 and 3), 3 x 3 windows, rows of 18 */
+        {.n = 2, .c = 2, .h = 10, .w = 18, .oc = 7, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1}};
     const cb_act acts[3] = {CB_ACT_TANH, CB_ACT_RELU, CB_ACT_SIGMOID};
-    for (int l = 0; l < 3; l++) {
+    for (int l = 0; l < 4; l++) {
         conv_bufs t = conv_bufs_make(shapes[l], 17 + l, 1.0f);
         t.x[7] = NAN;
         cb_conv_shape ps = {.n = t.s.n, .c = t.s.oc, .h = t.s.oh, .w = t.s.ow, .kh = 2, .kw = 2, .sh = 2, .sw = 2,
