@@ -45,6 +45,19 @@ json_check "peak memory is the worker's own (crossbind's LeNet-5 under 60 MiB, P
     "all((c['peak_rss_kib'] < 60 * 1024) if c['binding'] == 'crossbind' else (c['peak_rss_kib'] > 100 * 1024 or c['binding'] != 'pytorch') for c in d['cells'])"
 json_check "crossbind's convolution time is part of its step" "$J" \
     "all(0 < cv <= t for c in d['cells'] if c['binding'] == 'crossbind' and c['kind'] == 'train' for cv, t in zip(c['conv_s'], c['times_s']))"
+json_check "crossbind's training worker measures SGEMM beside its units" "$J" \
+    "all(len(c['conv_sgemm_gflops']) == len(c['conv_s']) > 0 and all(g > 1 for g in c['conv_sgemm_gflops']) and 'sgemm' not in c['worker'] for c in d['cells'] if c['binding'] == 'crossbind' and c['kind'] == 'train')"
+# The page's paired share: the median over units of convolution GFLOP/s over that unit's SGEMM.
+paired=$($PY - "$J" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+conv = next(m['conv_forward_gflop_per_sample'] for m in d['models'] if m['name'] == 'lenet5')
+c = next(c for c in d['cells'] if c['binding'] == 'crossbind' and c['kind'] == 'train')
+print(round(100 * statistics.median(3 * conv * c['samples'] / t / g for t, g in zip(c['conv_s'], c['conv_sgemm_gflops']))))
+PY
+)
+check "the page: the convolutions' share of the SGEMM beside them ($paired%)" \
+    grep -q "^| lenet5 | crossbind |.*; $paired% \[[0-9]*, [0-9]*\] of the SGEMM measured beside each unit |" "$T/q/bench.md"
 json_check "PyTorch's settings both tried, the faster used" "$J" \
     "all(len(c['round1_by_setting']) == 2 and c['setting'] == min(c['round1_by_setting'], key=lambda k: sorted(c['round1_by_setting'][k])[len(c['round1_by_setting'][k]) // 2]) for c in d['cells'] if c['binding'] == 'pytorch' and c['kind'] in ('train', 'infer'))"
 json_check "SGEMM measured before and after" "$J" "all(d['sgemm_gflops'][w]['2'] > 1 for w in ('before', 'after'))"

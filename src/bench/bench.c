@@ -255,13 +255,21 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         for (int i = 0; ok && i < t->count; i++)
             if (t->items[i].type != CB_JSON_NUM || !(t->items[i].num >= 0)) ok = 0;
         for (int i = 0; ok && i < t->count; i++) series_add(into, t->items[i].num);
+        /* conv_s: one value per unit; sgemm_gflops: one per worker, paired
+         * with each of its units' (NAN where the worker gave none). */
+        const cb_json *sg = cb_json_get(&res, "sgemm_gflops");
+        const double ceiling = sg && sg->type == CB_JSON_NUM && sg->num > 0 ? sg->num : NAN;
         if (ok && cv && cv->type == CB_JSON_ARR && into == &cl->times)
             for (int i = 0; i < cv->count; i++)
-                if (cv->items[i].type == CB_JSON_NUM) series_add(&cl->conv, cv->items[i].num);
+                if (cv->items[i].type == CB_JSON_NUM) {
+                    series_add(&cl->conv, cv->items[i].num);
+                    series_add(&cl->conv_sgemm, ceiling);
+                }
         /* What the worker reports about itself, for the page. */
         cb_buf info = {0};
         for (int i = 0; i < res.count; i++)
             if (strcmp(res.keys[i], "times_s") && strcmp(res.keys[i], "conv_s") && strcmp(res.keys[i], "vmhwm_kib") &&
+                strcmp(res.keys[i], "sgemm_gflops") &&
                 (res.items[i].type == CB_JSON_STR || res.items[i].type == CB_JSON_NUM)) {
                 if (res.items[i].type == CB_JSON_STR) cb_buf_printf(&info, "%s%s %s", info.len ? ", " : "", res.keys[i], res.items[i].str);
                 else cb_buf_printf(&info, "%s%s %g", info.len ? ", " : "", res.keys[i], res.items[i].num);
@@ -383,7 +391,7 @@ cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int 
     }
     for (int i = 0; i < r.ncells; i++) {
         *failures += r.cells[i].failed;
-        free(r.cells[i].times.v), free(r.cells[i].conv.v);
+        free(r.cells[i].times.v), free(r.cells[i].conv.v), free(r.cells[i].conv_sgemm.v);
         for (int v = 0; v < 4; v++) free(r.cells[i].probe[v].v);
     }
     free(r.cells);

@@ -37,6 +37,7 @@ typedef struct cb_bench_cell {
     cb_series probe[4];    /* round 1: the times under each bench_env setting */
     cb_series times;       /* seconds per unit (latency: per sample; startup: to the first answer) */
     cb_series conv;        /* crossbind, training: seconds inside the convolutions per unit */
+    cb_series conv_sgemm;  /* beside each conv value: the SGEMM GFLOP/s its worker measured (NAN: none) */
     long rss_kb;           /* the largest peak resident memory of its processes */
     int failed;
     char error[400];

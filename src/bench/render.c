@@ -20,8 +20,25 @@ static const char *setting_of(const cb_bench_results *r, const cb_bench_cell *cl
 static void json_series(cb_buf *b, const cb_series *s)
 {
     cb_buf_printf(b, "[");
-    for (int i = 0; i < s->n; i++) cb_buf_printf(b, "%s%.9g", i ? ", " : "", s->v[i]);
+    for (int i = 0; i < s->n; i++) {
+        cb_buf_printf(b, "%s", i ? ", " : "");
+        cb_buf_json_number(b, s->v[i]);
+    }
     cb_buf_printf(b, "]");
+}
+
+/* Each training unit's convolution rate over the SGEMM rate its worker
+ * measured right after it (units without one are left out; out of memory,
+ * all are: the page then shows the other share only). */
+static void paired_shares(double conv_flops_per_unit, const cb_bench_cell *tr, cb_series *out)
+{
+    *out = (cb_series){0};
+    const int n = tr->conv.n < tr->conv_sgemm.n ? tr->conv.n : tr->conv_sgemm.n;
+    if (n == 0 || !(out->v = malloc((size_t)n * sizeof *out->v))) return;
+    for (int i = 0; i < n; i++)
+        if (isfinite(tr->conv_sgemm.v[i]) && tr->conv.v[i] > 0)
+            out->v[out->n++] = conv_flops_per_unit / tr->conv.v[i] / 1e9 / tr->conv_sgemm.v[i];
+    out->cap = n;
 }
 
 static void write_json(const cb_bench_results *r, cb_buf *b)
@@ -76,6 +93,8 @@ static void write_json(const cb_bench_results *r, cb_buf *b)
         if (cl->conv.n) {
             cb_buf_printf(b, ", \"conv_s\": ");
             json_series(b, &cl->conv);
+            cb_buf_printf(b, ", \"conv_sgemm_gflops\": ");
+            json_series(b, &cl->conv_sgemm);
         }
         if (rn->nbench_env && cl->probe[0].n) {
             cb_buf_printf(b, ",\n     \"round1_by_setting\": {");
@@ -209,9 +228,12 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
                      " convolutions, fully connected and recurrent layers; a training step counted as 3 forward"
                      " passes) over the median time, against the better SGEMM measurement at %d threads (%.1f"
                      " GFLOP/s). The last column is the time %s spends inside its convolutions (forward and"
-                     " backward, its per-node timing).\n\n"
+                     " backward, its per-node timing); for a model with convolutions, also over the SGEMM rate"
+                     " that %s's worker measured right after its units, in the same process and moment (median"
+                     " over the units, [min, max]): on a shared machine both rates drift by a third within"
+                     " minutes, and a ceiling from another moment moves the share with them.\n\n"
                      "| model | binding | training GFLOP/s | of SGEMM | inference GFLOP/s | of SGEMM | convolutions in training |\n"
-                     "|---|---|---|---|---|---|---|\n", c->threads, ceiling, c->bindings[0]);
+                     "|---|---|---|---|---|---|---|\n", c->threads, ceiling, c->bindings[0], c->bindings[0]);
     for (int m = 0; m < c->nmodels; m++) {
         if (r->flops[m] <= 0) continue;
         for (int i = 0; i < c->nbindings; i++) {
@@ -228,8 +250,15 @@ static void write_markdown(const cb_bench_results *r, cb_buf *b)
             } else cb_buf_printf(b, " – | – |");
             if (tr && tr->conv.n && r->conv_flops[m] > 0) {
                 double g = 3 * r->conv_flops[m] * tr->sz.samples / cb_series_quantile(&tr->conv, 0.5) / 1e9;
-                cb_buf_printf(b, " %.1f GFLOP/s, %.0f%% of SGEMM (%.0f%% of the step) |", g, 100 * g / ceiling,
+                cb_buf_printf(b, " %.1f GFLOP/s, %.0f%% of SGEMM (%.0f%% of the step)", g, 100 * g / ceiling,
                               100 * cb_series_quantile(&tr->conv, 0.5) / cb_series_quantile(&tr->times, 0.5));
+                cb_series paired;
+                paired_shares(r->conv_flops[m] * 3 * tr->sz.samples, tr, &paired);
+                if (paired.n)
+                    cb_buf_printf(b, "; %.0f%% [%.0f, %.0f] of the SGEMM measured beside each unit", 100 * cb_series_quantile(&paired, 0.5),
+                                  100 * cb_series_min(&paired), 100 * cb_series_max(&paired));
+                free(paired.v);
+                cb_buf_printf(b, " |");
             } else cb_buf_printf(b, " – |");
             cb_buf_printf(b, "\n");
         }

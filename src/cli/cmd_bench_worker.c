@@ -4,6 +4,10 @@
  * command (runners/README.md, "Benchmark worker"):
  *   bench-worker --model M --kind train|infer|latency|startup [--weights FILE]
  *                [--batch B] [--samples N] [--repeat R] [--threads T] [--profile]
+ * crossbind's training answer adds conv_s (seconds inside the convolutions
+ * per unit) and, with --sgemm (which crossbind's runner manifest passes) for
+ * a model with convolutions, sgemm_gflops: this machine's SGEMM rate at
+ * --threads, measured after the units.
  * Without --weights the model starts from its initialisation with the
  * protocol's first seed (the regression guard, scripts/perf_guard.sh). 
  * Inputs are synthetic and identical in every binding: sample s is the flat
@@ -15,11 +19,13 @@
 #include <string.h>
 #include "cli.h"
 #include "../train/clock.h"
+#include "../bench/bench.h"
 
 typedef struct bench_args {
     const char *model, *kind, *weights;
     long batch, samples, repeat, threads;
     int profile; /* print each node's seconds per unit to stderr */
+    int sgemm;   /* training: also measure SGEMM after the units (crossbind's manifest asks) */
 } bench_args;
 
 static void make_batch(const cb_model *m, int64_t s0, int n, float *x, float *y)
@@ -46,6 +52,13 @@ static long vmhwm_kib(void)
     return kb;
 }
 
+static int has_convolutions(const cb_model *m)
+{
+    for (int i = 0; i < m->graph.count; i++)
+        if (m->graph.nodes[i].op == CB_OP_CONV2D) return 1;
+    return 0;
+}
+
 /* The predicted label of sample 0 (argmax; sigmoid >= 0.5 for one output). */
 static int label_of(const cb_model *m, const float *out)
 {
@@ -56,11 +69,11 @@ static int label_of(const cb_model *m, const float *out)
     return best;
 }
 
-static void print_times(const double *t, int n, const char *extra)
+static void print_times(const double *t, int n, const char *extra, long hwm_kib)
 {
     printf("{\"times_s\": [");
     for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", t[i]);
-    printf("]%s, \"vmhwm_kib\": %ld}\n", extra, vmhwm_kib());
+    printf("]%s, \"vmhwm_kib\": %ld}\n", extra, hwm_kib);
     fflush(stdout);
 }
 
@@ -173,12 +186,14 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
 
 static const char usage_text[] =
     "usage: crossbind bench-worker --model M --kind train|infer|latency|startup [--weights FILE]\n"
-    "                              [--batch B] [--samples N] [--repeat R] [--threads T] [--profile]\n"
+    "                              [--batch B] [--samples N] [--repeat R] [--threads T] [--profile] [--sgemm]\n"
     "  One measurement of one model, printed as one JSON line (times_s, vmhwm_kib; conv_s for\n"
     "  training): the worker `crossbind bench` runs in a process of its own. Inputs are synthetic.\n"
     "  train: R passes over N samples in batches of B (1 warm-up step first); infer: R passes;\n"
     "  latency: N single-sample predictions; startup: one prediction. --profile: per-node\n"
-    "  forward/backward times on stderr. Defaults: batch 1, 1 sample, 1 repeat, 1 thread.\n";
+    "  forward/backward times on stderr. --sgemm (training a model with convolutions): also\n"
+    "  sgemm_gflops, this machine's SGEMM rate at --threads measured after the passes.\n"
+    "  Defaults: batch 1, 1 sample, 1 repeat, 1 thread.\n";
 
 int cmd_bench_worker(int argc, char **argv)
 {
@@ -186,6 +201,7 @@ int cmd_bench_worker(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(usage_text, stdout); return 0; }
         if (!strcmp(argv[i], "--profile")) { a.profile = 1; continue; }
+        if (!strcmp(argv[i], "--sgemm")) { a.sgemm = 1; continue; }
         const char *o = argv[i], *v = cli_value(argc, argv, &i);
         if (!v) return 2;
         if (!strcmp(o, "--model")) a.model = v;
@@ -214,13 +230,21 @@ int cmd_bench_worker(int argc, char **argv)
     if (s == CB_OK) s = train ? train_units(m, &a, times, conv) : infer_units(m, &a, times);
     if (s == CB_OK && strcmp(a.kind, "startup")) {
         char extra[4096] = "";
+        const long hwm = vmhwm_kib(); /* the model's peak, before the SGEMM's buffers */
         if (train) {
             size_t len = (size_t)snprintf(extra, sizeof extra, ", \"conv_s\": [");
             for (long i = 0; i < n && len < sizeof extra - 40; i++)
                 len += (size_t)snprintf(extra + len, sizeof extra - len, "%s%.9g", i ? ", " : "", conv[i]);
-            snprintf(extra + len, sizeof extra - len, "]");
+            len += (size_t)snprintf(extra + len, sizeof extra - len, "]");
+            /* The machine's SGEMM rate right after the passes, at the same
+             * thread count: the ceiling the convolutions' rate is held
+             * against, taken in the same moment (on a shared machine the
+             * rate of both drifts by a third within minutes). */
+            if (a.sgemm && has_convolutions(m) && len < sizeof extra - 40)
+                snprintf(extra + len, sizeof extra - len, ", \"sgemm_gflops\": %.4g",
+                         cb_bench_sgemm_gflops((int)a.threads));
         }
-        print_times(times, (int)n, extra);
+        print_times(times, (int)n, extra, hwm);
     }
     free(times), free(conv);
     cb_model_free(m);
