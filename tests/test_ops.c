@@ -1,6 +1,7 @@
 /* Every op: fast kernel against reference kernel, and gradients against
  * central finite differences through the executor. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,6 +116,75 @@ TEST(conv_fast_matches_reference)
     conv_case((cb_conv_shape){.n = 3, .c = 2, .h = 6, .w = 5, .oc = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1});
     /* A window covering the whole input: computed as a fully connected layer. */
     conv_case((cb_conv_shape){.n = 3, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1, .sw = 1});
+}
+
+/* Planes every output sees whole (conv_dense.c): VGG-16's 2 x 2 layers'
+ * kind, and a 2 x 3 plane under a 3 x 5 window, through the dense products. */
+TEST(conv_dense_plane_matches_reference)
+{
+    const cb_conv_shape vgg = {.n = 64, .c = 5, .h = 2, .w = 2, .oc = 7, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1,
+                               .pw = 1, .oh = 2, .ow = 2};
+    const cb_conv_shape wide = {.n = 70, .c = 3, .h = 2, .w = 3, .oc = 4, .kh = 3, .kw = 5, .sh = 1, .sw = 1, .ph = 1,
+                                .pw = 2, .oh = 2, .ow = 3};
+    CHECK(cb_conv2d_dense_ok(&vgg));
+    CHECK(cb_conv2d_dense_ok(&wide));
+    conv_case(vgg);
+    conv_case(wide);
+    /* Not chosen: a small batch, an output that misses part of the plane
+     * (4 x 4 under 3 x 3), a whole-window layer. */
+    cb_conv_shape small = vgg, part = vgg, whole = {.n = 64, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1,
+                                                    .sw = 1, .oh = 1, .ow = 1};
+    small.n = 63;
+    part.h = part.w = part.oh = part.ow = 4;
+    CHECK(!cb_conv2d_dense_ok(&small));
+    CHECK(!cb_conv2d_dense_ok(&part));
+    CHECK(!cb_conv2d_dense_ok(&whole));
+}
+
+#if defined(__AVX512F__)
+/* The training forward with samples in the lanes (conv_nb_fwd.c) against
+ * the reference, its activation fused, with and without bias. */
+static void fwd_nb_case(cb_conv_shape shape, int bias, cb_act act)
+{
+    conv_bufs t = conv_bufs_make(shape, 13, 0.5f);
+    const cb_conv_shape s = t.s;
+    CHECK(cb_conv2d_fwd_nb_ok(&s));
+    float *ws = alloc0(cb_conv2d_workspace(&s));
+    CHECK(cb_conv2d_workspace(&s) >= cb_conv2d_fwd_nb_workspace(&s, omp_get_max_threads()));
+    cb_conv2d_fwd_ref(&s, t.x, t.w, bias ? t.b : NULL, t.y1);
+    cb_act_fwd(act, (int64_t)t.ny, t.y1, t.y1, 0);
+    for (size_t i = 0; i < t.ny; i++) t.y2[i] = NAN; /* every output must be written */
+    cb_conv2d_fwd_nb(&s, t.x, t.w, bias ? t.b : NULL, act, t.y2, ws);
+    check_close("conv forward, samples in lanes", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    free(ws);
+    conv_bufs_free(&t);
+}
+#endif
+
+TEST(conv_forward_samples_in_lanes_matches_reference)
+{
+#if defined(__AVX512F__)
+    /* LeNet-1's second layer: 8 blocks and a part one of 3 samples (the
+     * zero lanes must not leak), rows of 8 in tiles of 4 + 4. */
+    fwd_nb_case((cb_conv_shape){.n = 131, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5, .sh = 1, .sw = 1}, 1,
+                CB_ACT_TANH);
+    /* 3 channels, 7 outputs (tiles of 4 and 3), padding, rows of 13 (tiles of
+     * 5 + 5 + 3), a 3 x 2 window, no bias, no activation; one block. */
+    fwd_nb_case((cb_conv_shape){.n = 16, .c = 3, .h = 9, .w = 12, .oc = 7, .kh = 3, .kw = 2, .sh = 1, .sw = 1, .ph = 2,
+                                .pw = 1},
+                0, CB_ACT_NONE);
+    /* One output channel, rows of 6 (one tile), ReLU. */
+    fwd_nb_case((cb_conv_shape){.n = 20, .c = 4, .h = 8, .w = 8, .oc = 1, .kh = 3, .kw = 3, .sh = 1, .sw = 1}, 1,
+                CB_ACT_RELU);
+    /* Not chosen: under a block of samples, or more than 4 channels. */
+    CHECK(!cb_conv2d_fwd_nb_ok(&(cb_conv_shape){.n = 15, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5, .sh = 1,
+                                                 .sw = 1, .oh = 8, .ow = 8}));
+    CHECK(!cb_conv2d_fwd_nb_ok(&(cb_conv_shape){.n = 128, .c = 6, .h = 14, .w = 14, .oc = 16, .kh = 5, .kw = 5,
+                                                 .sh = 1, .sw = 1, .oh = 10, .ow = 10}));
+#else
+    CHECK(!cb_conv2d_fwd_nb_ok(&(cb_conv_shape){.n = 128, .c = 4, .h = 12, .w = 12, .oc = 12, .kh = 5, .kw = 5,
+                                                 .sh = 1, .sw = 1, .oh = 8, .ow = 8}));
+#endif
 }
 
 /* The oneDNN backend against the reference: forward (with a fused

@@ -457,6 +457,11 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
                                         ex->with_grads ? slice_of(ex, i + 1, b0) : NULL, slice_of(ex, i + 2, b0), ws);
                 break;
             }
+            if (fast && ex->with_grads && cb_conv2d_fwd_nb_ok(&s)) {
+                cb_conv2d_fwd_nb(&s, x, ex->val[n->in[1]], b, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE,
+                                 fuse ? slice_of(ex, i + 1, b0) : y, ws);
+                break;
+            }
             cb_dnnl_conv *dp;
             cb_status st = dnnl_plan_for(ex, i, CB_DNNL_FWD, &s, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE, &dp);
             if (st == CB_OK && dp)

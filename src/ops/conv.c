@@ -190,6 +190,14 @@ size_t cb_conv2d_workspace(const cb_conv_shape *s)
         size_t nb = cb_conv2d_bwd_nb_workspace(s, threads);
         if (nb > direct) direct = nb;
     }
+    if (cb_conv2d_fwd_nb_ok(s)) {
+        size_t nb = cb_conv2d_fwd_nb_workspace(s, threads);
+        if (nb > direct) direct = nb;
+    }
+    if (cb_conv2d_dense_ok(s)) {
+        size_t d = cb_conv2d_dense_workspace(s);
+        if (d > direct) direct = d;
+    }
     if (cb_conv2d_wgrad_direct_ok(s)) {
         size_t wg = cb_conv2d_wgrad_direct_workspace(s, threads);
         if (wg > direct) direct = wg;
@@ -274,6 +282,10 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws)
 {
+    if (cb_conv2d_dense_ok(s)) {
+        cb_conv2d_fwd_dense(s, x, w, b, act, y, ws);
+        return;
+    }
     if (use_flat(s)) {
         cb_conv2d_fwd_flat(s, x, w, b, act, y, ws);
         return;
@@ -375,6 +387,11 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
                 for (int o = 0; o < s->oc; o++) db[o] += dy[(size_t)n * s->oc + o];
         if (dw) cb_gemm(1, 0, s->oc, K, s->n, 1.0f, dy, s->oc, x, K, 1.0f, dw, K); /* dW += dy^T . x */
         if (dx) cb_gemm(0, 0, s->n, K, s->oc, 1.0f, dy, s->oc, w, K, 1.0f, dx, K);  /* dx += dy . W */
+        return;
+    }
+    if (cb_conv2d_dense_ok(s)) {
+        /* VGG-16's 2 x 2 layers, per step of 128 at 2 threads: see conv_dense.c. */
+        cb_conv2d_bwd_dense(s, x, w, dy, dx, dw, db, ws);
         return;
     }
     if (cb_conv2d_bwd_nb_ok(s)) {

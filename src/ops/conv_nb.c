@@ -22,6 +22,7 @@
 #include <omp.h>
 #include "ops.h"
 #include "vec.h"
+#include "lanes.h"
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -59,80 +60,14 @@ size_t cb_conv2d_bwd_nb_workspace(const cb_conv_shape *s, int threads)
     return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
 }
 
-/* r[l] (16 floats of sample l) -> r[e] (element e of the 16 samples): a
- * 16 x 16 transpose in registers, in four rounds of shuffles. */
-static inline void transpose16(__m512 r[16])
-{
-    __m512 t[16], u[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4) { /* u[i + m], 128-bit lane k: rows i .. i + 3 of element 4k + m */
-        const __m512d t0 = _mm512_castps_pd(t[i]), t1 = _mm512_castps_pd(t[i + 1]);
-        const __m512d t2 = _mm512_castps_pd(t[i + 2]), t3 = _mm512_castps_pd(t[i + 3]);
-        u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-        u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-        u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-        u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-    }
-    for (int m = 0; m < 4; m++) {
-        const __m512 a = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44), b = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE);
-        const __m512 c = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x44);
-        const __m512 d = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xEE);
-        r[m] = _mm512_shuffle_f32x4(a, c, 0x88);
-        r[4 + m] = _mm512_shuffle_f32x4(a, c, 0xDD);
-        r[8 + m] = _mm512_shuffle_f32x4(b, d, 0x88);
-        r[12 + m] = _mm512_shuffle_f32x4(b, d, 0xDD);
-    }
-}
-
-/* Planes of `ch` x (h x w) per sample, of samples n0 .. n0 + count - 1,
- * into lanes: element (c, y, x) to dst[((c * DH + y + y0) * DW + x + x0) * NB]
- * (the rest of dst is left as it is). 16 elements of 16 samples at a time,
- * through transpose16. */
-static void to_lanes(const float *src, size_t per_sample, int n0, int count, int ch, int h, int w, float *dst, int dh,
-                     int dw, int y0, int x0)
-{
-    const int e_all = ch * h * w;
-    for (int e0 = 0; e0 < e_all; e0 += NB) {
-        const int len = e_all - e0 < NB ? e_all - e0 : NB;
-        const __mmask16 m = (__mmask16)(len == NB ? 0xFFFF : (1u << len) - 1);
-        __m512 r[NB];
-        for (int l = 0; l < NB; l++)
-            r[l] = l < count ? _mm512_maskz_loadu_ps(m, src + (size_t)(n0 + l) * per_sample + e0) : _mm512_setzero_ps();
-        transpose16(r);
-        for (int q = 0; q < len; q++) {
-            const int e = e0 + q, c = e / (h * w), y = (e / w) % h, x = e % w;
-            _mm512_storeu_ps(dst + (((size_t)c * dh + y + y0) * dw + x + x0) * NB, r[q]);
-        }
-    }
-}
-
 /* Samples n0 .. n0 + count - 1 into the lanes of xi and gi, whose padding
  * and border the caller has zeroed (every block writes the same interior;
  * missing samples are zero lanes). */
 static void gather(const cb_conv_shape *s, const float *x, const float *dy, int n0, int count, float *xi, float *gi)
 {
-    to_lanes(x, (size_t)s->c * s->h * s->w, n0, count, s->c, s->h, s->w, xi, hp_of(s), wp_of(s), s->ph, s->pw);
-    to_lanes(dy, (size_t)s->oc * s->oh * s->ow, n0, count, s->oc, s->oh, s->ow, gi, gh_of(s), gw_of(s), s->kh - 1,
+    cb_to_lanes(x, (size_t)s->c * s->h * s->w, n0, count, s->c, s->h, s->w, xi, hp_of(s), wp_of(s), s->ph, s->pw);
+    cb_to_lanes(dy, (size_t)s->oc * s->oh * s->ow, n0, count, s->oc, s->oh, s->ow, gi, gh_of(s), gw_of(s), s->kh - 1,
              s->kw - 1);
-}
-
-/* The inverse for the data gradient: di's lanes added to the samples' dx. */
-static void from_lanes_add(const float *di, size_t per_sample, int n0, int count, float *dx)
-{
-    for (size_t e0 = 0; e0 < per_sample; e0 += NB) {
-        const int len = per_sample - e0 < NB ? (int)(per_sample - e0) : NB;
-        const __mmask16 m = (__mmask16)(len == NB ? 0xFFFF : (1u << len) - 1);
-        __m512 r[NB];
-        for (int q = 0; q < NB; q++) r[q] = q < len ? _mm512_loadu_ps(di + (e0 + q) * NB) : _mm512_setzero_ps();
-        transpose16(r);
-        for (int l = 0; l < count; l++) {
-            float *d = dx + (size_t)(n0 + l) * per_sample + e0;
-            _mm512_mask_storeu_ps(d, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), r[l]));
-        }
-    }
 }
 
 /* ---- weight gradient */
@@ -281,7 +216,7 @@ void cb_conv2d_bwd_nb(const cb_conv_shape *s, const float *x, const float *w, co
             if (dw) wgrad_block(s, xi, gi, pdw, pdb);
             if (dx) {
                 dgrad_block(s, gi, w, di);
-                from_lanes_add(di, xs, n0, count, dx);
+                cb_from_lanes(di, xs, n0, count, dx, 1);
             }
         }
 #pragma omp barrier

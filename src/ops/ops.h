@@ -105,6 +105,13 @@ int cb_conv2d_bwd_nb_ok(const cb_conv_shape *s);
 size_t cb_conv2d_bwd_nb_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_bwd_nb(const cb_conv_shape *s, const float *x, const float *w, const float *dy, float *dx, float *dw,
                       float *db, float *ws);
+/* Forward of the same layers with 16 samples in the lanes (conv_nb_fwd.c;
+ * AVX-512 builds, batches of 16 or more): y = act(conv(x, w) + b), b may be
+ * NULL. */
+int cb_conv2d_fwd_nb_ok(const cb_conv_shape *s);
+size_t cb_conv2d_fwd_nb_workspace(const cb_conv_shape *s, int threads);
+void cb_conv2d_fwd_nb(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act, float *y,
+                      float *ws);
 /* Direct weight (and bias) gradient of a stride-1 single-input-channel
  * convolution (conv_wgrad.c), added to dw and db (db may be NULL). */
 int cb_conv2d_wgrad_direct_ok(const cb_conv_shape *s);
@@ -119,6 +126,15 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
 /* The window covers the whole unpadded input (LeNet-5's conv3): a fully
  * connected layer, which the fast kernels run as matrix products. */
 int cb_conv2d_whole_window(const cb_conv_shape *s);
+/* Every output position sees every input position of its plane (VGG-16's
+ * 2 x 2 layers), in batches of 64 or more: one dense product each way
+ * (conv_dense.c). Gradients are added to dx, dw, db (any may be NULL). */
+int cb_conv2d_dense_ok(const cb_conv_shape *s);
+size_t cb_conv2d_dense_workspace(const cb_conv_shape *s);
+void cb_conv2d_fwd_dense(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
+                         float *y, float *ws);
+void cb_conv2d_bwd_dense(const cb_conv_shape *s, const float *x, const float *w, const float *dy, float *dx,
+                         float *dw, float *db, float *ws);
 
 /* Convolution through oneDNN (conv_dnnl.c), where the build has it and
  * CROSSBIND_CONV is not "blas". A plan holds one node's primitives for one
