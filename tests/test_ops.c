@@ -130,6 +130,15 @@ TEST(conv_dense_plane_matches_reference)
     CHECK(cb_conv2d_dense_ok(&wide));
     conv_case(vgg);
     conv_case(wide);
+    /* dx stored, not added. */
+    conv_bufs t = conv_bufs_make(vgg, 21, 1.0f);
+    float *ws = alloc0(cb_conv2d_workspace(&t.s));
+    cb_conv2d_bwd_ref(&t.s, t.x, t.w, t.dy, t.dx1, NULL, NULL);
+    for (size_t i = 0; i < t.nx; i++) t.dx2[i] = 1e6f;
+    cb_conv2d_bwd_dense(&t.s, t.x, t.w, t.dy, t.dx2, NULL, NULL, ws, 1);
+    check_close("dense conv dx (stored)", t.dx2, t.dx1, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+    free(ws);
+    conv_bufs_free(&t);
     /* Not chosen: a small batch, an output that misses part of the plane
      * (4 x 4 under 3 x 3), a whole-window layer. */
     cb_conv_shape small = vgg, part = vgg, whole = {.n = 64, .c = 4, .h = 5, .w = 5, .oc = 7, .kh = 5, .kw = 5, .sh = 1,
@@ -210,16 +219,23 @@ static void dnnl_case(cb_conv_shape shape, int bias, cb_act act)
         check_close("oneDNN conv forward", t.y2, t.y1, (int64_t)t.ny, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
     if (act == CB_ACT_NONE) {
-        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, t.dx2, t.dw2, bias ? t.db2 : NULL, ws));
+        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, t.dx2, t.dw2, bias ? t.db2 : NULL, ws, 0));
         check_close("oneDNN conv dx (added)", t.dx2, t.dx1, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
         check_close("oneDNN conv dw (added)", t.dw2, t.dw1, (int64_t)t.nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
         check_close("oneDNN conv db (added)", t.db2, t.db1, s.oc, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
         /* No input gradient wanted: dx untouched, the same dW added once more. */
         memcpy(t.dx1, t.dx2, t.nx * sizeof *t.dx1);
         for (size_t i = 0; i < t.nw; i++) t.dw1[i] = 2 * t.dw1[i] - dw0[i];
-        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, NULL, t.dw2, NULL, ws));
+        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, NULL, t.dw2, NULL, ws, 0));
         check_close("oneDNN conv without dx: dx", t.dx2, t.dx1, (int64_t)t.nx, 0, 0);
         check_close("oneDNN conv without dx: dw", t.dw2, t.dw1, (int64_t)t.nw, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        /* dx stored, not added: what it held before does not matter. */
+        float *dx0 = alloc0(t.nx);
+        cb_conv2d_bwd_ref(&s, t.x, t.w, t.dy, dx0, NULL, NULL);
+        for (size_t i = 0; i < t.nx; i++) t.dx2[i] = 1e6f;
+        CHECK_OK(cb_dnnl_conv_bwd(p, t.x, t.w, t.dy, t.dx2, NULL, NULL, ws, 1));
+        check_close("oneDNN conv dx (stored)", t.dx2, dx0, (int64_t)t.nx, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
+        free(dx0);
     }
     cb_dnnl_conv_free(p);
     cb_dnnl_ctx_free(ctx);
@@ -496,6 +512,10 @@ TEST(activations_fast_match_reference)
         memset(dx2, 0, sizeof dx2);
         cb_act_bwd((cb_act)a, N, y1, dy, dx1, 0);
         cb_act_bwd((cb_act)a, N, y1, dy, dx2, 1);
+        check_close(names[a], dx2, dx1, N, 0, 0);
+        /* Stored rather than added: what dx held does not matter. */
+        for (int i = 0; i < N; i++) dx2[i] = 1e6f;
+        cb_act_bwd_to((cb_act)a, N, y1, dy, dx2, 1, 1);
         check_close(names[a], dx2, dx1, N, 0, 0);
     }
 }

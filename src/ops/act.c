@@ -79,23 +79,30 @@ void cb_act_fwd_inplace(cb_act a, int64_t n, float *y)
     }
 }
 
-void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast)
+/* dx = (store) or += (add) dy * act'(y). */
+#define ACT_BWD_LOOP(expr)                                                                                            \
+    do {                                                                                                              \
+        if (store) {                                                                                                  \
+            _Pragma("omp parallel for schedule(static) if (fast)")                                                    \
+            for (int64_t i = 0; i < n; i++) dx[i] = (expr);                                                           \
+        } else {                                                                                                      \
+            _Pragma("omp parallel for schedule(static) if (fast)")                                                    \
+            for (int64_t i = 0; i < n; i++) dx[i] += (expr);                                                          \
+        }                                                                                                             \
+    } while (0)
+
+void cb_act_bwd_to(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast, int store)
 {
     switch (a) {
-    case CB_ACT_TANH:
-#pragma omp parallel for schedule(static) if (fast)
-        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
-        break;
-    case CB_ACT_RELU:
-#pragma omp parallel for schedule(static) if (fast)
-        for (int64_t i = 0; i < n; i++) dx[i] += y[i] > 0.0f ? dy[i] : 0.0f;
-        break;
-    case CB_ACT_SIGMOID:
-#pragma omp parallel for schedule(static) if (fast)
-        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i] * (1.0f - y[i]);
-        break;
-    case CB_ACT_NONE:
-        for (int64_t i = 0; i < n; i++) dx[i] += dy[i];
-        break;
+    case CB_ACT_TANH: ACT_BWD_LOOP(dy[i] * (1.0f - y[i] * y[i])); break;
+    case CB_ACT_RELU: ACT_BWD_LOOP(y[i] > 0.0f ? dy[i] : 0.0f); break;
+    case CB_ACT_SIGMOID: ACT_BWD_LOOP(dy[i] * y[i] * (1.0f - y[i])); break;
+    case CB_ACT_NONE: ACT_BWD_LOOP(dy[i]); break;
     }
+}
+#undef ACT_BWD_LOOP
+
+void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast)
+{
+    cb_act_bwd_to(a, n, y, dy, dx, fast, 0);
 }

@@ -391,7 +391,7 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
     }
     if (cb_conv2d_dense_ok(s)) {
         /* VGG-16's 2 x 2 layers, per step of 128 at 2 threads: see conv_dense.c. */
-        cb_conv2d_bwd_dense(s, x, w, dy, dx, dw, db, ws);
+        cb_conv2d_bwd_dense(s, x, w, dy, dx, dw, db, ws, 0);
         return;
     }
     if (cb_conv2d_bwd_nb_ok(s)) {

@@ -102,12 +102,12 @@ void cb_conv2d_fwd_dense(const cb_conv_shape *s, const float *x, const float *w,
 }
 
 void cb_conv2d_bwd_dense(const cb_conv_shape *s, const float *x, const float *w, const float *dy, float *dx,
-                         float *dw, float *db, float *ws)
+                         float *dw, float *db, float *ws, int store_dx)
 {
     const int P = (int)plane_out(s), Q = (int)plane_in(s), CQ = s->c * Q, OP = s->oc * P, taps = s->kh * s->kw;
     if (dx) {
         make_mt(s, w, ws);
-        cb_gemm(0, 0, s->n, CQ, OP, 1.0f, dy, OP, ws, CQ, 1.0f, dx, CQ);
+        cb_gemm(0, 0, s->n, CQ, OP, 1.0f, dy, OP, ws, CQ, store_dx ? 0.0f : 1.0f, dx, CQ);
     }
     if (dw) {
         float *dmt = ws + mt_floats(s);

@@ -32,12 +32,6 @@ static conv_mode conv_mode_now(void)
     return !strcmp(v, "blas") ? CONV_BLAS : !strcmp(v, "onednn") ? CONV_ONEDNN : CONV_INVALID;
 }
 
-static int conv_enabled(void)
-{
-    const conv_mode m = conv_mode_now();
-    return m == CONV_AUTO || m == CONV_ONEDNN;
-}
-
 const char *cb_conv_backend(void)
 {
     const char *v = cb_dnnl_version();
@@ -61,6 +55,12 @@ cb_status cb_conv_backend_check(void)
 
 #ifdef CB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
+
+static int conv_enabled(void)
+{
+    const conv_mode m = conv_mode_now();
+    return m == CONV_AUTO || m == CONV_ONEDNN;
+}
 
 /* Which passes of a layer oneDNN runs, by shape (a fixed rule, so that a
  * model's results do not depend on timings). Measured per pass at 2 threads
@@ -114,6 +114,7 @@ struct cb_dnnl_conv {
     int blas_dw; /* the weight gradient comes from crossbind's kernels (own_dw_better) */
     dnnl_primitive_t bwd_data, bwd_wei;
     cb_dnnl_reorder bd_dy, bd_w, bd_dx;      /* dy in, w in, dx out (+=) */
+    cb_dnnl_reorder bd_dx_set;               /* dx out (=), for a dx this layer alone makes */
     cb_dnnl_reorder bw_x, bw_dy, bw_dw;      /* x in, dy in, dw out (+=) */
     cb_dnnl_mem bw_db;
     float *db_tmp;
@@ -425,6 +426,7 @@ static cb_status plan_backward(cb_dnnl_conv *p)
     if (cs == CB_OK) cs = reorder_init(&p->bd_dy, &p->y_md, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_dst_md, 0), 0, e);
     if (cs == CB_OK) cs = reorder_init(&p->bd_w, &p->w_md, dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0), 0, e);
     if (cs == CB_OK) cs = reorder_init(&p->bd_dx, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0), &p->x_md, 1, e);
+    if (cs == CB_OK) cs = reorder_init(&p->bd_dx_set, dnnl_primitive_desc_query_md(dpd, dnnl_query_diff_src_md, 0), &p->x_md, 0, e);
     if (dpd) dnnl_primitive_desc_destroy(dpd);
     if (cs != CB_OK || p->blas_dw) { /* failed, or no backward-weights primitive to wire */
         if (wpd) dnnl_primitive_desc_destroy(wpd);
@@ -442,11 +444,13 @@ static cb_status plan_backward(cb_dnnl_conv *p)
     return cs;
 }
 
-/* dx may be NULL (the input needs no gradient); dw and db are added to;
+/* dx may be NULL (the input needs no gradient); dw and db are added to, dx
+ * too unless store_dx (a dx this layer alone makes: stored, it need not be
+ * cleared first, and the reorder back does not read it);
  * ws: cb_conv2d_workspace floats, for the layers whose weight gradient the
  * BLAS product computes. */
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                           float *db, float *ws)
+                           float *db, float *ws, int store_dx)
 {
     cb_status st;
     if (!p->bwd_ready && (st = plan_backward(p)) != CB_OK) return st;
@@ -456,14 +460,16 @@ cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, cons
         const void *dys, *wsrc;
         void *dyb = p->bd_dy.prim ? ctx_buf(c, BUF_DST, md_bytes(&p->bd_dy.to)) : NULL;
         void *wb = p->bd_w.prim ? ctx_buf(c, BUF_WEI, md_bytes(&p->bd_w.to)) : NULL;
-        void *dxb = ctx_buf(c, BUF_SRC, md_bytes(&p->bd_dx.from));
+        /* Stored into dx, in its own layout the primitive writes dx itself. */
+        cb_dnnl_reorder *out = store_dx ? &p->bd_dx_set : &p->bd_dx;
+        void *dxb = out->prim ? ctx_buf(c, BUF_SRC, md_bytes(&p->bd_dx.from)) : dx;
         if ((p->bd_dy.prim && !dyb) || (p->bd_w.prim && !wb) || !dxb)
             return cb_fail(CB_ERR_NOMEM, "out of memory for oneDNN's convolution buffers");
         if ((st = reorder_run(c, &p->bd_dy, dy, dyb, &dys)) || (st = reorder_run(c, &p->bd_w, w, wb, &wsrc))) return st;
         const conv_arg args[3] = {{DNNL_ARG_DIFF_DST, &p->bd_dy.to, dys}, {DNNL_ARG_WEIGHTS, &p->bd_w.to, wsrc},
                                   {DNNL_ARG_DIFF_SRC, &p->bd_dx.from, dxb}};
         if ((st = run_prim(c, p->bwd_data, "convolution backward data", args, NULL)) ||
-            (st = reorder_run(c, &p->bd_dx, dxb, dx, NULL)))
+            (out->prim && (st = reorder_run(c, out, dxb, dx, NULL))))
             return st;
         dy_blocked = dys;
     }
@@ -508,6 +514,7 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p)
     reorder_free(&p->bd_dy);
     reorder_free(&p->bd_w);
     reorder_free(&p->bd_dx);
+    reorder_free(&p->bd_dx_set);
     reorder_free(&p->bw_x);
     reorder_free(&p->bw_dy);
     reorder_free(&p->bw_dw);
@@ -540,9 +547,9 @@ cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, cons
     return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN");
 }
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                           float *db, float *ws)
+                           float *db, float *ws, int store_dx)
 {
-    (void)p; (void)x; (void)w; (void)dy; (void)dx; (void)dw; (void)db; (void)ws;
+    (void)p; (void)x; (void)w; (void)dy; (void)dx; (void)dw; (void)db; (void)ws; (void)store_dx;
     return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN");
 }
 void cb_dnnl_conv_free(cb_dnnl_conv *p) { (void)p; }

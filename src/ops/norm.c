@@ -145,7 +145,7 @@ void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *
 }
 
 void cb_bn_bwd(const cb_bn_shape *s, const float *x, const float *gamma, const float *saved, const float *dy,
-               float *dx, float *dgamma, float *dbeta, int fast)
+               float *dx, float *dgamma, float *dbeta, int fast, int store_dx)
 {
     const size_t hw = (size_t)s->h * s->w;
     const double m = (double)s->n * hw;
@@ -181,12 +181,15 @@ void cb_bn_bwd(const cb_bn_shape *s, const float *x, const float *gamma, const f
             if (fast) { /* the same expression in float (it vectorises) */
                 const float kf = (float)k, mf = (float)m, sdyf = (float)sdy, sdyxf = (float)sdyx,
                             meanf = (float)mean, invf = (float)invstd;
-                for (size_t i = 0; i < hw; i++) q[i] += kf * (mf * g[i] - sdyf - ((p[i] - meanf) * invf) * sdyxf);
+                if (store_dx)
+                    for (size_t i = 0; i < hw; i++) q[i] = kf * (mf * g[i] - sdyf - ((p[i] - meanf) * invf) * sdyxf);
+                else
+                    for (size_t i = 0; i < hw; i++) q[i] += kf * (mf * g[i] - sdyf - ((p[i] - meanf) * invf) * sdyxf);
                 continue;
             }
             for (size_t i = 0; i < hw; i++) {
                 double xhat = (p[i] - mean) * invstd;
-                q[i] += (float)(k * (m * g[i] - sdy - xhat * sdyx));
+                q[i] = (store_dx ? 0.0f : q[i]) + (float)(k * (m * g[i] - sdy - xhat * sdyx));
             }
         }
     }

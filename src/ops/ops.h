@@ -24,8 +24,9 @@ void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, i
 typedef struct cb_bn_shape { int n, c, h, w; float eps, momentum; } cb_bn_shape;
 void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *gamma, const float *beta,
                float *running_mean, float *running_var, float *saved, float *y, int fast);
+/* dx is added to, or stored where store_dx (dgamma, dbeta are added to). */
 void cb_bn_bwd(const cb_bn_shape *s, const float *x, const float *gamma, const float *saved, const float *dy,
-               float *dx, float *dgamma, float *dbeta, int fast);
+               float *dx, float *dgamma, float *dbeta, int fast, int store_dx);
 
 /* Recurrent layers (rnn.c): per sample x [t, d], hidden states y [t, h];
  * saved: [n, t, 5h] (activated gates and cell states) from the forward pass;
@@ -134,7 +135,7 @@ size_t cb_conv2d_dense_workspace(const cb_conv_shape *s);
 void cb_conv2d_fwd_dense(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                          float *y, float *ws);
 void cb_conv2d_bwd_dense(const cb_conv_shape *s, const float *x, const float *w, const float *dy, float *dx,
-                         float *dw, float *db, float *ws);
+                         float *dw, float *db, float *ws, int store_dx);
 
 /* Convolution through oneDNN (conv_dnnl.c), where the build has it and
  * CROSSBIND_CONV is not "blas". A plan holds one node's primitives for one
@@ -155,9 +156,10 @@ cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_
 int cb_dnnl_conv_batch(const cb_dnnl_conv *p);
 cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, const float *b, float *y);
 /* ws: cb_conv2d_workspace(s) floats (tiny planes take their weight gradient
- * from the im2col + BLAS product, faster there than oneDNN's). */
+ * from the im2col + BLAS product, faster there than oneDNN's). dw, db are
+ * added to; dx too, or stored where store_dx. */
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
-                           float *db, float *ws);
+                           float *db, float *ws, int store_dx);
 void cb_dnnl_conv_free(cb_dnnl_conv *p);
 
 /* Pooling (uses kh, kw, sh, sw, ph, pw, oh, ow; oc is ignored). Max pooling
@@ -195,6 +197,9 @@ void cb_act_fwd(cb_act a, int64_t n, const float *x, float *y, int fast);
  * that fuse it into their output loop (CB_ACT_NONE: nothing). */
 void cb_act_fwd_inplace(cb_act a, int64_t n, float *y);
 void cb_act_bwd(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast);
+/* The same, storing dx (store) instead of adding to it: for a gradient this
+ * activation's backward alone makes, which then need not be cleared first. */
+void cb_act_bwd_to(cb_act a, int64_t n, const float *y, const float *dy, float *dx, int fast, int store);
 
 /* Losses: the mean over the batch. Labels are class indices (softmax
  * cross-entropy) or 0/1 targets (binary cross-entropy on probabilities),
