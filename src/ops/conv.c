@@ -390,7 +390,7 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
         return;
     }
     if (cb_conv2d_dense_ok(s)) {
-        /* VGG-16's 2 x 2 layers, per step of 128 at 2 threads: see conv_dense.c. */
+        /* VGG-16's 2 x 2 layers (their figures in conv_dense.c). */
         cb_conv2d_bwd_dense(s, x, w, dy, dx, dw, db, ws, 0);
         return;
     }

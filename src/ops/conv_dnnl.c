@@ -74,6 +74,9 @@ static int conv_enabled(void)
  *  - a window covering the whole input is a matrix product both ways, never
  *    oneDNN's (LeNet-5's third layer: forward 14 vs 42 ms, backward 19 vs
  *    74 ms);
+ *  - layers whose every output sees the whole input plane (VGG-16's 2 x 2
+ *    layers, batches of 64 or more) are one dense product each way
+ *    (conv_dense.c), never oneDNN's;
  *  - layers under 1e5 FLOPs per sample stay on crossbind's kernels, where
  *    the reorders would cost more than the product. */
 #define DNNL_MIN_FLOPS 1e5
