@@ -120,8 +120,8 @@ static void plan_fusion(cb_exec *ex)
 /* Training with the fast kernels: a node used by one other only, which is a
  * batch normalisation, an activation or a convolution (its first input),
  * gets its whole gradient from that consumer's backward, which stores it:
- * the buffer need not be cleared before, nor read by an add (VGG-16 clears
- * and adds about 420 MB of activation gradients per step otherwise). A
+ * the buffer need not be cleared before, nor read by an add (VGG-16's step
+ * 1-2% faster, steps of two executors alternating in one process). A
  * convolution stores through oneDNN or the dense product and clears first
  * on the kernels that only add. */
 static void plan_stored_grads(cb_exec *ex)
