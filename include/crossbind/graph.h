@@ -85,6 +85,7 @@ typedef struct cb_graph {
     float *grads;               /* ... and one for their gradients */
     size_t n_params;            /* total floats, buffers included */
     size_t n_trainable;         /* the first n_trainable floats are trained; buffers follow */
+    struct cb_name_index *names; /* internal: node names to ids, for cb_graph_find */
 } cb_graph;
 
 cb_status cb_graph_init(cb_graph *g);

@@ -17,6 +17,8 @@ cb_status cb_graph_init(cb_graph *g)
 
 void cb_graph_free(cb_graph *g)
 {
+    if (g->names) cb_name_index_free(g->names);
+    free(g->names);
     free(g->nodes);
     free(g->params);
     free(g->grads);
@@ -30,8 +32,38 @@ int64_t cb_node_numel(const cb_node *n)
     return k;
 }
 
+/* Node names are indexed so that building a graph of n named nodes (an ONNX
+ * file's thousands of layers) costs linear time, not n^2 string compares.
+ * The index points into g->nodes, so it is rebuilt whenever the array
+ * moves (amortised: the array doubles); without one (out of memory) the
+ * search is linear. */
+static void index_forget(cb_graph *g)
+{
+    if (!g->names) return;
+    cb_name_index_free(g->names);
+    free(g->names);
+    g->names = NULL;
+}
+
+static void index_rebuild(cb_graph *g)
+{
+    index_forget(g);
+    if (!(g->names = malloc(sizeof *g->names))) return;
+    if (cb_name_index_init(g->names, (size_t)g->capacity) != CB_OK) {
+        free(g->names);
+        g->names = NULL;
+        return;
+    }
+    for (int i = 0; i < g->count; i++)
+        if (cb_name_index_add(g->names, g->nodes[i].name, i) == -2) {
+            index_forget(g);
+            return;
+        }
+}
+
 int cb_graph_find(const cb_graph *g, const char *name)
 {
+    if (g->names) return cb_name_index_find(g->names, name);
     for (int i = 0; i < g->count; i++)
         if (strcmp(g->nodes[i].name, name) == 0) return i;
     return -1;
@@ -64,11 +96,13 @@ static int add_node(cb_graph *g, cb_op op, const char *name, const int *in, int 
         }
         g->nodes = nodes;
         g->capacity = cap;
+        index_rebuild(g);
     }
     cb_node *n = &g->nodes[g->count];
     memset(n, 0, sizeof *n);
     n->op = op;
     snprintf(n->name, sizeof n->name, "%s", name);
+    if (g->names && cb_name_index_add(g->names, n->name, g->count) == -2) index_forget(g); /* the first keeps it */
     for (int i = 0; i < n_in; i++) n->in[i] = in[i];
     n->n_in = n_in;
     n->batched = 1;
