@@ -85,8 +85,8 @@ static cb_status read_entry(const char *path, const char *name, const cb_json *e
             return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': shape entry %d is not a non-negative integer",
                            path, name, i);
         if (d && numel > data_len / size / d)
-            return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' has a shape larger than the file's %llu data bytes",
-                           path, name, (unsigned long long)data_len);
+            return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' has an oversized shape (more than the file's %llu "
+                           "data bytes)", path, name, (unsigned long long)data_len);
         out->dims[i] = (int64_t)d;
         numel *= d;
     }
