@@ -294,6 +294,13 @@ TEST(npy_refuses_ambiguous_headers)
     CHECK_OK(cb_npy_parse(f, n, "pad.npy", &t));
     CHECK(t.ndim == 1 && t.shape[0] == 2);
     cb_tensor_free(&t);
+    /* Found by fuzzing: a header ending in a digit, read past its end. */
+    const char *cut = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,8"; /* 10 + 54 = 64 */
+    n = npy_file(f, sizeof f, cut, 0, 1);
+    unsigned char *exact = malloc(n); /* so that the sanitizers see a read past the end */
+    memcpy(exact, f, n);
+    CHECK(strlen(cut) == 54 && cb_npy_parse(exact, n, "cut.npy", &t) == CB_ERR_FORMAT);
+    free(exact);
     n = npy_file(f, sizeof f, d, 8, 0);
     f[7] = 1; /* version 1.1 does not exist */
     CHECK(cb_npy_parse(f, n, "v11.npy", &t) == CB_ERR_UNSUPPORTED);

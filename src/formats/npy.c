@@ -81,7 +81,9 @@ static cb_status read_shape(hdr_reader *r, cb_tensor *out)
         if (n > 15) return cb_fail(CB_ERR_FORMAT, "%s: .npy shape entry %.20s is too large", r->what, r->s + b);
         if (out->ndim == CB_MAX_DIMS)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: .npy array of more than %d dimensions", r->what, CB_MAX_DIMS);
-        out->shape[out->ndim++] = strtoll(r->s + b, NULL, 10);
+        int64_t d = 0; /* by hand: the header is not NUL-terminated */
+        for (size_t k = b; k < r->pos; k++) d = d * 10 + (r->s[k] - '0');
+        out->shape[out->ndim++] = d;
         if (eat(r, ',')) commas++;
         else if (!peek(r, ')')) return bad_header(r, "expected ',' or ')' in 'shape'");
     }
