@@ -102,7 +102,7 @@ FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -Iinclude -I$(GEN) -Wno-unknown-pragmas
-FUZZ_LIB := src/core/status.c src/core/tensor.c src/core/json.c src/core/file.c src/core/rng.c \
+FUZZ_LIB := src/core/status.c src/core/tensor.c src/core/json.c src/core/names.c src/core/utf8.c src/core/file.c src/core/rng.c \
             $(wildcard src/formats/*.c) src/data/idx.c src/graph/graph.c $(wildcard src/models/*.c)
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard fuzz/fuzz_*.c))
 

@@ -30,6 +30,17 @@ check "eval JSON has the protocol keys" python3 -c "import json,sys; d=json.load
 check "predictions file has a row per sample" test "$(wc -l <"$T/pred.csv")" -eq 21
 expect_ok "train starts from --init" "$BIN" train lenet5 --data "$T/data" --epochs 1 --init "$T/run/init.safetensors" --out "$T/run2" $Q
 check "--init gives the same first epoch" python3 -c "import json; a=json.load(open('$T/run/run.json'))['epochs'][0]; b=json.load(open('$T/run2/run.json'))['epochs'][0]; assert a['train_loss']==b['train_loss'], (a, b)"
+# Strict loading, as PyTorch's load_state_dict: a file with tensors the model lacks is refused unless --non-strict.
+/usr/bin/python3 -c "
+import sys, numpy as np; sys.path.insert(0, 'runners/pytorch'); import cb_safetensors as st
+t, _ = st.read('$T/run/final.safetensors'); t['head.extra'] = np.zeros(3, np.float32); st.write('$T/extra.safetensors', t)"
+expect_error "eval refuses a file with a tensor the model lacks" "head.extra" "$BIN" eval lenet5 --weights "$T/extra.safetensors" --data "$T/data" --repeat 1
+expect_ok "eval --non-strict loads it" "$BIN" eval lenet5 --weights "$T/extra.safetensors" --data "$T/data" --repeat 1 --non-strict
+check "  ... with a notice naming what it ignored" grep -q "notice: .*ignored 1 tensor .*head.extra" "$T/err"
+expect_error "train --init refuses it too" "head.extra" "$BIN" train lenet5 --data "$T/data" --epochs 1 --init "$T/extra.safetensors" --out "$T/run3" $Q
+expect_ok "train --init --non-strict loads it" "$BIN" train lenet5 --data "$T/data" --epochs 1 --init "$T/extra.safetensors" --non-strict --out "$T/run3" $Q
+expect_error "convert refuses it" "head.extra" "$BIN" convert lenet5 "$T/extra.safetensors" "$T/extra.pt" --to pt
+expect_ok "convert --non-strict converts the model's tensors" "$BIN" convert lenet5 "$T/extra.safetensors" "$T/extra.pt" --to pt --non-strict
 
 check "run.json names the convolution backend" grep -q '"convolutions": "' "$T/run/run.json"
 expect_error "an unknown CROSSBIND_CONV" "CROSSBIND_CONV must be 'blas' or 'onednn', not 'dnn'" env CROSSBIND_CONV=dnn "$BIN" version

@@ -219,6 +219,156 @@ TEST(npy_round_trip_and_bad_files)
     free(buf);
 }
 
+/* A version 1.0 .npy file from a header dict text: padded with spaces and
+ * a newline to a 64-byte boundary unless raw (then taken as it is), then
+ * `data` zero bytes. */
+static size_t npy_file(unsigned char *f, size_t cap, const char *dict, size_t data, int raw)
+{
+    size_t h = strlen(dict), total = raw ? h : (10 + h + 1 + 63) / 64 * 64 - 10;
+    if (10 + total + data > cap) return 0;
+    memcpy(f, "\x93NUMPY\x01\x00", 8);
+    f[8] = (unsigned char)total;
+    f[9] = (unsigned char)(total >> 8);
+    memcpy(f + 10, dict, h);
+    if (!raw) {
+        memset(f + 10 + h, ' ', total - h - 1);
+        f[10 + total - 1] = '\n';
+    }
+    memset(f + 10 + total, 0, data);
+    return 10 + total + data;
+}
+
+/* Headers that numpy and a loose reader would read differently, or that no
+ * writer makes: each refused, naming the file. */
+TEST(npy_refuses_ambiguous_headers)
+{
+    static const struct { const char *what, *dict; size_t data; cb_status want; } cases[] = {
+        {"shape twice", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (3,), }", 8, CB_ERR_FORMAT},
+        {"descr twice", "{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8,
+         CB_ERR_FORMAT},
+        {"fortran_order twice", "{'descr': '<f4', 'fortran_order': True, 'fortran_order': False, 'shape': (2,), }",
+         8, CB_ERR_FORMAT},
+        {"unknown key", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'order': 'C', }", 8, CB_ERR_FORMAT},
+        {"key hidden in a value", "{'descr': '<f4', 'fortran_order': False, 'x': \"'shape': (2,)\", 'shape': (3,)}",
+         12, CB_ERR_FORMAT},
+        {"text after the dict", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } junk", 8, CB_ERR_FORMAT},
+        {"a second dict", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }{}", 8, CB_ERR_FORMAT},
+        {"(2) is not a tuple", "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", 8, CB_ERR_FORMAT},
+        {"leading zero", "{'descr': '<f4', 'fortran_order': False, 'shape': (02,), }", 8, CB_ERR_FORMAT},
+        {"signed dimension", "{'descr': '<f4', 'fortran_order': False, 'shape': (+2,), }", 8, CB_ERR_FORMAT},
+        {"negative dimension", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", 8, CB_ERR_FORMAT},
+        {"fortran_order not a bool", "{'descr': '<f4', 'fortran_order': Falsely, 'shape': (2,), }", 8,
+         CB_ERR_FORMAT},
+        {"fortran_order a string", "{'descr': '<f4', 'fortran_order': 'False', 'shape': (2,), }", 8, CB_ERR_FORMAT},
+        {"fortran_order True", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16, CB_ERR_UNSUPPORTED},
+        {"missing fortran_order", "{'descr': '<f4', 'shape': (2,), }", 8, CB_ERR_FORMAT},
+        {"shape product overflows", "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, "
+         "4294967296), }", 16, CB_ERR_FORMAT},
+        {"data longer than the shape", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 12, CB_ERR_FORMAT},
+        {"data shorter than the shape", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 4, CB_ERR_FORMAT},
+    };
+    unsigned char f[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = npy_file(f, sizeof f, cases[i].dict, cases[i].data, 0);
+        cb_tensor t;
+        cb_status s = cb_npy_parse(f, n, "amb.npy", &t);
+        if (s != cases[i].want || !strstr(cb_last_error(), "amb.npy")) {
+            fprintf(stderr, "  %s: got %d (%s), wanted %d\n", cases[i].what, s, cb_last_error(), cases[i].want);
+            test_failures++;
+        }
+        if (s == CB_OK) cb_tensor_free(&t);
+    }
+    /* The padding: spaces then one newline, the data on a 16-byte boundary. */
+    const char *d = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+    char raw[128];
+    size_t h = strlen(d);
+    cb_tensor t;
+    snprintf(raw, sizeof raw, "%s%*s", d, (int)(118 - h - 10), "\n"); /* 10 + 108 = 118: not a multiple of 16 */
+    size_t n = npy_file(f, sizeof f, raw, 8, 1);
+    CHECK(cb_npy_parse(f, n, "pad.npy", &t) == CB_ERR_FORMAT && strstr(cb_last_error(), "16-byte"));
+    snprintf(raw, sizeof raw, "%s%*s", d, (int)(128 - h - 10), " "); /* aligned, but no final newline */
+    n = npy_file(f, sizeof f, raw, 8, 1);
+    CHECK(cb_npy_parse(f, n, "pad.npy", &t) == CB_ERR_FORMAT);
+    snprintf(raw, sizeof raw, "%s%*s", d, (int)(128 - h - 10), "\n"); /* aligned to 16 (numpy before 1.14) */
+    n = npy_file(f, sizeof f, raw, 8, 1);
+    CHECK_OK(cb_npy_parse(f, n, "pad.npy", &t));
+    CHECK(t.ndim == 1 && t.shape[0] == 2);
+    cb_tensor_free(&t);
+    /* Found by fuzzing: a header ending in a digit, read past its end. */
+    const char *cut = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,8"; /* 10 + 54 = 64 */
+    n = npy_file(f, sizeof f, cut, 0, 1);
+    unsigned char *exact = malloc(n); /* so that the sanitizers see a read past the end */
+    memcpy(exact, f, n);
+    CHECK(strlen(cut) == 54 && cb_npy_parse(exact, n, "cut.npy", &t) == CB_ERR_FORMAT);
+    free(exact);
+    n = npy_file(f, sizeof f, d, 8, 0);
+    f[7] = 1; /* version 1.1 does not exist */
+    CHECK(cb_npy_parse(f, n, "v11.npy", &t) == CB_ERR_UNSUPPORTED);
+    /* What numpy writes, in its variants, still reads. */
+    const char *fine[] = {"{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                          "{'shape': (1, 2,), 'fortran_order': False, 'descr': '<f4'}",
+                          "{\"descr\": \"<i8\", \"fortran_order\": False, \"shape\": (1,)}"};
+    size_t data[] = {8, 8, 8};
+    for (int i = 0; i < 3; i++) {
+        n = npy_file(f, sizeof f, fine[i], data[i], 0);
+        CHECK_OK(cb_npy_parse(f, n, "fine.npy", &t));
+        cb_tensor_free(&t);
+    }
+}
+
+/* PyTorch's load_state_dict is strict by default: tensors that the model
+ * has no parameter for are refused, not silently dropped. */
+TEST(params_load_refuses_extra_tensors_unless_non_strict)
+{
+    cb_model *m, *n;
+    CHECK_OK(cb_model_create("lenet5", &m));
+    CHECK_OK(cb_model_create("lenet5", &n));
+    cb_model_init(m, 3);
+    cb_tensor_list l = {0};
+    CHECK_OK(cb_graph_params_to_list(&m->graph, &l));
+    int64_t one = 1, sh[1] = {3};
+    float extra[3] = {1, 2, 3};
+    CHECK_OK(cb_tensor_list_add(&l, "bn.num_batches_tracked", CB_I64, 0, NULL, &one)); /* PyTorch's: ignored */
+    cb_param_match how;
+    CHECK_OK(cb_graph_params_load(&n->graph, &l, &how));
+    CHECK(how == CB_MATCH_BY_NAME);
+    CHECK_OK(cb_tensor_list_add(&l, "head.weight", CB_F32, 1, sh, extra));
+    cb_model_init(n, 4);
+    float before = n->graph.params[0];
+    CHECK(cb_graph_params_load(&n->graph, &l, &how) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "head.weight") && strstr(cb_last_error(), "--non-strict") &&
+          !strstr(cb_last_error(), "num_batches_tracked"));
+    CHECK(n->graph.params[0] == before); /* nothing changed */
+    cb_param_extra x;
+    CHECK_OK(cb_graph_params_load_ex(&n->graph, &l, 0, &how, &x));
+    CHECK(x.count == 1 && strcmp(x.names, "head.weight") == 0);
+    CHECK(memcmp(m->graph.params, n->graph.params, m->graph.n_params * sizeof(float)) == 0);
+    /* Loaded by order, an integer tensor left over is extra too. */
+    free(l.items[--l.count].data);
+    for (int i = 0; i < 10; i++) snprintf(l.items[i].name, CB_MAX_NAME, "%d.%s", i, i % 2 ? "bias" : "weight");
+    snprintf(l.items[10].name, CB_MAX_NAME, "step");
+    CHECK(cb_graph_params_load(&n->graph, &l, &how) == CB_ERR_FORMAT && strstr(cb_last_error(), "step"));
+    CHECK_OK(cb_graph_params_load_ex(&n->graph, &l, 0, &how, &x));
+    CHECK(how == CB_MATCH_BY_ORDER && x.count == 1 && strcmp(x.names, "step") == 0);
+    /* Through a file: the model-level loaders are strict too. */
+    cb_tensor_list_free(&l);
+    l = (cb_tensor_list){0};
+    CHECK_OK(cb_graph_params_to_list(&m->graph, &l));
+    CHECK_OK(cb_tensor_list_add(&l, "head.weight", CB_F32, 1, sh, extra));
+    const char *path = tmp("extra.safetensors");
+    CHECK_OK(cb_safetensors_write(path, &l, NULL));
+    cb_model *o = NULL;
+    cb_load_info info;
+    CHECK(cb_model_load("lenet5", path, 0, &o, &info) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), path) && strstr(cb_last_error(), "head.weight"));
+    CHECK_OK(cb_model_load_ex("lenet5", path, 0, 0, &o, &info));
+    CHECK(info.extra.count == 1);
+    cb_model_free(o);
+    cb_tensor_list_free(&l);
+    cb_model_free(m);
+    cb_model_free(n);
+}
+
 /* Runs a model on the same batch and returns its outputs (malloc'd). */
 static float *forward(cb_model *m, const float *x, int batch)
 {

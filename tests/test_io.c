@@ -6,6 +6,7 @@
 #include <math.h>
 #include "harness.h"
 #include "../src/core/json.h"
+#include "../src/core/names.h"
 
 #define tmp test_tmp
 
@@ -103,6 +104,198 @@ TEST(safetensors_rejects_bad_files)
     expect_bad("unsupported dtype", f, 8 + strlen(bf16) + 8, CB_ERR_UNSUPPORTED);
     cb_tensor_list r;
     CHECK(cb_safetensors_read(tmp("does-not-exist"), &r) == CB_ERR_IO);
+}
+
+/* A safetensors file from a header text (padded with spaces to 8 bytes
+ * unless raw) and `data_len` zero bytes of data. */
+static size_t st_file(unsigned char *f, size_t cap, const char *header, size_t data_len, int raw)
+{
+    size_t h = strlen(header), padded = raw ? h : (h + 7) / 8 * 8;
+    if (8 + padded + data_len > cap) return 0;
+    memset(f, 0, 8 + padded + data_len);
+    for (int i = 0; i < 8; i++) f[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    memcpy(f + 8, header, h);
+    memset(f + 8 + h, ' ', padded - h);
+    return 8 + padded + data_len;
+}
+
+#define ST_A(b, e) "\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[" #b "," #e "]}"
+#define ST_B(b, e) "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[" #b "," #e "]}"
+
+/* Files the format forbids, each refused as the reference implementation
+ * (the Rust safetensors crate) refuses it. */
+TEST(safetensors_refuses_what_the_format_forbids)
+{
+    static const struct { const char *what, *header; size_t data; int raw; cb_status want; } cases[] = {
+        {"overlapping data_offsets", "{" ST_A(0, 16) "," ST_B(8, 24) "}", 24, 0, CB_ERR_FORMAT},
+        {"the same bytes twice", "{" ST_A(0, 16) "," ST_B(0, 16) "}", 16, 0, CB_ERR_FORMAT},
+        {"a hole between tensors", "{" ST_A(0, 16) "," ST_B(20, 36) "}", 36, 0, CB_ERR_FORMAT},
+        {"data before the first tensor", "{" ST_A(4, 20) "}", 20, 0, CB_ERR_FORMAT},
+        {"data after the last tensor", "{" ST_A(0, 16) "}", 24, 0, CB_ERR_FORMAT},
+        {"data but no tensor", "{}", 8, 0, CB_ERR_FORMAT},
+        {"invalid UTF-8 name", "{\"\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16, 0,
+         CB_ERR_FORMAT},
+        {"overlong UTF-8 name", "{\"\xc0\xaf\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16, 0,
+         CB_ERR_FORMAT},
+        {"UTF-8 surrogate in a name", "{\"\xed\xa0\x80\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}",
+         16, 0, CB_ERR_FORMAT},
+        {"cut UTF-8 sequence", "{\"x\xe2\x82\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16, 0,
+         CB_ERR_FORMAT},
+        {"leading space", " {" ST_A(0, 16) "}", 16, 0, CB_ERR_FORMAT},
+        {"newline padding", "{" ST_A(0, 16) "}\n", 16, 1, CB_ERR_FORMAT},
+        {"tab padding", "{" ST_A(0, 16) "}\t", 16, 1, CB_ERR_FORMAT},
+        {"NUL padding", "{" ST_A(0, 16) "}\0", 16, 1, CB_ERR_FORMAT},
+        {"metadata value not a string", "{\"__metadata__\":{\"k\":1}," ST_A(0, 16) "}", 16, 0, CB_ERR_FORMAT},
+        {"metadata not a map", "{\"__metadata__\":[\"k\"]," ST_A(0, 16) "}", 16, 0, CB_ERR_FORMAT},
+        {"metadata twice", "{\"__metadata__\":{},\"__metadata__\":{\"k\":\"v\"}," ST_A(0, 16) "}", 16, 0,
+         CB_ERR_FORMAT},
+        {"a field twice", "{\"a\":{\"dtype\":\"F32\",\"dtype\":\"I32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16,
+         0, CB_ERR_FORMAT},
+        {"a tensor twice", "{" ST_A(0, 16) "," ST_A(16, 32) "}", 32, 0, CB_ERR_FORMAT},
+        {"unknown dtype", "{\"a\":{\"dtype\":\"F17\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16, 0, CB_ERR_FORMAT},
+        {"end before begin", "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,0]}}", 8, 0,
+         CB_ERR_FORMAT},
+        {"known dtype crossbind does not read", "{\"a\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}",
+         8, 0, CB_ERR_UNSUPPORTED},
+    };
+    unsigned char f[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = st_file(f, sizeof f, cases[i].header, cases[i].data, cases[i].raw);
+        if (!strcmp(cases[i].what, "NUL padding")) { /* strlen stops at the NUL: add it by hand */
+            n = st_file(f, sizeof f, cases[i].header, cases[i].data + 1, 1);
+            f[0]++;
+            memset(f + 8 + f[0], 0, cases[i].data);
+        }
+        CHECK(n > 0);
+        expect_bad(cases[i].what, f, n, cases[i].want);
+    }
+    /* What the format allows: tensors in any header order, empty tensors
+     * sharing an offset, space padding, string metadata, UTF-8 names. */
+    const char *fine = "{\"__metadata__\":{\"k\":\"v\"}," ST_B(16, 32) ",\"e\":{\"dtype\":\"U8\",\"shape\":[0],"
+                       "\"data_offsets\":[16,16]},\"f\":{\"dtype\":\"I64\",\"shape\":[0,5],\"data_offsets\":[16,16]},"
+                       "\"d\xc3\xa9j\xc3\xa0\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}";
+    size_t n = st_file(f, sizeof f, fine, 32, 0);
+    write_bytes(tmp("fine.safetensors"), f, n);
+    cb_tensor_list r;
+    CHECK_OK(cb_safetensors_read(tmp("fine.safetensors"), &r));
+    CHECK(r.count == 4 && cb_tensor_list_find(&r, "d\xc3\xa9j\xc3\xa0") != NULL);
+    cb_tensor_list_free(&r);
+}
+
+/* The writer refuses what the reader would refuse, so that every file it
+ * writes reads back. */
+TEST(safetensors_writer_keeps_the_format_rules)
+{
+    float a[2] = {1, 2};
+    int64_t sh[1] = {2};
+    cb_tensor_list l = {0};
+    CHECK_OK(cb_tensor_list_add(&l, "x", CB_F32, 1, sh, a));
+    CHECK_OK(cb_tensor_list_add(&l, "x", CB_F32, 1, sh, a));
+    CHECK(cb_safetensors_write(tmp("w.safetensors"), &l, NULL) == CB_ERR_INVALID_ARG);
+    CHECK(strstr(cb_last_error(), "'x'") != NULL);
+    snprintf(l.items[1].name, CB_MAX_NAME, "\xff");
+    CHECK(cb_safetensors_write(tmp("w.safetensors"), &l, NULL) == CB_ERR_INVALID_ARG);
+    snprintf(l.items[1].name, CB_MAX_NAME, "__metadata__");
+    CHECK(cb_safetensors_write(tmp("w.safetensors"), &l, NULL) == CB_ERR_INVALID_ARG);
+    snprintf(l.items[1].name, CB_MAX_NAME, "y");
+    const char *twice[] = {"k", "1", "k", "2", NULL}, *bad_utf8[] = {"k", "\xc3", NULL};
+    CHECK(cb_safetensors_write(tmp("w.safetensors"), &l, twice) == CB_ERR_INVALID_ARG);
+    CHECK(cb_safetensors_write(tmp("w.safetensors"), &l, bad_utf8) == CB_ERR_INVALID_ARG);
+    const char *meta[] = {"k", "caf\xc3\xa9", NULL};
+    CHECK_OK(cb_safetensors_write(tmp("w.safetensors"), &l, meta));
+    cb_tensor_list r;
+    CHECK_OK(cb_safetensors_read(tmp("w.safetensors"), &r));
+    CHECK(r.count == 2);
+    cb_tensor_list_free(&r);
+    cb_tensor_list_free(&l);
+}
+
+/* A header of n empty tensors named t0, t1, ...; the last repeats the
+ * first name when dup is set. */
+static char *many_tensors(int n, int dup)
+{
+    size_t cap = (size_t)n * 64 + 16, used = 1;
+    char *h = malloc(cap);
+    h[0] = '{';
+    for (int i = 0; i < n; i++)
+        used += (size_t)snprintf(h + used, cap - used, "%s\"t%d\":{\"dtype\":\"F32\",\"shape\":[0],"
+                                 "\"data_offsets\":[0,0]}", i ? "," : "", dup && i == n - 1 ? 0 : i);
+    snprintf(h + used, cap - used, "}");
+    return h;
+}
+
+static void write_many(const char *path, int n, int dup)
+{
+    char *h = many_tensors(n, dup);
+    size_t len = strlen(h);
+    unsigned char pre[8];
+    for (int i = 0; i < 8; i++) pre[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    FILE *f = fopen(path, "wb");
+    fwrite(pre, 1, 8, f);
+    fwrite(h, 1, len, f);
+    fclose(f);
+    free(h);
+}
+
+/* A header of 200,000 empty tensors (12 MB) took minutes in pairwise name
+ * checks: now over the per-file limit it is refused, and 50,000 tensors,
+ * within it, load and are matched by name in linear time. */
+TEST(safetensors_many_tensors_are_capped_and_linear)
+{
+    const char *path = tmp("many.safetensors");
+    cb_tensor_list r;
+    write_many(path, 200000, 0);
+    CHECK(cb_safetensors_read(path, &r) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "200000 tensors") && strstr(cb_last_error(), "at most 100000"));
+    write_many(path, 50000, 1);
+    CHECK(cb_safetensors_read(path, &r) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "\"t0\" appears twice") != NULL);
+    write_many(path, 50000, 0);
+    CHECK_OK(cb_safetensors_read(path, &r));
+    CHECK(r.count == 50000 && cb_tensor_list_find(&r, "t49999") != NULL);
+    cb_model *m;
+    CHECK_OK(cb_model_create("lenet1", &m));
+    cb_param_match how;
+    CHECK(cb_graph_params_load(&m->graph, &r, &how) == CB_ERR_NOT_FOUND);
+    CHECK(strstr(cb_last_error(), "50000 floating-point tensors") != NULL);
+    cb_model_free(m);
+    cb_tensor_list_free(&r);
+}
+
+TEST(name_index_finds_every_name_once)
+{
+    enum { N = 100000 };
+    char (*names)[16] = malloc(N * sizeof *names);
+    cb_name_index ix;
+    CHECK_OK(cb_name_index_init(&ix, 4)); /* grows as names come */
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i);
+        CHECK(cb_name_index_add(&ix, names[i], i) == -1);
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += cb_name_index_find(&ix, names[i]) != i || cb_name_index_add(&ix, names[i], 0) != i;
+    CHECK(bad == 0);
+    CHECK(cb_name_index_find(&ix, "absent") == -1 && cb_name_index_find(&ix, "") == -1);
+    cb_name_index_free(&ix);
+    free(names);
+}
+
+TEST(json_refuses_a_key_twice_and_too_many_values)
+{
+    cb_json v;
+    const char *twice[] = {"{\"a\":1,\"a\":2}", "{\"x\":{\"b\":1,\"c\":2,\"b\":3}}",
+                           "{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,"
+                           "\"k9\":9,\"k5\":10}"};
+    for (size_t i = 0; i < sizeof twice / sizeof twice[0]; i++) {
+        CHECK(cb_json_parse(twice[i], strlen(twice[i]), "twice", &v) == CB_ERR_FORMAT);
+        CHECK(strstr(cb_last_error(), "appears twice") != NULL);
+    }
+    const char *distinct = "{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,\"a\":{\"k0\":1}}";
+    CHECK_OK(cb_json_parse(distinct, strlen(distinct), "distinct", &v));
+    cb_json_free(&v);
+    CHECK(cb_json_parse_capped("[1,2,3]", 7, "capped", 3, &v) == CB_ERR_FORMAT);
+    CHECK_OK(cb_json_parse_capped("[1,2,3]", 7, "capped", 4, &v));
+    cb_json_free(&v);
 }
 
 TEST(json_reader_survives_hostile_input)

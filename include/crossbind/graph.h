@@ -85,6 +85,7 @@ typedef struct cb_graph {
     float *grads;               /* ... and one for their gradients */
     size_t n_params;            /* total floats, buffers included */
     size_t n_trainable;         /* the first n_trainable floats are trained; buffers follow */
+    struct cb_name_index *names; /* internal: node names to ids, for cb_graph_find */
 } cb_graph;
 
 cb_status cb_graph_init(cb_graph *g);
@@ -170,8 +171,20 @@ typedef enum cb_param_match { CB_MATCH_BY_NAME = 0, CB_MATCH_BY_ORDER } cb_param
  * every parameter is found; otherwise by order and shape when the file's
  * floating-point tensors pair up with the parameters one to one (*how says
  * which, so that callers can tell the user); otherwise an error listing what
- * did not match. Nothing is changed unless the whole load succeeds. */
+ * did not match. Strict, like PyTorch's load_state_dict: a list holding
+ * tensors that no parameter takes is refused, naming them (PyTorch's
+ * integer num_batches_tracked counters excepted: crossbind keeps none).
+ * Nothing is changed unless the whole load succeeds. */
 cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param_match *how);
+/* The tensors of a list that no parameter took. */
+typedef struct cb_param_extra {
+    int count;
+    char names[512]; /* the first of them, comma-separated */
+} cb_param_extra;
+/* The same with strictness chosen: strict = 0 loads a list with extra
+ * tensors too. *extra (may be NULL) receives the extra tensors either way. */
+cb_status cb_graph_params_load_ex(cb_graph *g, const cb_tensor_list *list, int strict, cb_param_match *how,
+                                  cb_param_extra *extra);
 /* The same, without reporting how. */
 cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list);
 

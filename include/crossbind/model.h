@@ -51,6 +51,7 @@ typedef struct cb_load_info {
     int kind;             /* a cb_file_kind (crossbind/formats.h) */
     int serialized;       /* 1: the graph came from the file (ONNX) */
     cb_param_match match; /* parameters mode: by name or by order */
+    cb_param_extra extra; /* parameters mode: the file's tensors the model has no use for */
 } cb_load_info;
 
 /* Loads a model from a file, recognising the format by content. ONNX files
@@ -64,6 +65,12 @@ cb_status cb_weights_read(const char *path, cb_tensor_list *out, int *kind);
 /* Fills an existing model's parameters from any weights file (by name, or
  * by order and shape; info says which). */
 cb_status cb_model_load_weights(cb_model *m, const char *path, cb_load_info *info);
+/* Both load strictly (PyTorch's default): a parameters file holding tensors
+ * that the model has no parameter for is refused, naming them. These take
+ * the choice: strict = 0 loads such a file and lists the rest in info->extra. */
+cb_status cb_model_load_ex(const char *name, const char *path, int with_loss, int strict, cb_model **out,
+                           cb_load_info *info);
+cb_status cb_model_load_weights_ex(cb_model *m, const char *path, int strict, cb_load_info *info);
 
 #ifdef __cplusplus
 }

@@ -23,8 +23,9 @@ const char *cli_value(int argc, char **argv, int *i);
 int cli_prepare_out_dir(const char *dir);
 /* Loads weights into a built-in model from a file in any supported format
  * (an ONNX file gives its initializers), recognising the format by content. */
-cb_status cli_load_weights(cb_model *m, const char *path);
-/* Tells the user when parameters were matched by order rather than name. */
+cb_status cli_load_weights(cb_model *m, const char *path, int strict);
+/* Tells the user when parameters were matched by order rather than name,
+ * and which tensors a non-strict load ignored. */
 void cli_notice_load(const char *path, const cb_load_info *info);
 /* Parses "fast" or "reference"; prints an error and returns -1 otherwise. */
 int cli_kernels(const char *v, cb_kernels *out);

@@ -9,13 +9,14 @@ static void help(void)
 {
     printf("usage: crossbind convert [MODEL] IN OUT --to safetensors|pt|onnx\n"
            "  IN in any supported format, recognised by content; parameters files (safetensors,\n"
-           "  .pt) need MODEL. --to pt writes a PyTorch state dict that torch.load reads.\n");
+           "  .pt) need MODEL. --to pt writes a PyTorch state dict that torch.load reads.\n"
+           "  --non-strict  load a parameters file that also holds tensors the model lacks\n");
 }
 
 int cmd_convert(int argc, char **argv)
 {
     const char *pos[3] = {NULL, NULL, NULL}, *to = NULL;
-    int n_pos = 0;
+    int n_pos = 0, strict = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(); return 0; }
@@ -23,6 +24,7 @@ int cmd_convert(int argc, char **argv)
             if (n_pos == 3) return cli_error("unexpected argument '%s'", a);
             pos[n_pos++] = a;
         }
+        else if (!strcmp(a, "--non-strict")) strict = 0;
         else if (!strcmp(a, "--to")) { if (!(to = cli_value(argc, argv, &i))) return 1; }
         else return cli_error("unknown option '%s' (see crossbind convert --help)", a);
     }
@@ -34,7 +36,7 @@ int cmd_convert(int argc, char **argv)
     cb_model *m = NULL;
     cb_load_info info;
     cb_tensor_list params = {0};
-    cb_status s = cb_model_load(model, in, 0, &m, &info);
+    cb_status s = cb_model_load_ex(model, in, 0, strict, &m, &info);
     if (s == CB_OK) cli_notice_load(in, &info);
     if (s == CB_OK && !strcmp(to, "onnx")) s = cb_onnx_export(m, out);
     else if (s == CB_OK) {

@@ -27,7 +27,8 @@ static void help(void)
            "  --kernels fast|reference\n"
            "  --predictions FILE  per-sample CSV: index,label,prediction,probabilities...\n"
            "  --logits FILE       the last pass's outputs as .npy (float32 [N,K])\n"
-           "  --json              print one JSON object\n",
+           "  --json              print one JSON object\n"
+           "  --non-strict        load a parameters file that also holds tensors the model lacks\n",
            CB_DEFAULT_DATA);
 }
 
@@ -55,7 +56,7 @@ int cmd_eval(int argc, char **argv)
     const char *model = NULL, *weights = NULL, *data = NULL, *pred_path = NULL, *logits_path = NULL, *v;
     const char *vocab = NULL;
     long batch = 128, repeat = 5, limit = 0, threads = sysconf(_SC_NPROCESSORS_ONLN);
-    int json = 0;
+    int json = 0, strict = 1;
     cb_kernels kernels = CB_KERNELS_FAST;
     if (threads < 1) threads = 1;
     for (int i = 1; i < argc; i++) {
@@ -66,6 +67,7 @@ int cmd_eval(int argc, char **argv)
             model = a;
         }
         else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--non-strict")) strict = 0;
         else if (!(v = cli_value(argc, argv, &i))) return 1;
         else if (!strcmp(a, "--weights")) weights = v;
         else if (!strcmp(a, "--data")) data = v;
@@ -89,7 +91,7 @@ int cmd_eval(int argc, char **argv)
     int rc = 1;
     cb_load_info info;
     cb_status s = cb_set_threads((int)threads);
-    if (s == CB_OK) s = cb_model_load(model, weights, 1, &m, &info);
+    if (s == CB_OK) s = cb_model_load_ex(model, weights, 1, strict, &m, &info);
     if (s == CB_OK) cli_notice_load(weights, &info);
     /* The data set: the model's format, or for an imported model the one
      * whose samples have its input's size. */

@@ -16,7 +16,8 @@ static void help(void)
            "  Inputs feed the model's inputs in order, outputs are its outputs in order;\n"
            "  every input's first dimension is the batch. Weights: safetensors, PyTorch\n"
            "  state dict or ONNX, recognised by content (parameters files need MODEL).\n"
-           "  --threads N  --kernels fast|reference\n");
+           "  --threads N  --kernels fast|reference\n"
+           "  --non-strict  load a parameters file that also holds tensors the model lacks\n");
 }
 
 /* Converts a float64 or int64 (token ids) array to float32 in place. Ids
@@ -68,7 +69,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *weights = NULL, *v;
     const char *inputs[CB_MAX_IO], *outputs[CB_MAX_IO];
-    int n_in = 0, n_out = 0;
+    int n_in = 0, n_out = 0, strict = 1;
     long threads = sysconf(_SC_NPROCESSORS_ONLN);
     cb_kernels kernels = CB_KERNELS_FAST;
     if (threads < 1) threads = 1;
@@ -79,6 +80,7 @@ int cmd_run(int argc, char **argv)
             if (model) return cli_error("unexpected argument '%s'", a);
             model = a;
         }
+        else if (!strcmp(a, "--non-strict")) strict = 0;
         else if (!(v = cli_value(argc, argv, &i))) return 1;
         else if (!strcmp(a, "--weights") || !strcmp(a, "--onnx")) {
             if (weights) return cli_error("give one --weights or --onnx");
@@ -108,7 +110,7 @@ int cmd_run(int argc, char **argv)
     int64_t batch = 0;
     int rc = 1;
     cb_status s = cb_set_threads((int)threads);
-    if (s == CB_OK) s = cb_model_load(model, weights, 0, &m, &info);
+    if (s == CB_OK) s = cb_model_load_ex(model, weights, 0, strict, &m, &info);
     if (s == CB_OK) cli_notice_load(weights, &info);
     if (s == CB_OK && n_in != m->n_inputs)
         s = cb_fail(CB_ERR_INVALID_ARG, "the model has %d inputs, %d --input given", m->n_inputs, n_in);

@@ -14,7 +14,7 @@ typedef struct train_cli {
     const char *model, *data, *init, *out, *vocab;
     long epochs, batch, threads, limit_train, limit_test, run;
     uint64_t seed;
-    int seed_given, quiet, no_dropout;
+    int seed_given, quiet, no_dropout, non_strict;
     cb_train_options opt;
     const cb_dataset *train_set, *test_set;
     char run_json[4200];
@@ -39,6 +39,7 @@ static void help(void)
            "  --weight-decay X    L2 weight decay (default 0)\n"
            "  --seed S | --run I  seed, or the protocol's run I in 1..5 (default: run 1)\n"
            "  --init FILE         start from these weights instead of a seeded initialisation\n"
+           "  --non-strict        --init may hold tensors the model lacks (ignored, listed)\n"
            "  --threads N         threads for everything (default: all cores)\n"
            "  --limit-train N     use the first N training samples\n"
            "  --limit-test N      use the first N test samples\n"
@@ -174,6 +175,7 @@ static int parse(train_cli *c, int argc, char **argv)
         else if (!strcmp(a, "--subactivities")) c->opt.subactivities = 1;
         else if (!strcmp(a, "--quiet")) c->quiet = 1;
         else if (!strcmp(a, "--no-dropout")) c->no_dropout = 1;
+        else if (!strcmp(a, "--non-strict")) c->non_strict = 1;
         else if (!(v = cli_value(argc, argv, &i))) return 1;
         else if (!strcmp(a, "--data")) c->data = v;
         else if (!strcmp(a, "--vocab")) c->vocab = v;
@@ -297,7 +299,7 @@ int cmd_train(int argc, char **argv)
     }
     c.train_set = &train;
     c.test_set = &test;
-    if (c.init) s = cli_load_weights(m, c.init);
+    if (c.init) s = cli_load_weights(m, c.init, !c.non_strict);
     else cb_model_init(m, c.seed);
     if (s != CB_OK) { rc = cli_status(s); goto done; }
 

@@ -99,12 +99,15 @@ void cli_notice_load(const char *path, const cb_load_info *info)
     if (info->match == CB_MATCH_BY_ORDER)
         fprintf(stderr, "crossbind: notice: %s: parameter names differ from crossbind's; loaded by order "
                 "and shape\n", path);
+    if (info->extra.count)
+        fprintf(stderr, "crossbind: notice: %s: --non-strict: ignored %d tensor%s that the model has no parameter "
+                "for: %s\n", path, info->extra.count, info->extra.count == 1 ? "" : "s", info->extra.names);
 }
 
-cb_status cli_load_weights(cb_model *m, const char *path)
+cb_status cli_load_weights(cb_model *m, const char *path, int strict)
 {
     cb_load_info info;
-    cb_status s = cb_model_load_weights(m, path, &info);
+    cb_status s = cb_model_load_weights_ex(m, path, strict, &info);
     if (s == CB_OK) cli_notice_load(path, &info);
     return s;
 }

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "json.h"
+#include "names.h"
 
 #define MAX_DEPTH 64
 
@@ -18,6 +20,7 @@ typedef struct parser {
     size_t len, pos;
     const char *what;
     cb_status err;
+    size_t values, max_values;
 } parser;
 
 static int fail(parser *p, const char *msg)
@@ -173,6 +176,32 @@ static int append_item(parser *p, cb_json *v, int *cap)
     return 0;
 }
 
+/* Two equal keys in one object mean the first value to one reader and the
+ * last to another: refused. Pairwise for small objects, indexed for large
+ * ones so that a hostile header stays linear. */
+static int check_unique_keys(parser *p, const cb_json *v)
+{
+    const char *dup = NULL;
+    if (v->count <= 8) {
+        for (int i = 1; i < v->count && !dup; i++)
+            for (int j = 0; j < i && !dup; j++)
+                if (strcmp(v->keys[i], v->keys[j]) == 0) dup = v->keys[i];
+    } else {
+        cb_name_index ix;
+        if (cb_name_index_init(&ix, (size_t)v->count) != CB_OK) return fail(p, "out of memory");
+        for (int i = 0; i < v->count && !dup; i++) {
+            int r = cb_name_index_add(&ix, v->keys[i], i);
+            if (r == -2) { cb_name_index_free(&ix); return fail(p, "out of memory"); }
+            if (r >= 0) dup = v->keys[i];
+        }
+        cb_name_index_free(&ix);
+    }
+    if (!dup) return 0;
+    char msg[128];
+    snprintf(msg, sizeof msg, "key \"%.80s\" appears twice in one object", dup);
+    return fail(p, msg);
+}
+
 static int parse_container(parser *p, cb_json *v, int depth, char close)
 {
     int cap = 0;
@@ -201,7 +230,10 @@ static int parse_container(parser *p, cb_json *v, int depth, char close)
         skip_ws(p);
         if (p->pos >= p->len) return fail(p, "unterminated container");
         if (p->s[p->pos] == ',') { p->pos++; continue; }
-        if (p->s[p->pos] == close) { p->pos++; return 0; }
+        if (p->s[p->pos] == close) {
+            p->pos++;
+            return v->type == CB_JSON_OBJ ? check_unique_keys(p, v) : 0;
+        }
         return fail(p, "expected ',' or end of container");
     }
 }
@@ -210,6 +242,11 @@ static int parse_value(parser *p, cb_json *v, int depth)
 {
     memset(v, 0, sizeof *v);
     if (depth > MAX_DEPTH) return fail(p, "nesting too deep");
+    if (++p->values > p->max_values) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "more than %zu values", p->max_values);
+        return fail(p, msg);
+    }
     skip_ws(p);
     if (p->pos >= p->len) return fail(p, "unexpected end");
     char c = p->s[p->pos];
@@ -233,7 +270,12 @@ static int parse_value(parser *p, cb_json *v, int depth)
 
 cb_status cb_json_parse(const char *text, size_t len, const char *what, cb_json *out)
 {
-    parser p = {.s = text, .len = len, .what = what, .err = CB_OK};
+    return cb_json_parse_capped(text, len, what, SIZE_MAX, out);
+}
+
+cb_status cb_json_parse_capped(const char *text, size_t len, const char *what, size_t max_values, cb_json *out)
+{
+    parser p = {.s = text, .len = len, .what = what, .err = CB_OK, .max_values = max_values};
     if (parse_value(&p, out, 0) == 0) {
         skip_ws(&p);
         if (p.pos != p.len) fail(&p, "trailing characters");

@@ -17,8 +17,13 @@ typedef struct cb_json {
     int count;
 } cb_json;
 
-/* Parses `len` bytes; `what` names the source in error messages. */
+/* Parses `len` bytes; `what` names the source in error messages. An object
+ * with two equal keys is refused (readers disagree on which one counts). */
 cb_status cb_json_parse(const char *text, size_t len, const char *what, cb_json *out);
+/* The same, refusing a text of more than `max_values` values (every number,
+ * string, array and object counts one), so that a large hostile text cannot
+ * make the reader allocate far more than its size. */
+cb_status cb_json_parse_capped(const char *text, size_t len, const char *what, size_t max_values, cb_json *out);
 void cb_json_free(cb_json *v);
 const cb_json *cb_json_get(const cb_json *obj, const char *key); /* NULL if absent */
 

@@ -67,9 +67,8 @@ const char *cb_onnx_op_notes(const char *op)
 
 value *imp_lookup(importer *im, const char *name)
 {
-    for (int i = im->n_vals - 1; i >= 0; i--)
-        if (strcmp(im->vals[i].name, name) == 0) return &im->vals[i];
-    return NULL;
+    int i = cb_name_index_find(&im->val_names, name);
+    return i < 0 ? NULL : &im->vals[i];
 }
 
 value *imp_define(importer *im, const char *name)
@@ -78,6 +77,7 @@ value *imp_define(importer *im, const char *name)
         cb_fail(CB_ERR_FORMAT, "%s: value '%s' is defined twice", im->what, name);
         return NULL;
     }
+    if (!im->val_names.slots && cb_name_index_init(&im->val_names, 64) != CB_OK) return NULL;
     if (im->n_vals == im->cap_vals) {
         int cap = im->cap_vals ? 2 * im->cap_vals : 64;
         value *v = realloc(im->vals, (size_t)cap * sizeof *v);
@@ -88,6 +88,7 @@ value *imp_define(importer *im, const char *name)
         im->vals = v;
         im->cap_vals = cap;
     }
+    if (cb_name_index_add(&im->val_names, name, im->n_vals) == -2) return NULL;
     value *v = &im->vals[im->n_vals++];
     memset(v, 0, sizeof *v);
     v->name = name;
@@ -147,6 +148,7 @@ cb_status imp_unsupported(importer *im, const Onnx__NodeProto *n, const char *wh
 /* The activation feeding input i of node n. */
 cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node)
 {
+    *node = -1;
     if (i >= n->n_input || !n->input[i][0]) return imp_unsupported(im, n, "a required input is missing");
     value *v = imp_lookup(im, n->input[i]);
     if (!v || v->node < 0) return imp_unsupported(im, n, "expects a computed tensor where the file gives a constant");
@@ -622,6 +624,7 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
     }
     for (int i = 0; i < im.n_vals; i++) cb_tensor_free(&im.vals[i].constant);
     free(im.vals);
+    cb_name_index_free(&im.val_names);
     free(im.pend);
     onnx__model_proto__free_unpacked(mp, NULL);
     if (s != CB_OK) {

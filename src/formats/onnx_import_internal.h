@@ -5,6 +5,7 @@
 
 #include "crossbind/crossbind.h"
 #include "onnx_util.h"
+#include "../core/names.h"
 
 /* How a value relates to its graph node (crossbind's activations are batch
  * first; ONNX's recurrent layers are time major). */
@@ -34,6 +35,7 @@ typedef struct importer {
     cb_model *m;
     value *vals;
     int n_vals, cap_vals;
+    cb_name_index val_names; /* vals by name: a file of many values stays linear */
     pending *pend;
     int n_pend, cap_pend;
 } importer;

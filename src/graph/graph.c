@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "crossbind/graph.h"
+#include "../core/names.h"
 
 cb_status cb_graph_init(cb_graph *g)
 {
@@ -16,6 +17,8 @@ cb_status cb_graph_init(cb_graph *g)
 
 void cb_graph_free(cb_graph *g)
 {
+    if (g->names) cb_name_index_free(g->names);
+    free(g->names);
     free(g->nodes);
     free(g->params);
     free(g->grads);
@@ -29,8 +32,38 @@ int64_t cb_node_numel(const cb_node *n)
     return k;
 }
 
+/* Node names are indexed so that building a graph of n named nodes (an ONNX
+ * file's thousands of layers) costs linear time, not n^2 string compares.
+ * The index points into g->nodes, so it is rebuilt whenever the array
+ * moves (amortised: the array doubles); without one (out of memory) the
+ * search is linear. */
+static void index_forget(cb_graph *g)
+{
+    if (!g->names) return;
+    cb_name_index_free(g->names);
+    free(g->names);
+    g->names = NULL;
+}
+
+static void index_rebuild(cb_graph *g)
+{
+    index_forget(g);
+    if (!(g->names = malloc(sizeof *g->names))) return;
+    if (cb_name_index_init(g->names, (size_t)g->capacity) != CB_OK) {
+        free(g->names);
+        g->names = NULL;
+        return;
+    }
+    for (int i = 0; i < g->count; i++)
+        if (cb_name_index_add(g->names, g->nodes[i].name, i) == -2) {
+            index_forget(g);
+            return;
+        }
+}
+
 int cb_graph_find(const cb_graph *g, const char *name)
 {
+    if (g->names) return cb_name_index_find(g->names, name);
     for (int i = 0; i < g->count; i++)
         if (strcmp(g->nodes[i].name, name) == 0) return i;
     return -1;
@@ -63,11 +96,13 @@ static int add_node(cb_graph *g, cb_op op, const char *name, const int *in, int 
         }
         g->nodes = nodes;
         g->capacity = cap;
+        index_rebuild(g);
     }
     cb_node *n = &g->nodes[g->count];
     memset(n, 0, sizeof *n);
     n->op = op;
     snprintf(n->name, sizeof n->name, "%s", name);
+    if (g->names && cb_name_index_add(g->names, n->name, g->count) == -2) index_forget(g); /* the first keeps it */
     for (int i = 0; i < n_in; i++) n->in[i] = in[i];
     n->n_in = n_in;
     n->batched = 1;
@@ -625,15 +660,70 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
     snprintf(buf + used, size - used, fmt, a, b);
 }
 
-cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param_match *how)
+/* PyTorch's BatchNorm keeps a step counter that crossbind's models do not:
+ * never a parameter, never an unexpected tensor. */
+static int is_batch_counter(const cb_tensor *t)
 {
-    if (how) *how = CB_MATCH_BY_NAME;
+    static const char suffix[] = "num_batches_tracked";
+    size_t n = strlen(t->name), k = sizeof suffix - 1;
+    return (t->dtype == CB_I64 || t->dtype == CB_I32) && n >= k && strcmp(t->name + n - k, suffix) == 0 &&
+           (n == k || t->name[n - k - 1] == '.');
+}
+
+static void note_extra(cb_param_extra *x, const char *name)
+{
+    append(x->names, sizeof x->names, "%s%s", x->count ? ", " : "", name);
+    x->count++;
+}
+
+/* The file's tensors indexed by name and the graph's parameters by name:
+ * every match below is a hash look-up, so that a file of many tensors costs
+ * linear time. */
+typedef struct matcher {
+    cb_name_index file, model;
+} matcher;
+
+static cb_status matcher_init(matcher *mt, const cb_graph *g, const cb_tensor_list *list)
+{
+    memset(mt, 0, sizeof *mt);
+    cb_status s = cb_name_index_init(&mt->file, (size_t)list->count);
+    if (s == CB_OK) s = cb_name_index_init(&mt->model, (size_t)g->count);
+    for (int i = 0; s == CB_OK && i < list->count; i++)
+        if (cb_name_index_add(&mt->file, list->items[i].name, i) == -2) s = CB_ERR_NOMEM;
+    for (int i = 0; s == CB_OK && i < g->count; i++)
+        if (g->nodes[i].op == CB_OP_PARAM && cb_name_index_add(&mt->model, g->nodes[i].name, i) == -2)
+            s = CB_ERR_NOMEM;
+    return s;
+}
+
+static void matcher_free(matcher *mt)
+{
+    cb_name_index_free(&mt->file);
+    cb_name_index_free(&mt->model);
+}
+
+static const cb_tensor *file_tensor(const matcher *mt, const cb_tensor_list *list, const char *name)
+{
+    int i = cb_name_index_find(&mt->file, name);
+    return i < 0 ? NULL : &list->items[i];
+}
+
+static cb_status refuse_extra(const cb_param_extra *x)
+{
+    return cb_fail(CB_ERR_FORMAT, "the file holds %d tensor%s that the model has no parameter for (%s); strict "
+                   "loading, PyTorch's default, refuses them: load non-strictly (--non-strict) to ignore them",
+                   x->count, x->count == 1 ? "" : "s", x->names);
+}
+
+static cb_status params_load(cb_graph *g, const cb_tensor_list *list, int strict, cb_param_match *how,
+                             cb_param_extra *extra, const matcher *mt)
+{
     int n_params = 0, missing = 0;
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if (n->op != CB_OP_PARAM) continue;
         n_params++;
-        const cb_tensor *t = cb_tensor_list_find(list, n->name);
+        const cb_tensor *t = file_tensor(mt, list, n->name);
         if (!t) { missing++; continue; }
         if (!same_shape(t, n)) {
             char want[96], got[96];
@@ -647,11 +737,15 @@ cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param
                            n->name, cb_dtype_name(t->dtype));
     }
     if (!missing) {
+        for (int i = 0; i < list->count; i++)
+            if (cb_name_index_find(&mt->model, list->items[i].name) < 0 && !is_batch_counter(&list->items[i]))
+                note_extra(extra, list->items[i].name);
+        if (strict && extra->count) return refuse_extra(extra);
         /* Everything checked before anything is copied: a failed load leaves
          * the model's parameters as they were. */
         for (int i = 0; i < g->count; i++)
             if (g->nodes[i].op == CB_OP_PARAM)
-                copy_param(g, &g->nodes[i], cb_tensor_list_find(list, g->nodes[i].name));
+                copy_param(g, &g->nodes[i], file_tensor(mt, list, g->nodes[i].name));
         return CB_OK;
     }
     /* The names differ (an nn.Sequential's "0.weight", ...): load by order
@@ -681,21 +775,49 @@ cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param
     if (!ok) {
         char absent[512] = "", unused[512] = "";
         for (int i = 0; i < g->count; i++)
-            if (g->nodes[i].op == CB_OP_PARAM && !cb_tensor_list_find(list, g->nodes[i].name))
+            if (g->nodes[i].op == CB_OP_PARAM && !file_tensor(mt, list, g->nodes[i].name))
                 append(absent, sizeof absent, "%s%s", absent[0] ? ", " : "", g->nodes[i].name);
         for (int i = 0; i < list->count; i++)
-            if (cb_graph_find(g, list->items[i].name) < 0)
+            if (cb_name_index_find(&mt->model, list->items[i].name) < 0)
                 append(unused, sizeof unused, "%s%s", unused[0] ? ", " : "", list->items[i].name);
         free(ft);
         return cb_fail(CB_ERR_NOT_FOUND, "parameters do not match by name (missing from the file: %s; "
                        "not in the model: %s) nor by order and shape (%s)", absent,
                        unused[0] ? unused : "none", why);
     }
+    /* Every floating-point tensor found its parameter: what is left over are
+     * integer tensors. */
+    for (int i = 0; i < list->count; i++)
+        if (list->items[i].dtype != CB_F32 && list->items[i].dtype != CB_F64 && !is_batch_counter(&list->items[i]))
+            note_extra(extra, list->items[i].name);
+    if (strict && extra->count) {
+        free(ft);
+        return refuse_extra(extra);
+    }
     for (int i = 0, k = 0; i < g->count; i++)
         if (g->nodes[i].op == CB_OP_PARAM) copy_param(g, &g->nodes[i], ft[k++]);
     free(ft);
     if (how) *how = CB_MATCH_BY_ORDER;
     return CB_OK;
+}
+
+cb_status cb_graph_params_load_ex(cb_graph *g, const cb_tensor_list *list, int strict, cb_param_match *how,
+                                  cb_param_extra *extra)
+{
+    cb_param_extra local;
+    if (!extra) extra = &local;
+    memset(extra, 0, sizeof *extra);
+    if (how) *how = CB_MATCH_BY_NAME;
+    matcher mt;
+    cb_status s = matcher_init(&mt, g, list);
+    if (s == CB_OK) s = params_load(g, list, strict, how, extra, &mt);
+    matcher_free(&mt);
+    return s;
+}
+
+cb_status cb_graph_params_load(cb_graph *g, const cb_tensor_list *list, cb_param_match *how)
+{
+    return cb_graph_params_load_ex(g, list, 1, how, NULL);
 }
 
 cb_status cb_graph_params_from_list(cb_graph *g, const cb_tensor_list *list)

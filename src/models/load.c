@@ -50,19 +50,30 @@ cb_status cb_weights_read(const char *path, cb_tensor_list *out, int *kind)
 
 cb_status cb_model_load_weights(cb_model *m, const char *path, cb_load_info *info)
 {
+    return cb_model_load_weights_ex(m, path, 1, info);
+}
+
+cb_status cb_model_load_weights_ex(cb_model *m, const char *path, int strict, cb_load_info *info)
+{
     int kind;
     cb_tensor_list list;
     memset(info, 0, sizeof *info);
     cb_status s = cb_weights_read(path, &list, &kind);
     info->kind = kind;
     if (s != CB_OK) return s;
-    s = cb_graph_params_load(&m->graph, &list, &info->match);
+    s = cb_graph_params_load_ex(&m->graph, &list, strict, &info->match, &info->extra);
     if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
     cb_tensor_list_free(&list);
     return s;
 }
 
 cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_model **out, cb_load_info *info)
+{
+    return cb_model_load_ex(name, path, with_loss, 1, out, info);
+}
+
+cb_status cb_model_load_ex(const char *name, const char *path, int with_loss, int strict, cb_model **out,
+                           cb_load_info *info)
 {
     *out = NULL;
     memset(info, 0, sizeof *info);
@@ -97,7 +108,7 @@ cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_mo
                        path, cb_file_kind_name(kind));
     cb_model *m;
     if ((s = cb_model_create(name, &m)) != CB_OK) return s;
-    s = cb_model_load_weights(m, path, info);
+    s = cb_model_load_weights_ex(m, path, strict, info);
     if (s != CB_OK) {
         cb_model_free(m);
         return s;
