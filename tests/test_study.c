@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
+#include "../src/study/lock.h"
 #include "../src/study/store.h"
 
 TEST(stats_mwu_exact_small)
@@ -166,6 +167,7 @@ TEST(store_concurrent_creation)
                 int64_t id;
                 int created;
                 st = cb_store_study(s, "quick", "{\"race\": 1}", "m", &id, &created);
+                if (st != CB_OK) fprintf(stderr, "  child %d: %s\n", k, cb_last_error());
                 cb_store_close(s);
                 _exit(st == CB_OK ? 0 : 2);
             }
@@ -177,6 +179,7 @@ TEST(store_concurrent_creation)
             int wst = 0;
             waitpid(kids[k], &wst, 0);
             ok += WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
+            if (!(WIFEXITED(wst) && WEXITSTATUS(wst) == 0)) fprintf(stderr, "  child %d: wait status 0x%x\n", k, wst);
         }
         CHECK(ok == N); /* none may see "table study already exists" or a lock it cannot wait for */
         cb_store *s;
@@ -189,6 +192,64 @@ TEST(store_concurrent_creation)
     }
     char side[300];
     unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path); unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path); unlink(side);
+}
+
+/* The study lock: exclusive between open file descriptions (so also within
+ * one process), naming its holder, seen by a probe that takes nothing, and
+ * gone with its holder: a study stored as running without one reads as
+ * interrupted. */
+TEST(store_study_lock_and_status)
+{
+    char path[256], lock[300];
+    temp_path(path, sizeof path, "locked.sqlite");
+    cb_store_lock_path(path, lock, sizeof lock);
+    unlink(lock);
+    cb_lock_holder h;
+    CHECK(cb_lock_probe(lock, &h) == 0); /* no file: nobody */
+    cb_lock *a = NULL, *b = NULL;
+    CHECK_OK(cb_lock_acquire(lock, "the store", 0, 1, &a));
+    cb_lock_set_study(a, 7);
+    CHECK(cb_lock_acquire(lock, "the store", 0, 1, &b) == CB_ERR_IO && b == NULL);
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %ld on host ", (long)getpid());
+    CHECK(strstr(cb_last_error(), pid) && strstr(cb_last_error(), "study 7") && strstr(cb_last_error(), "--wait"));
+    CHECK(cb_lock_probe(lock, &h) == 1 && h.pid == (long)getpid() && h.study == 7 && h.since[0]);
+    CHECK(cb_lock_probe(lock, &h) == 1); /* probing released nothing */
+    cb_store *s;
+    CHECK_OK(cb_store_open(path, CB_STORE_CREATE, &s));
+    char status[400];
+    if (s) {
+        cb_store_study_status(s, 7, "running", status, sizeof status);
+        CHECK(!strncmp(status, "running (pid ", 13));
+        cb_store_study_status(s, 8, "running", status, sizeof status); /* the holder works on another study */
+        CHECK(!strncmp(status, "interrupted", 11));
+        cb_store_study_status(s, 7, "complete", status, sizeof status);
+        CHECK(!strcmp(status, "complete"));
+    }
+    /* A holder that dies (a child that never releases) leaves nothing held. */
+    cb_lock_release(a);
+    pid_t kid = fork();
+    if (kid == 0) {
+        cb_lock *c;
+        if (cb_lock_acquire(lock, "the store", 0, 1, &c) != CB_OK) _exit(1);
+        cb_lock_set_study(c, 7);
+        _exit(0);
+    }
+    int wst = 0;
+    waitpid(kid, &wst, 0);
+    CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    CHECK(cb_lock_probe(lock, &h) == 0);
+    if (s) {
+        cb_store_study_status(s, 7, "running", status, sizeof status);
+        CHECK(!strncmp(status, "interrupted", 11));
+        cb_store_close(s);
+    }
+    CHECK_OK(cb_lock_acquire(lock, "the store", 0, 1, &b)); /* free again */
+    cb_lock_release(b);
+    char side[300];
+    unlink(path); unlink(lock);
     snprintf(side, sizeof side, "%s-wal", path); unlink(side);
     snprintf(side, sizeof side, "%s-shm", path); unlink(side);
 }

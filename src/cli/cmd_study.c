@@ -94,7 +94,7 @@ int cmd_study(int argc, char **argv)
     if (cli_prepare_out_dir(store_dir)) { cb_study_config_free(&cfg); cb_runners_free(&runners); return 1; }
     /* The locks before the store is opened: a second study touches nothing,
      * not even the schema of a store the first one is creating. */
-    char lock_path[PATH_MAX + 16], what[PATH_MAX + 64];
+    char lock_path[PATH_MAX + 64], what[PATH_MAX + 64];
     cb_store_lock_path(store_path, lock_path, sizeof lock_path);
     snprintf(what, sizeof what, "the results store %s", store_path);
     cb_lock *store_lock = NULL, *work_lock = NULL;

@@ -120,9 +120,10 @@ static cb_status read_identity(cb_store *s, int64_t *tables, int64_t *app, int64
  * it made. */
 static cb_status create_schema(cb_store *s)
 {
-    /* WAL before the first page exists: every creator then agrees on the mode. */
-    cb_status st = exec_plain(s, "PRAGMA journal_mode=WAL", "creating the store");
-    if (st == CB_OK) st = exec_plain(s, "BEGIN IMMEDIATE", "creating the store");
+    /* In the rollback journal's mode: the commit writes the file itself, so a
+     * process opening it meanwhile never sees an empty file beside a
+     * write-ahead log (which SQLite takes for a stale log). WAL comes after. */
+    cb_status st = exec_plain(s, "BEGIN IMMEDIATE", "creating the store");
     if (st != CB_OK) return st;
     int64_t tables, app, version;
     st = read_identity(s, &tables, &app, &version);
@@ -448,27 +449,36 @@ cb_status cb_store_study(cb_store *s, const char *profile, const char *config_js
 {
     sqlite3_stmt *st;
     *created = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT id FROM study WHERE config = ?", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(s, "reading the table study");
+    /* Found or made in one write transaction: never two rows for one configuration. */
+    cb_status e = cb_store_begin(s);
+    if (e != CB_OK) return e;
+    if (sqlite3_prepare_v2(s->db, "SELECT id FROM study WHERE config = ?", -1, &st, NULL) != SQLITE_OK) {
+        e = db_fail(s, "reading the table study");
+        cb_store_rollback(s);
+        return e;
+    }
     int rc = sqlite3_bind_text(st, 1, config_json, -1, SQLITE_TRANSIENT);
     if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        return CB_OK;
-    }
-    cb_status e = rc == SQLITE_DONE ? CB_OK : db_fail(s, "reading the table study");
+    if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE) e = db_fail(s, "reading the table study");
     sqlite3_finalize(st);
-    if (e != CB_OK) return e;
-    char when[32];
-    time_t t = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    e = cb_store_exec(s, "INSERT INTO study(profile, config, created, machine) VALUES(?, ?, ?, ?)", "tttt",
-                      profile, config_json, when, machine);
-    if (e != CB_OK) return e;
-    *id = sqlite3_last_insert_rowid(s->db);
-    *created = 1;
-    return CB_OK;
+    if (e == CB_OK && rc == SQLITE_DONE) {
+        char when[32];
+        time_t t = time(NULL);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+        e = cb_store_exec(s, "INSERT INTO study(profile, config, created, machine) VALUES(?, ?, ?, ?)", "tttt",
+                          profile, config_json, when, machine);
+        if (e == CB_OK) {
+            *id = sqlite3_last_insert_rowid(s->db);
+            *created = 1;
+        }
+    }
+    if (e == CB_OK) e = cb_store_commit(s);
+    if (e != CB_OK) {
+        cb_store_rollback(s);
+        *created = 0;
+    }
+    return e;
 }
 
 void cb_store_lock_path(const char *store_path, char *out, size_t cap) { snprintf(out, cap, "%s.lock", store_path); }
