@@ -382,6 +382,13 @@ cb_status cb_store_open(const char *path, cb_store_mode mode, cb_store **out)
 void cb_store_close(cb_store *s)
 {
     if (!s) return;
+    if (!s->readonly) {
+        /* The log folded into the file and emptied even when a reader still has
+         * it open (SQLite only does so on the last close): a store left
+         * behind is then readable from a read-only directory. Best effort. */
+        sqlite3_busy_timeout(s->db, 2000);
+        sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    }
     sqlite3_close(s->db);
     free(s);
 }

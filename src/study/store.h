@@ -6,7 +6,8 @@
  * timed passes) is written in one transaction, so a study stopped at any
  * point (Ctrl-C, SIGKILL, power loss) leaves only whole measurements, and
  * rerunning the same command skips exactly those. The file is in WAL mode:
- * readers (the report) work while a study writes. */
+ * readers (the report) work while a study writes; they open it read-only.
+ * One study at a time writes it: see lock.h. */
 #ifndef CB_STUDY_STORE_H
 #define CB_STUDY_STORE_H
 
