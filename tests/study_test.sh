@@ -1,7 +1,8 @@
 #!/bin/bash
 # crossbind study, report and results: the experiment on a tiny profile
 # with every real binding, misbehaving runners (crash, hang, malformed
-# output, failed training), bad stores, a full disk, resuming without
+# output, failed training), bad, damaged and altered stores, two studies on
+# one store (refused or --wait), read-only stores, a full disk, resuming without
 # repeats, SIGKILL at a random point and rerun (same rows as an
 # uninterrupted study, apart from timings), a reader while the study
 # writes, exports, and the report in headless Chromium.
@@ -56,6 +57,164 @@ $PY -c "import sqlite3; c = sqlite3.connect('$T/other.sqlite'); c.execute('creat
 expect_error "another application's SQLite file" 'another application' "$BIN" results export --store "$T/other.sqlite" --json "$T/x.json"
 expect_error "a missing store" 'no such results store' "$BIN" report --store "$T/none.sqlite"
 
+# Rows of a query, "|"-separated (Python's sqlite3, independent of crossbind).
+q() { $PY - "$@" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print("\n".join("|".join("" if v is None else str(v) for v in row) for row in db.execute(sys.argv[2])))
+PY
+}
+
+# ---- one study at a time per store and per work directory ----
+# A binding that answers slowly (crossbind's own runner after a pause), so
+# that a study holds its store long enough for others to try it.
+mkdir -p "$T/runners/slowbind"
+cat > "$T/runners/slowbind/manifest.json" <<'JSON'
+{"format": "crossbind-runner/1", "binding": "slowbind", "framework": "crossbind", "language": "C",
+ "command": ["/bin/sh", "-c", "sleep 2; exec \"$0\" \"$@\"", "{crossbind}"], "train": ["lenet1"], "infer": ["lenet1"],
+ "writes": ["safetensors", "onnx"], "native_format": "safetensors", "loads": ["safetensors", "onnx"], "devices": ["cpu"]}
+JSON
+cat > "$T/slow.json" <<'JSON'
+{"models": ["lenet1"], "bindings": ["slowbind"], "reference": "slowbind", "runs": 1, "epochs": 1,
+ "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 1, "timeout_s": 120}
+JSON
+# Until the study writing STORE has recorded itself in STORE.lock (at most 30 s).
+lock_recorded() { for _ in $(seq 300); do grep -qs '^study [1-9]' "$1.lock" && return 0; sleep 0.1; done; return 1; }
+HOST=$(hostname)
+"$BIN" study --profile "$T/slow.json" --store "$T/l/study.sqlite" $R --no-report >"$T/l.out" 2>"$T/l.err" &
+first=$!
+lock_recorded "$T/l/study.sqlite"
+expect_error "a second study on the same store refuses, naming the holder" \
+    "in use by another crossbind study (pid $first on host $HOST, since 20[0-9-]*T[0-9:]*Z, study 1; lock file" \
+    "$BIN" study --profile "$T/slow.json" --store "$T/l/study.sqlite" $R
+check "and says how to wait for it" grep -q "add --wait" "$T/err"
+check "the refused study touched nothing (no progress, no planning)" bash -c "! grep -q '^\[study' '$T/err'"
+expect_ok "a report while the study runs" "$BIN" report --store "$T/l/study.sqlite" --out "$T/l/live"
+check "shows it running, with its process" grep -q "status running (pid $first on host $HOST" "$T/l/live/report.md"
+expect_ok "with --wait, a second study waits for the first, then goes on" \
+    "$BIN" study --profile "$T/slow.json" --store "$T/l/study.sqlite" $R --no-report --wait
+check "it said whom it waited for" grep -q "waiting for the results store $T/l/study.sqlite: in use by another crossbind study (pid $first" "$T/err"
+check "it started after the first had finished everything" grep -q "3 measurements planned, 3 already in the store, 0 to do" "$T/err"
+wait $first
+check "the first study was not disturbed" test $? = 0
+check "each measurement stored once" test "$(q "$T/l/study.sqlite" "select (select count(*) from train_run where status='complete') || ',' || (select count(*) from inference where status='ok') || ',' || (select count(*) from study)")" = "1,2,1"
+expect_ok "--help documents --wait" "$BIN" study --help
+check "(the --help text)" grep -q -- "--wait" "$T/out"
+
+# Two stores sharing one work directory: the directory is locked too.
+"$BIN" study --profile "$T/slow.json" --store "$T/l2/study.sqlite" --work "$T/lw" $R --no-report >/dev/null 2>&1 &
+first=$!
+lock_recorded "$T/l2/study.sqlite"
+expect_error "another store's study in the same work directory refuses" \
+    "the work directory $T/lw is in use by another crossbind study (pid $first" \
+    "$BIN" study --profile "$T/slow.json" --store "$T/l3/study.sqlite" --work "$T/lw" $R
+# A killed study holds nothing: its status reads "interrupted", not "running" forever.
+kill -9 $first; wait $first 2>/dev/null
+expect_ok "the report of a killed study" "$BIN" report --store "$T/l2/study.sqlite" --out "$T/l2/r"
+check "shows it interrupted, not running" grep -q "status interrupted (no crossbind study holds the store" "$T/l2/r/report.md"
+check "in the page too" grep -q "status <b>interrupted" "$T/l2/r/index.html"
+expect_ok "and the same command resumes it at once (the lock died with its holder)" \
+    "$BIN" study --profile "$T/slow.json" --store "$T/l2/study.sqlite" --work "$T/lw" $R --no-report
+
+# Many studies creating one new store at once: one runs, the others refuse
+# cleanly naming it; with --wait all finish, one after the other.
+for k in 1 2 3 4 5 6; do
+    "$BIN" study --profile "$T/slow.json" --store "$T/n/study.sqlite" $R --no-report >"$T/n$k.out" 2>"$T/n$k.err" &
+done
+ran=0 refused=0 other=0
+for k in 1 2 3 4 5 6; do wait -n; done
+for k in 1 2 3 4 5 6; do
+    if grep -q "^store: " "$T/n$k.out"; then ran=$((ran + 1))
+    elif grep -q "error: the results store $T/n/study.sqlite is in use by another crossbind study (pid" "$T/n$k.err"; then refused=$((refused + 1))
+    else other=$((other + 1)); sed 's/^/    /' "$T/n$k.err" | tail -3; fi
+done
+check "6 studies creating one store: one ran, 5 refused naming it ($ran, $refused, $other other)" test "$ran,$refused,$other" = "1,5,0"
+for k in 1 2 3 4; do
+    "$BIN" study --profile "$T/slow.json" --store "$T/w/study.sqlite" $R --no-report --wait >"$T/w$k.out" 2>"$T/w$k.err" &
+done
+for k in 1 2 3 4; do wait -n; done
+check "4 studies creating one store with --wait: all finish" test "$(cat "$T"/w?.out | grep -c '^store: ')" = 4
+check "one of them measured, the others found it done" test "$(cat "$T"/w?.err | grep -c ' 0 to do')" = 3
+check "the store's schema and rows are whole" test "$(q "$T/w/study.sqlite" "pragma integrity_check")|$(q "$T/w/study.sqlite" "select count(*) from inference")" = "ok|2"
+
+# ---- damaged and altered stores: refused before anything is written ----
+# Each variant of a sound store: report, export and study exit non-zero with
+# a message naming the problem, and the file's bytes are unchanged.
+GOOD="$T/l/study.sqlite"
+damaged() { # damaged NAME NEEDLE: $T/dmg/s.sqlite prepared by the caller
+    local name="$1" needle="$2" before after
+    before=$(sha256sum < "$T/dmg/s.sqlite")
+    expect_error "$name: report refuses" "$needle" "$BIN" report --store "$T/dmg/s.sqlite" --out "$T/dmg/r"
+    check "$name: and writes no report" test ! -e "$T/dmg/r/index.html"
+    expect_error "$name: results export refuses" "$needle" "$BIN" results export --store "$T/dmg/s.sqlite" --json "$T/dmg/x.json"
+    expect_error "$name: a study refuses" "$needle" "$BIN" study --profile "$T/slow.json" --store "$T/dmg/s.sqlite" $R
+    after=$(sha256sum < "$T/dmg/s.sqlite")
+    check "$name: the store's bytes are unchanged" test "$before" = "$after"
+}
+fresh() { rm -rf "$T/dmg"; mkdir -p "$T/dmg"; cp "$GOOD" "$T/dmg/s.sqlite"; }
+sql() { $PY -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()" "$T/dmg/s.sqlite" "$1"; }
+size=$(stat -c %s "$GOOD")
+fresh; truncate -s $((size * 2 / 3)) "$T/dmg/s.sqlite"
+damaged "a truncated store" "the store is damaged"
+fresh; root=$(q "$GOOD" "select rootpage from sqlite_master where name='train_run'")
+printf '\377\377\377\377\377\377\377\377' | dd of="$T/dmg/s.sqlite" bs=1 seek=$(( (root - 1) * 4096 )) conv=notrunc 2>/dev/null
+damaged "garbage over a table's page" "the store is damaged (unreadable: the table(s) train_run"
+fresh; head -c 6000 /dev/urandom | dd of="$T/dmg/s.sqlite" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
+damaged "random bytes inside the file" "the store is damaged"
+fresh; sql "drop table epoch"
+damaged "a dropped table" "the table epoch is missing"
+fresh; sql "alter table inference drop column stable"
+damaged "a missing column" "the table inference has no column stable"
+fresh; sql "alter table train_run add column note text"
+damaged "an added column" "the table train_run has a column note that crossbind does not define"
+fresh; sql "create table t2 as select * from train_run; drop table train_run; alter table t2 rename to train_run"
+damaged "a table rebuilt without its key" "damaged or altered: the column train_run.study_id"
+fresh; sql "create table s2(id integer primary key, profile text not null, config text not null, created text not null, machine text, status text not null default 'running', finished text, data text, wall_s real); insert into s2 select * from study; drop table study; alter table s2 rename to study"
+damaged "a table without its uniqueness constraint" "the table study lacks a key or uniqueness constraint"
+fresh; sql "pragma application_id=1234"
+damaged "a wrong application_id" "another application"
+fresh; printf 'SQLite format 2\0' | dd of="$T/dmg/s.sqlite" bs=1 seek=0 conv=notrunc 2>/dev/null
+damaged "a damaged header" "not a crossbind results store"
+
+# ---- reading a store nobody may write: report and export open it read-only ----
+# Root ignores permissions, so the readers run as nobody (setpriv), from a
+# copy of the binary that nobody may execute; without root, as this user.
+RO="$T/ro"
+mkdir -p "$RO/store" "$RO/out" "$RO/bin"
+cp "$BIN" "$RO/bin/crossbind"
+as_reader=""
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    as_reader="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+    chmod 755 "$T" "$RO" "$RO/bin"; chown nobody "$RO/out"
+fi
+if [ "$(id -u)" != 0 ] || [ -n "$as_reader" ]; then
+    cp "$GOOD" "$RO/store/study.sqlite"
+    chmod 444 "$RO/store/study.sqlite"; chmod 555 "$RO/store"
+    before=$(sha256sum < "$RO/store/study.sqlite")
+    expect_ok "report of a store in a read-only directory" $as_reader "$RO/bin/crossbind" report --store "$RO/store/study.sqlite" --out "$RO/out/r"
+    check "(the report is complete)" grep -q "slowbind" "$RO/out/r/tables/supported_features.csv"
+    expect_ok "results export of it" $as_reader "$RO/bin/crossbind" results export --store "$RO/store/study.sqlite" --json "$RO/out/x.json"
+    check "(every row exported)" $PY -c "import json; d = json.load(open('$RO/out/x.json')); assert len(d['inference']) == 2"
+    check "nothing written beside it, the store unchanged" test "$(ls -A "$RO/store")|$(sha256sum < "$RO/store/study.sqlite")" = "study.sqlite|$before"
+    # A store whose write-ahead log holds changes (its writer died): read with them.
+    chmod 755 "$RO/store"; chmod 644 "$RO/store/study.sqlite"
+    $PY - "$RO/store/study.sqlite" <<'PY'
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("pragma wal_autocheckpoint=0")
+c.execute("insert into study(profile, config, created, status) values('late', '{\"late\": 1}', 'now', 'running')")
+os._exit(0)  # no checkpoint: the row lives only in study.sqlite-wal
+PY
+    chmod 444 "$RO/store"/*; chmod 555 "$RO/store"
+    expect_ok "export of a read-only store with a pending log" $as_reader "$RO/bin/crossbind" results export --store "$RO/store/study.sqlite" --json "$RO/out/y.json"
+    check "(the log's rows included)" grep -q '"late"' "$RO/out/y.json"
+    expect_ok "report of the log's study" $as_reader "$RO/bin/crossbind" report --store "$RO/store/study.sqlite" --out "$RO/out/r2"
+    check "(a running study without a holder reads interrupted)" grep -q "status interrupted" "$RO/out/r2/report.md"
+    chmod -R u+w "$RO"
+else
+    echo "skip $SUITE: the read-only store tests (as root, they need setpriv to read as nobody)"
+fi
+
 # ---- the tiny study with every real binding, uninterrupted ----
 cat > "$T/tiny.json" <<'JSON'
 {"models": ["lenet1"], "bindings": ["crossbind", "pytorch", "onnxruntime-node"], "runs": 2, "epochs": 2,
@@ -66,12 +225,6 @@ expect_ok "the tiny study runs end to end" "$BIN" study --profile "$T/tiny.json"
 secs=$($PY -c "import time; print(time.time() - $start)")
 check "it prints where the report is" grep -q "report: $T/a/report/index.html" "$T/out"
 check "progress shows an estimate of the time left" grep -q 'elapsed, about .* left\] infer' "$T/err"
-q() { $PY - "$@" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-print("\n".join("|".join("" if v is None else str(v) for v in row) for row in db.execute(sys.argv[2])))
-PY
-}
 check "every training run complete" test "$(q "$T/a/study.sqlite" "select count(*) from train_run where status='complete'")" = 4
 check "an epoch row per run and epoch" test "$(q "$T/a/study.sqlite" "select count(*) from epoch")" = 8
 check "7 evaluations per trained model, all ok" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok'")" = 14

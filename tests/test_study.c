@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
+#include "../src/study/lock.h"
 #include "../src/study/store.h"
 
 TEST(stats_mwu_exact_small)
@@ -71,6 +73,13 @@ TEST(stats_dtw_exact_and_fast)
     CHECK(cb_dtw(inf, 2, y, 3, -1, &d) == CB_ERR_INVALID_ARG);
 }
 
+/* 1 when the query yields a row, 0 when not, -1 on an error of the store. */
+static int row_exists(cb_store *s, const char *sql)
+{
+    int found = 0;
+    return cb_store_exists(s, &found, sql, "") == CB_OK ? found : -1;
+}
+
 static void temp_path(char *out, size_t cap, const char *name)
 {
     snprintf(out, cap, "/tmp/crossbind-unit-%d-%s", (int)getpid(), name);
@@ -82,8 +91,9 @@ TEST(store_create_reopen_and_refuse)
     char path[256], wal[300];
     temp_path(path, sizeof path, "store.sqlite");
     cb_store *s;
-    CHECK(cb_store_open(path, 0, &s) == CB_ERR_NOT_FOUND); /* readers never create */
-    CHECK_OK(cb_store_open(path, 1, &s));
+    CHECK(cb_store_open(path, CB_STORE_READ, &s) == CB_ERR_NOT_FOUND); /* readers never create */
+    CHECK(cb_store_open(path, CB_STORE_WRITE, &s) == CB_ERR_NOT_FOUND);
+    CHECK_OK(cb_store_open(path, CB_STORE_CREATE, &s));
     int64_t id, id2;
     int created;
     CHECK_OK(cb_store_study(s, "quick", "{\"a\": 1}", "machine", &id, &created));
@@ -97,18 +107,26 @@ TEST(store_create_reopen_and_refuse)
     CHECK_OK(cb_store_exec(s, "INSERT INTO train_run(study_id, binding, model, run, device, status) VALUES(?,?,?,?,?,?)",
                            "ittitt", id, "crossbind", "lenet1", (int64_t)1, "cpu", "complete"));
     cb_store_rollback(s);
-    CHECK(!cb_store_exists(s, "SELECT 1 FROM train_run", ""));
+    CHECK(row_exists(s, "SELECT 1 FROM train_run") == 0);
     CHECK_OK(cb_store_exec(s, "INSERT INTO train_run(study_id, binding, model, run, device, status) VALUES(?,?,?,?,?,?)",
                            "ittitt", id, "crossbind", "lenet1", (int64_t)1, "cpu", "complete"));
     /* The primary key refuses a duplicate measurement. */
     CHECK(cb_store_exec(s, "INSERT INTO train_run(study_id, binding, model, run, device, status) VALUES(?,?,?,?,?,?)",
                         "ittitt", id, "crossbind", "lenet1", (int64_t)1, "cpu", "complete") != CB_OK);
     cb_store_close(s);
-    CHECK_OK(cb_store_open(path, 0, &s));
-    CHECK(cb_store_exists(s, "SELECT 1 FROM train_run WHERE study_id=?", "i", id));
+    CHECK_OK(cb_store_open(path, CB_STORE_READ, &s));
+    int found = 0;
+    CHECK_OK(cb_store_exists(s, &found, "SELECT 1 FROM train_run WHERE study_id=?", "i", id));
+    CHECK(found);
+    /* A reader cannot write, and an error of the database is an error, not "no row". */
+    CHECK(cb_store_exec(s, "DELETE FROM train_run", "") != CB_OK);
+    CHECK(row_exists(s, "SELECT 1 FROM no_such_table") == -1);
+    CHECK(strstr(cb_last_error(), "no_such_table") != NULL);
+    cb_store_close(s);
+    CHECK_OK(cb_store_open(path, CB_STORE_WRITE, &s));
     CHECK_OK(cb_store_exec(s, "PRAGMA user_version=7", ""));
     cb_store_close(s);
-    CHECK(cb_store_open(path, 0, &s) == CB_ERR_UNSUPPORTED);
+    CHECK(cb_store_open(path, CB_STORE_READ, &s) == CB_ERR_UNSUPPORTED);
     CHECK(strstr(cb_last_error(), "newer crossbind") != NULL);
     unlink(path);
     snprintf(wal, sizeof wal, "%s-wal", path); unlink(wal);
@@ -116,7 +134,122 @@ TEST(store_create_reopen_and_refuse)
     /* Not SQLite at all. */
     FILE *f = fopen(path, "w");
     if (f) { fputs("this is not a database, just text that is long enough to be a header of one\n", f); fclose(f); }
-    CHECK(cb_store_open(path, 0, &s) == CB_ERR_FORMAT);
+    CHECK(cb_store_open(path, CB_STORE_READ, &s) == CB_ERR_FORMAT);
     CHECK(strstr(cb_last_error(), "not a crossbind results store") != NULL);
     unlink(path);
+}
+
+/* Processes that create the same new store at the same moment all open a
+ * sound store: the schema is made once (one immediate transaction looks
+ * again whether the file is empty once it holds the write lock). */
+TEST(store_concurrent_creation)
+{
+    enum { N = 12 };
+    char path[256];
+    temp_path(path, sizeof path, "race.sqlite");
+    for (int round = 0; round < 3; round++) {
+        unlink(path);
+        int go[2];
+        CHECK(pipe(go) == 0);
+        pid_t kids[N];
+        for (int k = 0; k < N; k++) {
+            kids[k] = fork();
+            if (kids[k] == 0) {
+                close(go[1]);
+                char c;
+                if (read(go[0], &c, 1) < 0) _exit(3); /* released together when the pipe closes */
+                cb_store *s;
+                cb_status st = cb_store_open(path, CB_STORE_CREATE, &s);
+                if (st != CB_OK) {
+                    fprintf(stderr, "  child %d: %s\n", k, cb_last_error());
+                    _exit(1);
+                }
+                int64_t id;
+                int created;
+                st = cb_store_study(s, "quick", "{\"race\": 1}", "m", &id, &created);
+                if (st != CB_OK) fprintf(stderr, "  child %d: %s\n", k, cb_last_error());
+                cb_store_close(s);
+                _exit(st == CB_OK ? 0 : 2);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        int ok = 0;
+        for (int k = 0; k < N; k++) {
+            int wst = 0;
+            waitpid(kids[k], &wst, 0);
+            ok += WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
+            if (!(WIFEXITED(wst) && WEXITSTATUS(wst) == 0)) fprintf(stderr, "  child %d: wait status 0x%x\n", k, wst);
+        }
+        CHECK(ok == N); /* none may see "table study already exists" or a lock it cannot wait for */
+        cb_store *s;
+        CHECK_OK(cb_store_open(path, CB_STORE_READ, &s)); /* the schema check passes: made once, whole */
+        if (s) {
+            CHECK(row_exists(s, "SELECT 1 FROM study WHERE config='{\"race\": 1}'") == 1);
+            CHECK(row_exists(s, "SELECT 1 FROM study GROUP BY config HAVING count(*) > 1") == 0);
+            cb_store_close(s);
+        }
+    }
+    char side[300];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path); unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path); unlink(side);
+}
+
+/* The study lock: exclusive between open file descriptions (so also within
+ * one process), naming its holder, seen by a probe that takes nothing, and
+ * gone with its holder: a study stored as running without one reads as
+ * interrupted. */
+TEST(store_study_lock_and_status)
+{
+    char path[256], lock[300];
+    temp_path(path, sizeof path, "locked.sqlite");
+    cb_store_lock_path(path, lock, sizeof lock);
+    unlink(lock);
+    cb_lock_holder h;
+    CHECK(cb_lock_probe(lock, &h) == 0); /* no file: nobody */
+    cb_lock *a = NULL, *b = NULL;
+    CHECK_OK(cb_lock_acquire(lock, "the store", 0, 1, &a));
+    cb_lock_set_study(a, 7);
+    CHECK(cb_lock_acquire(lock, "the store", 0, 1, &b) == CB_ERR_IO && b == NULL);
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %ld on host ", (long)getpid());
+    CHECK(strstr(cb_last_error(), pid) && strstr(cb_last_error(), "study 7") && strstr(cb_last_error(), "--wait"));
+    CHECK(cb_lock_probe(lock, &h) == 1 && h.pid == (long)getpid() && h.study == 7 && h.since[0]);
+    CHECK(cb_lock_probe(lock, &h) == 1); /* probing released nothing */
+    cb_store *s;
+    CHECK_OK(cb_store_open(path, CB_STORE_CREATE, &s));
+    char status[400];
+    if (s) {
+        cb_store_study_status(s, 7, "running", status, sizeof status);
+        CHECK(!strncmp(status, "running (pid ", 13));
+        cb_store_study_status(s, 8, "running", status, sizeof status); /* the holder works on another study */
+        CHECK(!strncmp(status, "interrupted", 11));
+        cb_store_study_status(s, 7, "complete", status, sizeof status);
+        CHECK(!strcmp(status, "complete"));
+    }
+    /* A holder that dies (a child that never releases) leaves nothing held. */
+    cb_lock_release(a);
+    pid_t kid = fork();
+    if (kid == 0) {
+        cb_lock *c;
+        if (cb_lock_acquire(lock, "the store", 0, 1, &c) != CB_OK) _exit(1);
+        cb_lock_set_study(c, 7);
+        _exit(0);
+    }
+    int wst = 0;
+    waitpid(kid, &wst, 0);
+    CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    CHECK(cb_lock_probe(lock, &h) == 0);
+    if (s) {
+        cb_store_study_status(s, 7, "running", status, sizeof status);
+        CHECK(!strncmp(status, "interrupted", 11));
+        cb_store_close(s);
+    }
+    CHECK_OK(cb_lock_acquire(lock, "the store", 0, 1, &b)); /* free again */
+    cb_lock_release(b);
+    char side[300];
+    unlink(path); unlink(lock);
+    snprintf(side, sizeof side, "%s-wal", path); unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path); unlink(side);
 }

@@ -12,39 +12,46 @@
 #include <unistd.h>
 #include "cli.h"
 #include "../report/report.h"
+#include "../core/file.h"
+#include "../study/lock.h"
 #include "../study/proc.h"
 #include "../study/study.h"
 
 #define DEFAULT_STORE "runs/study.sqlite"
 
+/* The store's latest study: 0, -1 when the store holds none yet, or the exit status of an error. */
 static int latest_study(cb_store *st, int64_t *id)
 {
     sqlite3_stmt *q;
-    int ok = 0;
-    if (sqlite3_prepare_v2(cb_store_db(st), "SELECT max(id) FROM study", -1, &q, NULL) == SQLITE_OK) {
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-            *id = sqlite3_column_int64(q, 0);
-            ok = 1;
-        }
-        sqlite3_finalize(q);
-    }
-    return ok;
+    sqlite3 *db = cb_store_db(st);
+    int rc = sqlite3_prepare_v2(db, "SELECT max(id) FROM study", -1, &q, NULL);
+    if (rc != SQLITE_OK) return cli_error("%s: reading the table study: %s", cb_store_path(st), sqlite3_errmsg(db));
+    rc = sqlite3_step(q);
+    int out = 0;
+    if (rc != SQLITE_ROW) out = cli_error("%s: reading the table study: %s", cb_store_path(st), sqlite3_errmsg(db));
+    else if (sqlite3_column_type(q, 0) == SQLITE_NULL) out = -1;
+    else *id = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return out;
 }
 
 static const char study_usage[] =
     "usage: crossbind study --profile quick|paper|FILE [--store PATH] [--report DIR] [--work DIR]\n"
-    "                       [--runners DIR] [--no-report] [--quiet]\n"
+    "                       [--runners DIR] [--no-report] [--wait] [--quiet]\n"
     "  Runs the bindings study (models x bindings x runs x devices: training runs, the\n"
     "  cross-binding inference experiment, inference times) into a results store\n"
     "  (default " DEFAULT_STORE "), then writes the report (default: report/ beside the\n"
     "  store). Interrupted, it resumes with the same command: measurements in the store\n"
     "  are kept and not repeated. Profiles: quick (package stand-ins, subsets, short\n"
-    "  schedules), paper (the full protocol), or a JSON configuration (docs/study.md).\n";
+    "  schedules), paper (the full protocol), or a JSON configuration (docs/study.md).\n"
+    "  One study at a time writes a store (and a work directory): a second one refuses,\n"
+    "  naming the process that holds it (lock file STORE.lock), or with --wait waits\n"
+    "  until that one has finished, then goes on.\n";
 
 int cmd_study(int argc, char **argv)
 {
     const char *profile = NULL, *store_path = DEFAULT_STORE, *report_dir = NULL, *work = NULL, *runners_dir = NULL;
-    int quiet = 0, no_report = 0;
+    int quiet = 0, no_report = 0, wait = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(study_usage, stdout); return 0; }
@@ -55,6 +62,7 @@ int cmd_study(int argc, char **argv)
         else if (!strcmp(a, "--runners")) { if (!(runners_dir = cli_value(argc, argv, &i))) return 2; }
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--no-report")) no_report = 1;
+        else if (!strcmp(a, "--wait")) wait = 1;
         else { fputs(study_usage, stderr); cli_error("study: unknown option '%s'", a); return 2; }
     }
     if (!profile) { fputs(study_usage, stderr); cli_error("study: --profile quick|paper|FILE is required"); return 2; }
@@ -84,11 +92,30 @@ int cmd_study(int argc, char **argv)
     snprintf(tmp, sizeof tmp, "%s", store_path);
     snprintf(store_dir, sizeof store_dir, "%s", dirname(tmp));
     if (cli_prepare_out_dir(store_dir)) { cb_study_config_free(&cfg); cb_runners_free(&runners); return 1; }
-    cb_store *store;
-    st = cb_store_open(store_path, 1, &store);
-    if (st != CB_OK) { cb_study_config_free(&cfg); cb_runners_free(&runners); return cli_status(st); }
+    /* The locks before the store is opened: a second study touches nothing,
+     * not even the schema of a store the first one is creating. */
+    char lock_path[PATH_MAX + 64], what[PATH_MAX + 64];
+    cb_store_lock_path(store_path, lock_path, sizeof lock_path);
+    snprintf(what, sizeof what, "the results store %s", store_path);
+    cb_lock *store_lock = NULL, *work_lock = NULL;
+    st = cb_lock_acquire(lock_path, what, wait, quiet, &store_lock);
+    if (st == CB_OK) st = cb_mkdirs(wdir);
+    if (st == CB_OK) {
+        snprintf(lock_path, sizeof lock_path, "%s/.crossbind-study.lock", wdir);
+        snprintf(what, sizeof what, "the work directory %s", wdir);
+        st = cb_lock_acquire(lock_path, what, wait, quiet, &work_lock);
+    }
+    cb_store *store = NULL;
+    if (st == CB_OK) st = cb_store_open(store_path, CB_STORE_CREATE, &store);
+    if (st != CB_OK) {
+        cb_lock_release(work_lock);
+        cb_lock_release(store_lock);
+        cb_study_config_free(&cfg);
+        cb_runners_free(&runners);
+        return cli_status(st);
+    }
     cb_proc_catch_interrupts();
-    cb_study_options opt = {.self = self, .work_dir = wdir, .quiet = quiet};
+    cb_study_options opt = {.self = self, .work_dir = wdir, .quiet = quiet, .lock = store_lock};
     int64_t id = 0;
     int failures = 0;
     st = cb_study_run(&cfg, &runners, store, &opt, &id, &failures);
@@ -114,6 +141,8 @@ int cmd_study(int argc, char **argv)
         }
     }
     cb_store_close(store);
+    cb_lock_release(work_lock);
+    cb_lock_release(store_lock);
     cb_study_config_free(&cfg);
     cb_runners_free(&runners);
     return rc;
@@ -121,20 +150,23 @@ int cmd_study(int argc, char **argv)
 
 static int open_existing(const char *path, int64_t want, cb_store **store, int64_t *id)
 {
-    cb_status st = cb_store_open(path, 0, store);
+    /* Read-only: reading needs no write permission, and a reader never changes a store. */
+    cb_status st = cb_store_open(path, CB_STORE_READ, store);
     if (st != CB_OK) return cli_status(st);
+    int rc = 0;
     if (want) {
         /* An unknown id would otherwise export empty tables without a word. */
-        if (!cb_store_exists(*store, "SELECT 1 FROM study WHERE id=?", "i", (int64_t)want)) {
-            cb_store_close(*store);
-            return cli_error("%s: no study %lld in this store", path, (long long)want);
-        }
+        int found = 0;
+        st = cb_store_exists(*store, &found, "SELECT 1 FROM study WHERE id=?", "i", (int64_t)want);
+        if (st != CB_OK) rc = cli_status(st);
+        else if (!found) rc = cli_error("%s: no study %lld in this store", path, (long long)want);
         *id = want;
-    } else if (!latest_study(*store, id)) {
-        cb_store_close(*store);
-        return cli_error("%s: the store holds no study yet", path);
+    } else {
+        rc = latest_study(*store, id);
+        if (rc == -1) rc = cli_error("%s: the store holds no study yet", path);
     }
-    return 0;
+    if (rc) cb_store_close(*store);
+    return rc;
 }
 
 int cmd_report(int argc, char **argv)

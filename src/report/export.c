@@ -13,9 +13,24 @@ static cb_status query(cb_store *store, const char *table, int64_t id, sqlite3_s
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE %s=? ORDER BY rowid", table, strcmp(table, "study") ? "study_id" : "id");
     if (sqlite3_prepare_v2(cb_store_db(store), sql, -1, q, NULL) != SQLITE_OK)
-        return cb_fail(CB_ERR_IO, "reading %s: %s", table, sqlite3_errmsg(cb_store_db(store)));
-    sqlite3_bind_int64(*q, 1, id);
+        return cb_fail(CB_ERR_IO, "%s: reading the table %s: %s", cb_store_path(store), table,
+                       sqlite3_errmsg(cb_store_db(store)));
+    if (sqlite3_bind_int64(*q, 1, id) != SQLITE_OK) {
+        cb_status st = cb_fail(CB_ERR_IO, "%s: reading the table %s: %s", cb_store_path(store), table,
+                               sqlite3_errmsg(cb_store_db(store)));
+        sqlite3_finalize(*q);
+        return st;
+    }
     return CB_OK;
+}
+
+/* Anything but the end of the rows is an error of the export, never a shorter table. */
+static cb_status query_end(cb_store *store, sqlite3_stmt *q, int rc, const char *table)
+{
+    cb_status st = rc == SQLITE_DONE ? CB_OK : cb_fail(CB_ERR_IO, "%s: reading the table %s: %s", cb_store_path(store),
+                                                       table, sqlite3_errmsg(cb_store_db(store)));
+    sqlite3_finalize(q);
+    return st;
 }
 
 static void csv_value(cb_buf *b, sqlite3_stmt *q, int c)
@@ -51,11 +66,12 @@ cb_status cb_results_export_csv(cb_store *store, int64_t id, const char *dir)
         int nc = sqlite3_column_count(q);
         for (int c = 0; c < nc; c++) cb_buf_printf(&b, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
         cb_buf_printf(&b, "\n");
-        while (sqlite3_step(q) == SQLITE_ROW) {
+        int rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             for (int c = 0; c < nc; c++) { if (c) cb_buf_printf(&b, ","); csv_value(&b, q, c); }
             cb_buf_printf(&b, "\n");
         }
-        sqlite3_finalize(q);
+        if ((st = query_end(store, q, rc, tables[t])) != CB_OK) { cb_buf_free(&b); return st; }
         char path[1200];
         snprintf(path, sizeof path, "%s/%s.csv", dir, tables[t]);
         st = cb_buf_ok(&b) ? cb_write_file_atomic(path, b.data, b.len) : cb_fail(CB_ERR_NOMEM, "out of memory");
@@ -74,8 +90,8 @@ cb_status cb_results_export_json(cb_store *store, int64_t id, const char *path)
         cb_status st = query(store, tables[t], id, &q);
         if (st != CB_OK) { cb_buf_free(&b); return st; }
         cb_buf_printf(&b, ",\n \"%s\": [", tables[t]);
-        int nc = sqlite3_column_count(q), row = 0;
-        while (sqlite3_step(q) == SQLITE_ROW) {
+        int nc = sqlite3_column_count(q), row = 0, rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             cb_buf_printf(&b, "%s\n  {", row++ ? "," : "");
             for (int c = 0; c < nc; c++) {
                 cb_buf_printf(&b, "%s", c ? ", " : "");
@@ -85,7 +101,7 @@ cb_status cb_results_export_json(cb_store *store, int64_t id, const char *path)
             }
             cb_buf_printf(&b, "}");
         }
-        sqlite3_finalize(q);
+        if ((st = query_end(store, q, rc, tables[t])) != CB_OK) { cb_buf_free(&b); return st; }
         cb_buf_printf(&b, "]");
     }
     cb_buf_printf(&b, "}\n");

@@ -55,7 +55,29 @@ static double col_num(sqlite3_stmt *q, int i)
 
 static cb_status db_error(rdata *d, const char *what)
 {
-    return cb_fail(CB_ERR_IO, "reading the store (%s): %s", what, sqlite3_errmsg(cb_store_db(d->store)));
+    return cb_fail(CB_ERR_IO, "%s: reading the table %s: %s", cb_store_path(d->store), what,
+                   sqlite3_errmsg(cb_store_db(d->store)));
+}
+
+/* Ends a query whose last step returned rc: anything but the end of its rows
+ * is an error of the report, never a shorter table. */
+static cb_status query_end(rdata *d, sqlite3_stmt *q, int rc, const char *table)
+{
+    cb_status st = rc == SQLITE_DONE ? CB_OK : db_error(d, table);
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The one row of a study; CB_ERR_NOT_FOUND when there is none. */
+static cb_status study_row(rdata *d, sqlite3_stmt *q)
+{
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) return CB_OK;
+    cb_status st = rc == SQLITE_DONE ? cb_fail(CB_ERR_NOT_FOUND, "%s: the store has no study %lld",
+                                               cb_store_path(d->store), (long long)d->id)
+                                     : db_error(d, "study");
+    sqlite3_finalize(q);
+    return st;
 }
 
 static cb_status load(rdata *d)
@@ -64,13 +86,11 @@ static cb_status load(rdata *d)
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, "SELECT config FROM study WHERE id=?", -1, &q, NULL) != SQLITE_OK) return db_error(d, "study");
     sqlite3_bind_int64(q, 1, d->id);
-    if (sqlite3_step(q) != SQLITE_ROW) {
-        sqlite3_finalize(q);
-        return cb_fail(CB_ERR_NOT_FOUND, "the store has no study %lld", (long long)d->id);
-    }
+    cb_status st = study_row(d, q);
+    if (st != CB_OK) return st;
     const char *cfg = col_text(q, 0);
     cb_json c;
-    cb_status st = cb_json_parse(cfg, strlen(cfg), "the study's configuration", &c);
+    st = cb_json_parse(cfg, strlen(cfg), "the study's configuration", &c);
     sqlite3_finalize(q);
     if (st != CB_OK) return st;
     const cb_json *models = cb_json_get(&c, "models"), *bindings = cb_json_get(&c, "bindings");
@@ -87,12 +107,13 @@ static cb_status load(rdata *d)
     snprintf(d->reference, sizeof d->reference, "%s", ref && ref->type == CB_JSON_STR ? ref->str : "");
     cb_json_free(&c);
 
+    int rc;
     if (sqlite3_prepare_v2(db, "SELECT binding, model, device, run, status, training_time_s, test_accuracy, f1_macro,"
                            " auc_macro, load_s, forward_s, backward_s FROM train_run WHERE study_id=?"
                            " ORDER BY model, binding, device, run", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "train_run");
     sqlite3_bind_int64(q, 1, d->id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         trun *g = realloc(d->tr, (size_t)(d->ntr + 1) * sizeof *g);
         if (!g) { sqlite3_finalize(q); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
         d->tr = g;
@@ -109,7 +130,7 @@ static cb_status load(rdata *d)
         t->auc = col_num(q, 8);
         for (int k = 0; k < 3; k++) t->sub[k] = col_num(q, 9 + k);
     }
-    sqlite3_finalize(q);
+    if ((st = query_end(d, q, rc, "train_run")) != CB_OK) return st;
     for (int i = 0; i < d->ntr; i++) {
         trun *t = &d->tr[i];
         if (sqlite3_prepare_v2(db, "SELECT epoch, train_acc FROM epoch WHERE study_id=? AND binding=? AND model=? AND"
@@ -120,7 +141,7 @@ static cb_status load(rdata *d)
         sqlite3_bind_text(q, 3, t->model, -1, SQLITE_STATIC);
         sqlite3_bind_int(q, 4, t->run);
         sqlite3_bind_text(q, 5, t->device, -1, SQLITE_STATIC);
-        while (sqlite3_step(q) == SQLITE_ROW) {
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             double *e = realloc(t->epoch, (size_t)(t->nep + 1) * sizeof *e);
             double *a = e ? realloc(t->train_acc, (size_t)(t->nep + 1) * sizeof *a) : NULL;
             if (e) t->epoch = e;
@@ -129,14 +150,14 @@ static cb_status load(rdata *d)
             t->epoch[t->nep] = col_num(q, 0);
             t->train_acc[t->nep++] = col_num(q, 1);
         }
-        sqlite3_finalize(q);
+        if ((st = query_end(d, q, rc, "epoch")) != CB_OK) return st;
     }
     if (sqlite3_prepare_v2(db, "SELECT trainer, binding, model, device, format, load_mode, status, run, stable, correct,"
                            " reference_correct, mean_time_s, label_agreement, max_abs_logit_diff FROM inference"
                            " WHERE study_id=? ORDER BY model, binding, format, run", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "inference");
     sqlite3_bind_int64(q, 1, d->id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         infer *g = realloc(d->in, (size_t)(d->nin + 1) * sizeof *g);
         if (!g) { sqlite3_finalize(q); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
         d->in = g;
@@ -157,8 +178,7 @@ static cb_status load(rdata *d)
         x->agree = col_num(q, 12);
         x->diff = col_num(q, 13);
     }
-    sqlite3_finalize(q);
-    return CB_OK;
+    return query_end(d, q, rc, "inference");
 }
 
 static void rdata_free(rdata *d)
@@ -565,13 +585,14 @@ static cb_status features_table(rdata *d, cb_buf *html, cb_buf *md, const char *
     rtable t;
     rtable_init(&t, "supported_features", 10, h);
     sqlite3_stmt *q;
+    int rc;
     if (sqlite3_prepare_v2(cb_store_db(d->store), "SELECT name, framework, language, version, manifest FROM binding"
                            " WHERE study_id=? ORDER BY name", -1, &q, NULL) != SQLITE_OK) {
         rtable_free(&t);
         return db_error(d, "binding");
     }
     sqlite3_bind_int64(q, 1, d->id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *name = col_text(q, 0), *man = col_text(q, 4);
         cb_json mj;
         cb_buf trains = {0}, modes = {0}, devices = {0}, otrain = {0}, omodes = {0}, check = {0};
@@ -611,8 +632,9 @@ static cb_status features_table(rdata *d, cb_buf *html, cb_buf *md, const char *
         cb_buf_free(&trains); cb_buf_free(&modes); cb_buf_free(&devices); cb_buf_free(&otrain); cb_buf_free(&omodes);
         cb_buf_free(&check);
     }
-    sqlite3_finalize(q);
-    cb_status st = rtable_emit(&t, html, md, dir);
+    cb_status st = query_end(d, q, rc, "binding");
+    if (st != CB_OK) { rtable_free(&t); return st; }
+    st = rtable_emit(&t, html, md, dir);
     rtable_free(&t);
     return st;
 }
@@ -625,8 +647,11 @@ static cb_status header(rdata *d, cb_buf *html, cb_buf *md)
                            " config FROM study WHERE id=?", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "study");
     sqlite3_bind_int64(q, 1, d->id);
-    if (sqlite3_step(q) != SQLITE_ROW) { sqlite3_finalize(q); return cb_fail(CB_ERR_NOT_FOUND, "no study %lld", (long long)d->id); }
+    cb_status st = study_row(d, q);
+    if (st != CB_OK) return st;
     const char *data = col_text(q, 5), *cfg = col_text(q, 7);
+    char status[400]; /* a study stored as running whose process is gone shows as interrupted */
+    cb_store_study_status(d->store, d->id, col_text(q, 3), status, sizeof status);
     cb_json dj = {0}, cj = {0};
     int have_data = cb_json_parse(data, strlen(data), "data", &dj) == CB_OK;
     int have_cfg = cb_json_parse(cfg, strlen(cfg), "config", &cj) == CB_OK;
@@ -635,14 +660,14 @@ static cb_status header(rdata *d, cb_buf *html, cb_buf *md)
                   "<b>", (long long)d->id);
     html_escape(html, col_text(q, 0));
     cb_buf_printf(html, "</b>, status <b>");
-    html_escape(html, col_text(q, 3));
+    html_escape(html, status);
     cb_buf_printf(html, "</b>; started ");
     html_escape(html, col_text(q, 1));
     if (sqlite3_column_type(q, 4) != SQLITE_NULL) { cb_buf_printf(html, ", finished "); html_escape(html, col_text(q, 4)); }
     if (!isnan(col_num(q, 6))) cb_buf_printf(html, "; study time %.1f min", col_num(q, 6) / 60);
     cb_buf_printf(html, ".</p>\n<h3>Data sets</h3><ul id=\"datasets\">\n");
     cb_buf_printf(md, "# crossbind study report\n\nStudy %lld, profile %s, status %s, started %s.\n\n## Data sets\n\n",
-                  (long long)d->id, col_text(q, 0), col_text(q, 3), col_text(q, 1));
+                  (long long)d->id, col_text(q, 0), status, col_text(q, 1));
     for (int i = 0; have_data && i < dj.count; i++) {
         const cb_json *e = &dj.items[i], *nm = cb_json_get(e, "name"), *p = cb_json_get(e, "path"),
                       *f = cb_json_get(e, "format"), *si = cb_json_get(e, "stand_in");
@@ -670,7 +695,8 @@ static cb_status header(rdata *d, cb_buf *html, cb_buf *md)
                            " study_id=? ORDER BY name", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "binding");
     sqlite3_bind_int64(q, 1, d->id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         cb_buf_printf(html, "<li><b>");
         html_escape(html, col_text(q, 0));
         cb_buf_printf(html, "</b> (%s, %s): ", col_text(q, 1), col_text(q, 2));
@@ -678,7 +704,7 @@ static cb_status header(rdata *d, cb_buf *html, cb_buf *md)
         cb_buf_printf(html, "</li>\n");
         cb_buf_printf(md, "- %s (%s, %s): %s\n", col_text(q, 0), col_text(q, 1), col_text(q, 2), col_text(q, 3));
     }
-    sqlite3_finalize(q);
+    if ((st = query_end(d, q, rc, "binding")) != CB_OK) return st;
     cb_buf_printf(html, "<li>report written by crossbind %s</li></ul></section>\n", CB_VERSION);
     cb_buf_printf(md, "\n");
     return CB_OK;

@@ -1,15 +1,20 @@
 /* The SQLite results store: schema, checks, and transactional writes. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../core/json.h"
+#include "lock.h"
 #include "store.h"
 
 struct cb_store {
     sqlite3 *db;
+    int readonly;
     char path[1024];
 };
 
@@ -44,6 +49,22 @@ static const char schema_sql[] =
     "  PRIMARY KEY(study_id, trainer, binding, model, run, device, format, pass));";
 
 sqlite3 *cb_store_db(cb_store *s) { return s->db; }
+const char *cb_store_path(const cb_store *s) { return s->path; }
+
+/* The table a statement reads or writes, for messages ("" when not found). */
+static void table_of(const char *sql, char *out, size_t cap)
+{
+    static const char *const keys[] = {" INTO ", "UPDATE ", " FROM ", " from ", " into "};
+    out[0] = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys && !out[0]; k++) {
+        const char *p = strstr(sql, keys[k]);
+        if (!p) continue;
+        p += strlen(keys[k]);
+        size_t n = 0;
+        while (n + 1 < cap && (isalnum((unsigned char)p[n]) || p[n] == '_')) { out[n] = p[n]; n++; }
+        out[n] = 0;
+    }
+}
 
 static cb_status db_fail(cb_store *s, const char *what)
 {
@@ -52,7 +73,13 @@ static cb_status db_fail(cb_store *s, const char *what)
     if ((code & 0xff) == SQLITE_FULL)
         return cb_fail(CB_ERR_IO, "%s: %s: the disk is full; everything stored before is kept", s->path, what);
     if ((code & 0xff) == SQLITE_NOTADB)
-        return cb_fail(CB_ERR_FORMAT, "%s: not a crossbind results store (not an SQLite database)", s->path);
+        return cb_fail(CB_ERR_FORMAT, "%s: not a crossbind results store (not an SQLite database, or its header is "
+                       "damaged)", s->path);
+    if ((code & 0xff) == SQLITE_CORRUPT)
+        return cb_fail(CB_ERR_FORMAT, "%s: %s: the store is damaged (%s); restore it from a copy, or give the study "
+                       "a new --store", s->path, what, msg);
+    if ((code & 0xff) == SQLITE_READONLY && s->readonly)
+        return cb_fail(CB_ERR_IO, "%s: %s: the store is open read-only", s->path, what);
     return cb_fail(CB_ERR_IO, "%s: %s: %s", s->path, what, msg);
 }
 
@@ -66,48 +93,271 @@ static cb_status exec_plain(cb_store *s, const char *sql, const char *what)
     return CB_OK;
 }
 
-static int64_t pragma_int(cb_store *s, const char *sql, int *ok)
+static cb_status pragma_int(cb_store *s, const char *sql, const char *what, int64_t *v)
 {
     sqlite3_stmt *st;
-    *ok = 0;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
-    int64_t v = 0;
-    if (sqlite3_step(st) == SQLITE_ROW) { v = sqlite3_column_int64(st, 0); *ok = 1; }
+    *v = 0;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(s, what);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *v = sqlite3_column_int64(st, 0);
+    cb_status out = rc == SQLITE_ROW || rc == SQLITE_DONE ? CB_OK : db_fail(s, what);
     sqlite3_finalize(st);
-    return v;
+    return out;
 }
 
-cb_status cb_store_open(const char *path, int create, cb_store **out)
+/* What identifies the file: its number of tables, application id and schema version. */
+static cb_status read_identity(cb_store *s, int64_t *tables, int64_t *app, int64_t *version)
+{
+    cb_status st = pragma_int(s, "SELECT count(*) FROM sqlite_master", "reading the schema", tables);
+    if (st == CB_OK) st = pragma_int(s, "PRAGMA application_id", "reading the application id", app);
+    if (st == CB_OK) st = pragma_int(s, "PRAGMA user_version", "reading the schema version", version);
+    return st;
+}
+
+/* A new store's schema, made in one immediate transaction that looks again
+ * whether the file is still empty once it holds the write lock: of processes
+ * creating the same store at once, one makes the schema and the others find
+ * it made. */
+static cb_status create_schema(cb_store *s)
+{
+    /* In the rollback journal's mode: the commit writes the file itself, so a
+     * process opening it meanwhile never sees an empty file beside a
+     * write-ahead log (which SQLite takes for a stale log). WAL comes after. */
+    cb_status st = exec_plain(s, "BEGIN IMMEDIATE", "creating the store");
+    if (st != CB_OK) return st;
+    int64_t tables, app, version;
+    st = read_identity(s, &tables, &app, &version);
+    if (st == CB_OK && tables == 0 && app == 0) {
+        char sql[sizeof schema_sql + 200];
+        snprintf(sql, sizeof sql, "%s PRAGMA application_id=%d; PRAGMA user_version=%d;", schema_sql, CB_STORE_APP_ID,
+                 CB_STORE_SCHEMA);
+        st = exec_plain(s, sql, "creating the schema");
+    }
+    if (st == CB_OK) st = exec_plain(s, "COMMIT", "creating the schema");
+    if (st != CB_OK) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return st;
+}
+
+/* The database as this crossbind defines it, to compare a store with. */
+static sqlite3 *reference_schema(void)
+{
+    sqlite3 *ref = NULL;
+    if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+        sqlite3_exec(ref, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(ref);
+        return NULL;
+    }
+    return ref;
+}
+
+/* Column i of every row of `sql` (one text parameter), as "a|b|c" lines. */
+static int rows_text(sqlite3 *db, const char *sql, const char *arg, cb_buf *out)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_bind_text(q, 1, arg, -1, SQLITE_TRANSIENT) != SQLITE_OK) { sqlite3_finalize(q); return -1; }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(q); c++) {
+            const unsigned char *t = sqlite3_column_text(q, c);
+            cb_buf_printf(out, "%s%s", c ? "|" : "", t ? (const char *)t : "");
+        }
+        cb_buf_printf(out, "\n");
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE && cb_buf_ok(out) ? 0 : -1;
+}
+
+static const char *find_line(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, name, n) && p[n] == '|') return p;
+    return NULL;
+}
+
+static cb_status schema_fail(cb_store *s, const char *fmt, const char *a, const char *b)
+{
+    char what[300];
+    snprintf(what, sizeof what, fmt, a, b);
+    return cb_fail(CB_ERR_FORMAT, "%s: damaged or altered: %s; this crossbind cannot use it: restore the store from "
+                   "a copy, or give the study a new --store", s->path, what);
+}
+
+/* Every table, column (type, NOT NULL, key) and uniqueness constraint that
+ * crossbind relies on, exactly as it defines them. Extra tables are left
+ * alone; tables crossbind knows must be exactly as it made them. */
+static cb_status verify_schema(cb_store *s)
+{
+    static const char cols_sql[] = "SELECT name, type, \"notnull\", pk, dflt_value FROM pragma_table_info(?1) ORDER BY cid";
+    static const char uniq_sql[] = "SELECT (SELECT group_concat(name, ',') FROM pragma_index_info(l.name)) FROM "
+                                   "pragma_index_list(?1) l WHERE l.\"unique\" ORDER BY 1";
+    sqlite3 *ref = reference_schema();
+    if (!ref) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    sqlite3_stmt *q;
+    cb_status st = CB_OK;
+    if (sqlite3_prepare_v2(ref, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_close(ref);
+        return cb_fail(CB_ERR_NOMEM, "out of memory");
+    }
+    while (st == CB_OK && sqlite3_step(q) == SQLITE_ROW) {
+        char table[64];
+        snprintf(table, sizeof table, "%s", (const char *)sqlite3_column_text(q, 0));
+        cb_buf want = {0}, have = {0}, want_u = {0}, have_u = {0};
+        if (rows_text(ref, cols_sql, table, &want) || rows_text(ref, uniq_sql, table, &want_u))
+            st = cb_fail(CB_ERR_NOMEM, "out of memory");
+        else if (rows_text(s->db, cols_sql, table, &have) || rows_text(s->db, uniq_sql, table, &have_u))
+            st = db_fail(s, "reading the definition of a table");
+        else if (!have.len)
+            st = schema_fail(s, "the table %s is missing%s", table, "");
+        else {
+            /* Column by column, to name the one that differs. */
+            for (const char *w = want.data; st == CB_OK && w && *w; w = strchr(w, '\n') + 1) {
+                char col[64];
+                size_t n = strcspn(w, "|");
+                snprintf(col, sizeof col, "%.*s", (int)(n < 63 ? n : 63), w);
+                const char *h = find_line(have.data, col);
+                size_t len = strcspn(w, "\n");
+                char full[128];
+                snprintf(full, sizeof full, "%s.%s", table, col);
+                if (!h) st = schema_fail(s, "the table %s has no column %s", table, col);
+                else if (strncmp(h, w, len + 1)) st = schema_fail(s, "the column %s is not defined as crossbind defines "
+                                                                  "it%s", full, "");
+            }
+            for (const char *h = have.data; st == CB_OK && h && *h; h = strchr(h, '\n') + 1) {
+                char col[64];
+                size_t n = strcspn(h, "|");
+                snprintf(col, sizeof col, "%.*s", (int)(n < 63 ? n : 63), h);
+                if (!find_line(want.data, col)) st = schema_fail(s, "the table %s has a column %s that crossbind does "
+                                                                 "not define", table, col);
+            }
+            if (st == CB_OK && (have_u.len != want_u.len || memcmp(have_u.data, want_u.data, want_u.len)))
+                st = schema_fail(s, "the table %s lacks a key or uniqueness constraint crossbind defines%s", table, "");
+        }
+        cb_buf_free(&want); cb_buf_free(&have); cb_buf_free(&want_u); cb_buf_free(&have_u);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(ref);
+    return st;
+}
+
+/* The tables crossbind defines whose rows cannot all be read, as "a, b". */
+static void unreadable_tables(cb_store *s, cb_buf *out)
+{
+    static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass"};
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT * FROM %s", tables[t]);
+        sqlite3_stmt *q;
+        int rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
+        if (rc == SQLITE_OK) {
+            while ((rc = sqlite3_step(q)) == SQLITE_ROW) {}
+            sqlite3_finalize(q);
+        }
+        if (rc != SQLITE_DONE) cb_buf_printf(out, "%s%s", out->len ? ", " : "", tables[t]);
+    }
+}
+
+/* SQLite's check of every page and index of the file; a damaged store is
+ * refused naming the tables that cannot be read. */
+static cb_status check_integrity(cb_store *s)
+{
+    sqlite3_stmt *q;
+    cb_buf found = {0}, tables = {0};
+    int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(3)", -1, &q, NULL);
+    if (rc == SQLITE_OK) {
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *line = (const char *)sqlite3_column_text(q, 0);
+            if (line && strcmp(line, "ok")) cb_buf_printf(&found, "%s%s", found.len ? "; " : "", line);
+        }
+        sqlite3_finalize(q);
+    }
+    if (rc != SQLITE_DONE && !found.len) cb_buf_printf(&found, "%s", sqlite3_errmsg(s->db));
+    cb_status st = CB_OK;
+    if (found.len) {
+        for (char *p = found.data; p && *p; p++) if (*p == '\n') *p = ' ';
+        unreadable_tables(s, &tables);
+        st = cb_fail(CB_ERR_FORMAT, "%s: the store is damaged (%s%s%s; SQLite's integrity check: %.240s); restore it "
+                     "from a copy, or give the study a new --store", s->path, tables.len ? "unreadable: the table(s) " : "",
+                     tables.len ? tables.data : "every table reads, an index or free page is damaged",
+                     "", found.data ? found.data : "?");
+    }
+    cb_buf_free(&found);
+    cb_buf_free(&tables);
+    return st;
+}
+
+/* "file:" URI of a path, for the immutable fallback of read-only opening. */
+static void path_uri(const char *path, const char *query, char *out, size_t cap)
+{
+    size_t n = (size_t)snprintf(out, cap, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 < cap; p++) {
+        if (isalnum(*p) || strchr("/._-~", *p)) out[n++] = (char)*p;
+        else n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
+    }
+    snprintf(out + n, cap - n, "?%s", query);
+}
+
+static int nonempty_file(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+static cb_status connect(cb_store *s, const char *name, int flags)
+{
+    if (sqlite3_open_v2(name, &s->db, flags, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(s->db, 10000);
+        return CB_OK;
+    }
+    cb_status st = cb_fail(CB_ERR_IO, "%s: cannot open the results store: %s", s->path,
+                           s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite3_close(s->db);
+    s->db = NULL;
+    return st;
+}
+
+cb_status cb_store_open(const char *path, cb_store_mode mode, cb_store **out)
 {
     *out = NULL;
-    if (!create && access(path, F_OK) != 0) return cb_fail(CB_ERR_NOT_FOUND, "%s: no such results store", path);
+    if (mode != CB_STORE_CREATE && access(path, F_OK) != 0)
+        return cb_fail(CB_ERR_NOT_FOUND, "%s: no such results store", path);
     cb_store *s = calloc(1, sizeof *s);
     if (!s) return cb_fail(CB_ERR_NOMEM, "out of memory");
     snprintf(s->path, sizeof s->path, "%s", path);
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-        cb_status st = cb_fail(CB_ERR_IO, "%s: cannot open the results store: %s", path,
-                               s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        sqlite3_close(s->db);
-        free(s);
-        return st;
-    }
-    sqlite3_busy_timeout(s->db, 10000);
-    int ok;
-    int64_t tables = pragma_int(s, "SELECT count(*) FROM sqlite_master", &ok);
-    cb_status st = CB_OK;
-    if (!ok) st = db_fail(s, "reading the schema");
-    int64_t app = ok ? pragma_int(s, "PRAGMA application_id", &ok) : 0;
-    int64_t version = ok ? pragma_int(s, "PRAGMA user_version", &ok) : 0;
-    if (st == CB_OK && tables == 0 && app == 0) {
-        if (!create) st = cb_fail(CB_ERR_FORMAT, "%s: an empty file, not a crossbind results store", path);
-        else {
-            char sql[sizeof schema_sql + 200];
-            snprintf(sql, sizeof sql, "PRAGMA journal_mode=WAL; BEGIN; %s PRAGMA application_id=%d; "
-                     "PRAGMA user_version=%d; COMMIT;", schema_sql, CB_STORE_APP_ID, CB_STORE_SCHEMA);
-            st = exec_plain(s, sql, "creating the schema");
+    s->readonly = mode == CB_STORE_READ;
+    int flags = s->readonly ? SQLITE_OPEN_READONLY
+                            : SQLITE_OPEN_READWRITE | (mode == CB_STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
+    cb_status st = connect(s, path, flags);
+    int64_t tables = 0, app = 0, version = 0;
+    if (st == CB_OK) st = read_identity(s, &tables, &app, &version);
+    int code = s->db ? sqlite3_errcode(s->db) & 0xff : 0;
+    if (st != CB_OK && s->readonly && (code == SQLITE_CANTOPEN || code == SQLITE_READONLY)) {
+        /* A WAL store without its -shm file in a directory this process cannot
+         * write: SQLite cannot make the shared index. With no log to apply, the
+         * file alone is the whole store, and nobody can be writing it (a writer
+         * would need that same directory), so it is read as immutable. */
+        char wal[1100];
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        if (!nonempty_file(wal)) {
+            char uri[3400];
+            path_uri(path, "immutable=1", uri, sizeof uri);
+            sqlite3_close(s->db);
+            s->db = NULL;
+            st = connect(s, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+            if (st == CB_OK) st = read_identity(s, &tables, &app, &version);
+        } else {
+            st = cb_fail(CB_ERR_IO, "%s: cannot be read here: its write-ahead log %s holds changes not yet in the "
+                         "store and the directory is not writable: run sqlite3 %s 'PRAGMA wal_checkpoint' where it is "
+                         "writable, or copy the store with its -wal file to a writable directory", path, wal, path);
         }
-    } else if (st == CB_OK && app != CB_STORE_APP_ID) {
+    }
+    if (st == CB_OK && tables == 0 && app == 0) {
+        if (mode != CB_STORE_CREATE) st = cb_fail(CB_ERR_FORMAT, "%s: an empty file, not a crossbind results store", path);
+        else if ((st = create_schema(s)) == CB_OK)
+            st = read_identity(s, &tables, &app, &version);
+    }
+    if (st == CB_OK && app != CB_STORE_APP_ID) {
         st = cb_fail(CB_ERR_FORMAT, "%s: an SQLite database of another application, not a crossbind results store",
                      path);
     } else if (st == CB_OK && version > CB_STORE_SCHEMA) {
@@ -116,7 +366,10 @@ cb_status cb_store_open(const char *path, int create, cb_store **out)
     } else if (st == CB_OK && version < 1) {
         st = cb_fail(CB_ERR_FORMAT, "%s: a crossbind store without a schema version: damaged", path);
     }
-    if (st == CB_OK) st = exec_plain(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "setting up");
+    /* Nothing is written before the file is known sound. */
+    if (st == CB_OK) st = check_integrity(s);
+    if (st == CB_OK) st = verify_schema(s);
+    if (st == CB_OK && !s->readonly) st = exec_plain(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "setting up");
     if (st != CB_OK) {
         sqlite3_close(s->db);
         free(s);
@@ -129,37 +382,47 @@ cb_status cb_store_open(const char *path, int create, cb_store **out)
 void cb_store_close(cb_store *s)
 {
     if (!s) return;
+    if (!s->readonly) {
+        /* The log folded into the file and emptied even when a reader still has
+         * it open (SQLite only does so on the last close): a store left
+         * behind is then readable from a read-only directory. Best effort. */
+        sqlite3_busy_timeout(s->db, 2000);
+        sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    }
     sqlite3_close(s->db);
     free(s);
 }
 
 static cb_status bind_and_step(cb_store *s, const char *sql, const char *types, va_list ap, int *has_row)
 {
+    char table[64], what[100];
+    table_of(sql, table, sizeof table);
+    snprintf(what, sizeof what, "%s the table %s", strncmp(sql, "SELECT", 6) ? "writing" : "reading",
+             table[0] ? table : "?");
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(s, "preparing a statement");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(s, what);
     if (sqlite3_bind_parameter_count(st) != (int)strlen(types)) { /* a programming error, caught in tests */
         sqlite3_finalize(st);
         return cb_fail(CB_ERR_INVALID_ARG, "store: %d parameters given for %d in: %.60s", (int)strlen(types),
                        sqlite3_bind_parameter_count(st), sql);
     }
-    for (int i = 0; types[i]; i++) {
+    int rc = SQLITE_OK;
+    for (int i = 0; types[i] && rc == SQLITE_OK; i++) {
         int k = i + 1;
-        if (types[i] == 'i') sqlite3_bind_int64(st, k, va_arg(ap, int64_t));
+        if (types[i] == 'i') rc = sqlite3_bind_int64(st, k, va_arg(ap, int64_t));
         else if (types[i] == 'd') {
             double v = va_arg(ap, double);
-            if (isnan(v)) sqlite3_bind_null(st, k);
-            else sqlite3_bind_double(st, k, v);
+            rc = isnan(v) ? sqlite3_bind_null(st, k) : sqlite3_bind_double(st, k, v);
         } else {
             const char *t = va_arg(ap, const char *);
-            if (t) sqlite3_bind_text(st, k, t, -1, SQLITE_TRANSIENT);
-            else sqlite3_bind_null(st, k);
+            rc = t ? sqlite3_bind_text(st, k, t, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, k);
         }
     }
-    int rc = sqlite3_step(st);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
     if (has_row) *has_row = rc == SQLITE_ROW;
     while (rc == SQLITE_ROW && !has_row) rc = sqlite3_step(st);
     cb_status out = CB_OK;
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) out = db_fail(s, "writing");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) out = db_fail(s, what);
     sqlite3_finalize(st);
     return out;
 }
@@ -173,14 +436,15 @@ cb_status cb_store_exec(cb_store *s, const char *sql, const char *types, ...)
     return st;
 }
 
-int cb_store_exists(cb_store *s, const char *sql, const char *types, ...)
+cb_status cb_store_exists(cb_store *s, int *found, const char *sql, const char *types, ...)
 {
     va_list ap;
     va_start(ap, types);
     int row = 0;
     cb_status st = bind_and_step(s, sql, types, ap, &row);
     va_end(ap);
-    return st == CB_OK && row;
+    *found = st == CB_OK && row;
+    return st;
 }
 
 cb_status cb_store_begin(cb_store *s) { return exec_plain(s, "BEGIN IMMEDIATE", "starting a transaction"); }
@@ -192,24 +456,52 @@ cb_status cb_store_study(cb_store *s, const char *profile, const char *config_js
 {
     sqlite3_stmt *st;
     *created = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT id FROM study WHERE config = ?", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(s, "reading studies");
-    sqlite3_bind_text(st, 1, config_json, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        return CB_OK;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return db_fail(s, "reading studies");
-    char when[32];
-    time_t t = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    cb_status e = cb_store_exec(s, "INSERT INTO study(profile, config, created, machine) VALUES(?, ?, ?, ?)", "tttt",
-                                profile, config_json, when, machine);
+    /* Found or made in one write transaction: never two rows for one configuration. */
+    cb_status e = cb_store_begin(s);
     if (e != CB_OK) return e;
-    *id = sqlite3_last_insert_rowid(s->db);
-    *created = 1;
-    return CB_OK;
+    if (sqlite3_prepare_v2(s->db, "SELECT id FROM study WHERE config = ?", -1, &st, NULL) != SQLITE_OK) {
+        e = db_fail(s, "reading the table study");
+        cb_store_rollback(s);
+        return e;
+    }
+    int rc = sqlite3_bind_text(st, 1, config_json, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE) e = db_fail(s, "reading the table study");
+    sqlite3_finalize(st);
+    if (e == CB_OK && rc == SQLITE_DONE) {
+        char when[32];
+        time_t t = time(NULL);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+        e = cb_store_exec(s, "INSERT INTO study(profile, config, created, machine) VALUES(?, ?, ?, ?)", "tttt",
+                          profile, config_json, when, machine);
+        if (e == CB_OK) {
+            *id = sqlite3_last_insert_rowid(s->db);
+            *created = 1;
+        }
+    }
+    if (e == CB_OK) e = cb_store_commit(s);
+    if (e != CB_OK) {
+        cb_store_rollback(s);
+        *created = 0;
+    }
+    return e;
+}
+
+void cb_store_lock_path(const char *store_path, char *out, size_t cap) { snprintf(out, cap, "%s.lock", store_path); }
+
+void cb_store_study_status(const cb_store *s, int64_t id, const char *stored, char *out, size_t cap)
+{
+    if (strcmp(stored, "running")) { snprintf(out, cap, "%s", stored); return; }
+    char lock[1100];
+    cb_store_lock_path(s->path, lock, sizeof lock);
+    cb_lock_holder h;
+    int held = cb_lock_probe(lock, &h);
+    if (held < 0) snprintf(out, cap, "running (not verified: %s is unreadable)", lock);
+    else if (held && (h.study == id || h.study == 0)) {
+        if (h.pid) snprintf(out, cap, "running (pid %ld on host %s, since %s)", h.pid, h.host, h.since);
+        else snprintf(out, cap, "running");
+    } else
+        snprintf(out, cap, "interrupted (no crossbind study holds the store: the last one stopped without finishing; "
+                 "the same crossbind study command resumes it)");
 }

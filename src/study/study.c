@@ -22,6 +22,7 @@
 #include "crossbind/data.h"
 #include "crossbind/formats.h"
 #include "crossbind/rng.h"
+#include "lock.h"
 #include "proc.h"
 #include "study.h"
 
@@ -449,11 +450,13 @@ static cb_status plan(study *s)
                         if (cb_runner_has(r->loads, r->nloads, fmt) && cb_runner_has(r->infer, r->ninfer, c->models[m]) &&
                             runner_device(r, c->devices[d])) {
                             if (add_task(s, t)) return cb_fail(CB_ERR_NOMEM, "out of memory");
-                        } else if (!cb_store_exists(s->store, "SELECT 1 FROM inference WHERE study_id=? AND trainer=? AND"
-                                                    " binding=? AND model=? AND run=? AND device=? AND format=?",
-                                                    "itttitt", s->id, ref->name, r->name, c->models[m], (int64_t)run,
-                                                    c->devices[d], fmt)) {
-                            cb_status st = store_eval(s, &t, "unsupported", NULL, NULL, -1, NAN, NAN, 0);
+                        } else {
+                            int stored;
+                            cb_status st = cb_store_exists(s->store, &stored, "SELECT 1 FROM inference WHERE study_id=?"
+                                                           " AND trainer=? AND binding=? AND model=? AND run=? AND"
+                                                           " device=? AND format=?", "itttitt", s->id, ref->name,
+                                                           r->name, c->models[m], (int64_t)run, c->devices[d], fmt);
+                            if (st == CB_OK && !stored) st = store_eval(s, &t, "unsupported", NULL, NULL, -1, NAN, NAN, 0);
                             if (st != CB_OK) return st;
                         }
                     }
@@ -463,14 +466,14 @@ static cb_status plan(study *s)
     return CB_OK;
 }
 
-static int task_done(study *s, const task *t)
+static cb_status task_done(study *s, const task *t, int *done)
 {
     const char *model = s->c->models[t->model];
     if (t->kind == TASK_TRAIN)
-        return cb_store_exists(s->store, "SELECT 1 FROM train_run WHERE study_id=? AND binding=? AND model=? AND run=?"
+        return cb_store_exists(s->store, done, "SELECT 1 FROM train_run WHERE study_id=? AND binding=? AND model=? AND run=?"
                                " AND device=? AND status='complete'", "ittit", s->id, t->binding->name, model,
                                (int64_t)t->run, t->device);
-    return cb_store_exists(s->store, "SELECT 1 FROM inference WHERE study_id=? AND trainer=? AND binding=? AND model=?"
+    return cb_store_exists(s->store, done, "SELECT 1 FROM inference WHERE study_id=? AND trainer=? AND binding=? AND model=?"
                            " AND run=? AND device=? AND format=? AND status='ok'", "itttitt", s->id, t->trainer->name,
                            t->binding->name, model, (int64_t)t->run, t->device, t->format);
 }
@@ -508,12 +511,14 @@ static cb_status record_bindings(study *s)
 {
     for (int b = 0; b < s->c->nbindings; b++) {
         const cb_runner *r = cb_runners_find(s->runners, s->c->bindings[b]);
-        if (cb_store_exists(s->store, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version IS NOT NULL", "it",
-                            s->id, r->name))
-            continue;
+        int known;
+        cb_status st = cb_store_exists(s->store, &known, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version"
+                                       " IS NOT NULL", "it", s->id, r->name);
+        if (st != CB_OK) return st;
+        if (known) continue;
         char version[600];
         cb_runner_version(r, s->opt->work_dir, version, sizeof version);
-        cb_status st = cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
+        st = cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
                                      " version, manifest) VALUES(?,?,?,?,?,?)", "itttt" "t", s->id, r->name,
                                      r->framework, r->language, version, r->manifest);
         if (st != CB_OK) return st;
@@ -573,6 +578,7 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
     cb_status st = cb_store_study(store, c->profile, c->canonical, machine, &s.id, &created);
     if (st != CB_OK) return st;
     *study_id = s.id;
+    cb_lock_set_study(opt->lock, s.id);
     if (!opt->quiet)
         fprintf(stderr, "[study] %s study %lld (profile %s) in this store\n", created ? "new" : "resuming",
                 (long long)s.id, c->profile);
@@ -601,9 +607,11 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
     s.done_s = malloc((size_t)(s.ntasks ? s.ntasks : 1) * sizeof *s.done_s);
     if (!s.done_s) { free(s.tasks); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
     int pending = 0;
-    for (int i = 0; i < s.ntasks; i++) {
+    for (int i = 0; i < s.ntasks && st == CB_OK; i++) {
+        int done = 0;
         s.done_s[i] = -1;
-        pending += !task_done(&s, &s.tasks[i]);
+        st = task_done(&s, &s.tasks[i], &done);
+        pending += !done;
     }
     if (!opt->quiet)
         fprintf(stderr, "[study] %d measurements planned, %d already in the store, %d to do\n", s.ntasks,
@@ -611,7 +619,9 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
     int todo_index = 0;
     for (int i = 0; i < s.ntasks && st == CB_OK; i++) {
         const task *t = &s.tasks[i];
-        if (task_done(&s, t)) continue;
+        int done = 0;
+        if ((st = task_done(&s, t, &done)) != CB_OK) break;
+        if (done) continue;
         if (cb_proc_interrupted()) break;
         todo_index++;
         if (!opt->quiet) {

@@ -76,6 +76,7 @@ typedef struct cb_study_options {
     const char *self;        /* this crossbind command */
     const char *work_dir;    /* trained models, logits and runner logs */
     int quiet;
+    struct cb_lock *lock;    /* the store's lock this process holds (records the study id), or NULL */
 } cb_study_options;
 
 /* Runs (or resumes) the study in `store`. Failed runs are recorded and the
