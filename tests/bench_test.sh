@@ -110,6 +110,27 @@ json_check "start-up measured from the clock the worker reports" "$J" \
     "[c for c in d['cells'] if c['binding'] == 'fake-good' and c['kind'] == 'startup'][0]['times_s'][0] < 3"
 check "the page lists the failures" grep -q "^- lenet1 infer fake-hang: timed out" "$T/f/bench.md"
 
+# Hostile strings from manifests, version commands and workers: text only on both pages.
+for mode in hostile hostile-fail; do
+    mkdir -p "$T/runners/$mode"
+    cat > "$T/runners/$mode/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$mode", "framework": "<script>alert(\"fw\")</script>",
+ "language": "\"onmouseover=alert(1)|\`x\`", "command": ["/bin/sh", "$PWD/tests/fake_bench_worker.sh", "$mode"],
+ "version_command": ["/bin/sh", "$PWD/tests/fake_bench_worker.sh", "hostile-version"],
+ "infer": ["lenet1"], "loads": ["onnx"], "devices": ["cpu"], "bench": ["infer"], "bench_env": ["X=<b>|\`y\`[z](j:1)"]}
+JSON
+done
+"$BIN" bench --models lenet1 --bindings crossbind,hostile,hostile-fail --quick --kinds infer --rounds 1 --timeout 10 \
+    --runners "$T/runners" --out "$T/h" --quiet >"$T/out" 2>"$T/err"
+check "a bench with hostile runners writes its pages" test -s "$T/h/bench.md" -a -s "$T/h/bench.html"
+FW='<script>alert("fw")</script>' LANG_='"onmouseover=alert(1)|`x`' VER='`v9` | [x](javascript:alert(25)) <script>alert(26)</script>'
+SAID='said <script>alert(21)</script> | "q" [l](javascript:alert(22))'
+ERR='no | <img src=x onerror=alert(23)> `c` ![i](javascript:alert(24))'
+check "bench.html: framework, language and version as text, under a CSP forbidding script" \
+    $PY tests/check_escaped.py html "$T/h/bench.html" "$FW" "$LANG_" "$VER"
+check "bench.md: the same, the worker's words, the setting and the failure escaped" \
+    $PY tests/check_escaped.py md "$T/h/bench.md" "$FW" "$LANG_" "$VER" "$SAID" "$ERR" 'X=<b>|`y`[z](j:1)'
+
 # Interrupted: what was measured is kept, the exit says so.
 "$BIN" bench --models lenet1,lenet5 --bindings crossbind --kinds startup,latency --rounds 50 --out "$T/i" --quiet >"$T/out" 2>"$T/err" &
 pid=$!

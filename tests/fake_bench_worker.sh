@@ -3,7 +3,8 @@
 # is the mode; the rest are the harness's bench options.
 # Modes: good (answers by the contract; FAKE_SPEED=slow|fast picks its times),
 # garbage (prints no JSON), exit3 (fails), hang (never answers), short (too
-# few times).
+# few times), hostile (answers, saying things full of markup), hostile-fail
+# (fails with such a message), hostile-version (prints such a version).
 mode=$1; shift
 kind=; samples=1; repeat=1
 while [ $# -gt 0 ]; do
@@ -27,4 +28,11 @@ case $mode in
     exit3) echo "fake worker: failing on purpose" >&2; exit 3 ;;
     hang) sleep 600 ;;
     short) echo '{"times_s": []}' ;;
+    hostile)
+        if [ "$kind" = startup ]; then
+            now=$(/usr/bin/python3 -c 'import time; print(time.clock_gettime(time.CLOCK_MONOTONIC))')
+            echo "{\"label\": 1, \"monotonic_s\": $now, \"said\": \"<script>alert(21)</script> | \\\"q\\\" [l](javascript:alert(22))\"}"
+        else echo "{\"times_s\": $(series "$repeat"), \"said\": \"<script>alert(21)</script> | \\\"q\\\" [l](javascript:alert(22))\"}"; fi ;;
+    hostile-fail) printf '%s\n' 'no | <img src=x onerror=alert(23)> `c` ![i](javascript:alert(24))' >&2; exit 3 ;;
+    hostile-version) printf '%s\n' '`v9` | [x](javascript:alert(25)) <script>alert(26)</script>' ;;
 esac

@@ -336,6 +336,83 @@ cp "$T/a/study.sqlite" "$T/newer.sqlite"
 $PY -c "import sqlite3; c = sqlite3.connect('$T/newer.sqlite'); c.execute('pragma user_version=99'); c.commit()"
 expect_error "a newer schema is refused" 'written by a newer crossbind' "$BIN" report --store "$T/newer.sqlite"
 
+# ---- hostile strings: a manifest, a version, a runner's message and a store full of markup ----
+# Everything from outside reaches the report as text: no element, attribute,
+# link or table cell of its own in index.html, report.md or the CSV files.
+# By construction: pages write markup only through the literal-only macros
+# of src/report/out.h, never through the functions behind them.
+check "no page code calls the writer's raw functions" \
+    bash -c "! grep -rn 'cb_out_lit_(\|cb_out_markf_(' src --include=*.c | grep -v '^src/report/out.c:'"
+mkdir -p "$T/runners/hostile"
+cat > "$T/runners/hostile/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "hostile", "framework": "<script>alert(\"fw\")</script>",
+ "language": "\"onmouseover=alert(1)|\`x\`", "command": ["/bin/sh", "$PWD/tests/fake_runner.sh", "hostile"],
+ "version_command": ["/bin/sh", "$PWD/tests/fake_runner.sh", "hostile-version"],
+ "infer": ["lenet1"], "loads": ["onnx"], "devices": ["cpu"]}
+JSON
+cat > "$T/hostile.json" <<'JSON'
+{"models": ["lenet1"], "bindings": ["crossbind", "hostile"], "reference": "crossbind", "runs": 1, "epochs": 1,
+ "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 2, "timeout_s": 60}
+JSON
+"$BIN" study --profile "$T/hostile.json" --store "$T/h/study.sqlite" --report "$T/h/report" $R >"$T/out" 2>"$T/err"
+check "a study with a hostile manifest and runner finishes (its evaluation failed)" test $? = 1 -a -s "$T/h/report/index.html"
+# The store itself is untrusted: names, machine, data sets and errors rewritten with markup.
+cp "$T/h/study.sqlite" "$T/h/rewritten.sqlite"
+$PY - "$T/h/rewritten.sqlite" <<'PY'
+import json, sqlite3, sys
+names = {"hostile": "<img src=x onerror=alert(9)>|", "lenet1": "`m`|[x](javascript:alert(6))"}
+def sub(v):
+    if isinstance(v, str): return names.get(v, v)
+    if isinstance(v, list): return [sub(x) for x in v]
+    if isinstance(v, dict): return {k: sub(x) for k, x in v.items()}
+    return v
+db = sqlite3.connect(sys.argv[1])
+for (table,) in db.execute("select name from sqlite_master where type='table'").fetchall():
+    cols = [r[1] for r in db.execute(f"pragma table_info({table})") if r[2] == "TEXT"]
+    for (rowid, *vals) in db.execute(f"select rowid, {', '.join(cols)} from {table}").fetchall():
+        new = []
+        for c, v in zip(cols, vals):
+            if c in ("config", "data", "manifest") and v:
+                new.append(json.dumps(sub(json.loads(v))))
+            else:
+                new.append(names.get(v, v))
+        db.execute(f"update {table} set {', '.join(c + '=?' for c in cols)} where rowid=?", (*new, rowid))
+db.execute("update study set machine = 'box <script>alert(7)</script>\n# h1\r\n| x | 2 cores online', data = ?",
+           (json.dumps([{"name": "1. <b>data</b>", "path": "/d/`x`](javascript:alert(10))", "format": "<i>idx</i>",
+                         "stand_in": 1}]),))
+db.execute("update inference set error = ?, status = 'error' where binding like '<img%'",
+           ("bad\n<script>alert(11)</script> | `x` [a](javascript:alert(12))",))
+db.commit()
+PY
+expect_ok "the report of a store full of markup is written" "$BIN" report --store "$T/h/rewritten.sqlite" --out "$T/h/rw"
+FW='<script>alert("fw")</script>' LANG_='"onmouseover=alert(1)|`x`'
+VER='`v1` | [x](javascript:alert(1)) <img src=x onerror=alert(2)>'
+ERR='fail | <script>alert(3)</script> `code` ![i](javascript:alert(4)) "onerror=alert(5)'
+check "index.html: the manifest's, version's and runner's strings are text only, under a CSP forbidding script" \
+    $PY tests/check_escaped.py html "$T/h/report/index.html" "$FW" "$LANG_" "$VER" "$ERR"
+check "report.md: the same strings are escaped (no HTML, link, code span, cell or block of theirs)" \
+    $PY tests/check_escaped.py md "$T/h/report/report.md" "$FW" "$LANG_" "$VER" "$ERR"
+check "CSV: the version and the error come back exactly, one field each" \
+    $PY tests/check_escaped.py csv "$T/h/report/tables/supported_features.csv" "$FW" "$LANG_" "$VER"
+check "the failed evaluation's reason is in the report's failures table" \
+    $PY tests/check_escaped.py csv "$T/h/report/tables/failures.csv" "$ERR"
+RB='<img src=x onerror=alert(9)>|' RM='`m`|[x](javascript:alert(6))'
+RE=$'bad\n<script>alert(11)</script> | `x` [a](javascript:alert(12))'
+RMACH=$'box <script>alert(7)</script>\n# h1\r\n| x | 2 cores online'
+check "index.html of the rewritten store: names, machine, data set and error as text" \
+    $PY tests/check_escaped.py html "$T/h/rw/index.html" "$RB" "$RM" "$RE" "1. <b>data</b>" '/d/`x`](javascript:alert(10))' "<i>idx</i>"
+check "report.md of the rewritten store" \
+    $PY tests/check_escaped.py md "$T/h/rw/report.md" "$RB" "$RM" "$RE" "1. <b>data</b>" '/d/`x`](javascript:alert(10))'
+for f in "$T"/h/rw/tables/*.csv; do
+    $PY tests/check_escaped.py csv "$f" >>"$T/csv-problems" 2>&1
+done
+check "every CSV table of the rewritten store parses with its header's field count" test ! -s "$T/csv-problems"
+check "failures.csv keeps the error's newline inside one quoted field" \
+    $PY tests/check_escaped.py csv "$T/h/rw/tables/failures.csv" "$RE" "$RB"
+expect_ok "results export of the rewritten store" "$BIN" results export --store "$T/h/rewritten.sqlite" --csv "$T/h/export"
+check "the exported study table keeps the machine string exactly" $PY tests/check_escaped.py csv "$T/h/export/study.csv" "$RMACH"
+check "the exported inference table keeps the error exactly" $PY tests/check_escaped.py csv "$T/h/export/inference.csv" "$RE"
+
 # ---- the report in headless Chromium ----
 cat > "$T/expect.json" <<'JSON'
 {"figures": {"curves-lenet1-cpu": 2, "reproduction": 6, "training-time-lenet1-cpu": 2, "inference-time-lenet1-cpu": 3},
@@ -352,5 +429,13 @@ if node tests/browser/report_test.js "$T/f/report/index.html" "$T/expect-f.json"
 else
     echo "FAIL $SUITE: the failures' report in Chromium"; sed 's/^/    /' "$T/browser.out" | tail -15; fail=$((fail + 1))
 fi
+echo '{"figures": {}, "min_figures": 1, "bindings": ["crossbind"]}' > "$T/expect-h.json"
+for page in "$T/h/report/index.html" "$T/h/rw/index.html"; do
+    if node tests/browser/report_test.js "$page" "$T/expect-h.json" > "$T/browser.out" 2>&1; then
+        echo "ok   $SUITE: the hostile strings' report renders in Chromium and runs no script (${page#$T/})"; pass=$((pass + 1))
+    else
+        echo "FAIL $SUITE: the hostile strings' report in Chromium (${page#$T/})"; sed 's/^/    /' "$T/browser.out" | tail -15; fail=$((fail + 1))
+    fi
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -253,3 +253,104 @@ TEST(store_study_lock_and_status)
     snprintf(side, sizeof side, "%s-wal", path); unlink(side);
     snprintf(side, sizeof side, "%s-shm", path); unlink(side);
 }
+
+/* ---- the report's escaping writer (src/report/out.h) ---- */
+#include "../src/report/out.h"
+
+static const char *hostile =
+    "<script>alert(1)</script> \"onerror=x' | a\nb\r`c` [l](javascript:alert(2)) ![i](x) & &amp; \\ *e* ~s~ $m$";
+
+TEST(out_html_escapes_every_special_character)
+{
+    cb_out *o = cb_out_new(CB_OUT_HTML);
+    cb_out_lit(o, "<p title=\"");
+    cb_out_text(o, hostile);
+    cb_out_lit(o, "\">");
+    cb_out_textf(o, "%s!", hostile);
+    cb_out_lit(o, "</p>");
+    size_t n;
+    const char *s = cb_out_data(o, &n);
+    CHECK(n == strlen(s));
+    /* The only markup is the literal's: one element, one attribute. */
+    CHECK(!strstr(s, "<script") && !strstr(s, "\"onerror") && !strchr(s, '\''));
+    int lt = 0, quotes = 0;
+    for (const char *p = s; *p; p++) { lt += *p == '<'; quotes += *p == '"'; }
+    CHECK(lt == 2 && quotes == 2);
+    CHECK(strstr(s, "&lt;script&gt;alert(1)&lt;/script&gt; &quot;onerror=x&#39;") != NULL);
+    CHECK(strstr(s, "&amp; &amp;amp;") != NULL);
+    cb_out_free(o);
+}
+
+TEST(out_markdown_neutralises_tables_links_html_code_and_blocks)
+{
+    cb_out *o = cb_out_new(CB_OUT_MD);
+    cb_out_lit(o, "| ");
+    cb_out_text(o, hostile);
+    cb_out_lit(o, " |\n- ");
+    cb_out_text(o, "# heading");
+    cb_out_lit(o, "\n- ");
+    cb_out_text(o, "1. item");
+    cb_out_lit(o, "\n- ");
+    cb_out_text(o, "  - nested");
+    cb_out_lit(o, "\n- ");
+    cb_out_text(o, "x86_64 _em_ 1.5");
+    const char *s = cb_out_data(o, NULL);
+    CHECK(!strchr(s, '<') && !strchr(s, '\r'));
+    /* Every |, `, [, ], *, ~, $ and \ of the data is backslash-escaped. */
+    const char *cell = s + 2, *end = strstr(cell, " |\n");
+    CHECK(end != NULL);
+    for (const char *p = cell; end && p < end; p++) {
+        CHECK(*p != '\n');
+        if (strchr("|`[]*~$", *p)) {
+            int k = 0;
+            while (p - k - 1 >= cell && p[-k - 1] == '\\') k++;
+            CHECK(k % 2 == 1);
+        }
+    }
+    CHECK(strstr(s, "&lt;script&gt;") && strstr(s, "&amp; &amp;amp;") && strstr(s, "a b "));
+    CHECK(strstr(s, "\n- \\# heading\n") && strstr(s, "\n- 1\\. item\n") && strstr(s, "\n- &#32;&#32;\\- nested\n"));
+    CHECK(strstr(s, "x86_64 \\_em\\_ 1.5") != NULL);
+    cb_out_free(o);
+}
+
+TEST(out_csv_quotes_fields_that_need_it)
+{
+    cb_out *o = cb_out_new(CB_OUT_CSV);
+    cb_out_text(o, "plain");
+    cb_out_lit(o, ",");
+    cb_out_text(o, "a,b");
+    cb_out_lit(o, ",");
+    cb_out_text(o, "say \"hi\"");
+    cb_out_lit(o, ",");
+    cb_out_text(o, "line\r\nbreak");
+    cb_out_lit(o, "\n");
+    CHECK(!strcmp(cb_out_data(o, NULL), "plain,\"a,b\",\"say \"\"hi\"\"\",\"line\r\nbreak\"\n"));
+    cb_out_free(o);
+}
+
+TEST(out_markup_formats_take_numbers_only)
+{
+    char path[] = "/tmp/crossbind-out-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    cb_out *o = cb_out_new(CB_OUT_HTML);
+    cb_out_markf(o, "<rect x=\"%d\" y=\"%.1f\" fill=\"#%06x\"/>%%", 3, 2.5, 0xabcdefu);
+    CHECK(!strcmp(cb_out_data(o, NULL), "<rect x=\"3\" y=\"2.5\" fill=\"#abcdef\"/>%"));
+    CHECK_OK(cb_out_write(o, path));
+    /* A string through a markup format would bypass the escaping: the output is refused, nothing written. */
+    cb_out_markf(o, "<b>%s</b>", "<script>");
+    CHECK(!strstr(cb_out_data(o, NULL), "<script>"));
+    CHECK(cb_out_write(o, path) == CB_ERR_INVALID_ARG);
+    cb_out_free(o);
+    FILE *f = fopen(path, "r");
+    char back[100] = "";
+    CHECK(f && fgets(back, sizeof back, f));
+    if (f) fclose(f);
+    CHECK(!strcmp(back, "<rect x=\"3\" y=\"2.5\" fill=\"#abcdef\"/>%"));
+    unlink(path);
+    /* Out of memory reads as a NULL writer: every call is a no-op, writing reports it. */
+    cb_out_text(NULL, "x");
+    cb_out_lit(NULL, "x");
+    CHECK(cb_out_write(NULL, path) == CB_ERR_NOMEM);
+}

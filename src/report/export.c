@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "../core/json.h"
+#include "out.h"
 #include "report.h"
 
 static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass", NULL};
@@ -33,17 +34,13 @@ static cb_status query_end(cb_store *store, sqlite3_stmt *q, int rc, const char 
     return st;
 }
 
-static void csv_value(cb_buf *b, sqlite3_stmt *q, int c)
+static void csv_value(cb_out *o, sqlite3_stmt *q, int c)
 {
     int type = sqlite3_column_type(q, c);
     if (type == SQLITE_NULL) return;
-    if (type == SQLITE_INTEGER) { cb_buf_printf(b, "%lld", (long long)sqlite3_column_int64(q, c)); return; }
-    if (type == SQLITE_FLOAT) { cb_buf_printf(b, "%.17g", sqlite3_column_double(q, c)); return; }
-    const char *s = (const char *)sqlite3_column_text(q, c);
-    if (!strpbrk(s, ",\"\n\r")) { cb_buf_printf(b, "%s", s); return; }
-    cb_buf_printf(b, "\"");
-    for (; *s; s++) { if (*s == '"') cb_buf_printf(b, "\"\""); else cb_buf_append(b, s, 1); }
-    cb_buf_printf(b, "\"");
+    if (type == SQLITE_INTEGER) cb_out_markf(o, "%lld", (long long)sqlite3_column_int64(q, c));
+    else if (type == SQLITE_FLOAT) cb_out_markf(o, "%.17g", sqlite3_column_double(q, c));
+    else cb_out_text(o, (const char *)sqlite3_column_text(q, c));
 }
 
 static void json_value(cb_buf *b, sqlite3_stmt *q, int c)
@@ -62,20 +59,23 @@ cb_status cb_results_export_csv(cb_store *store, int64_t id, const char *dir)
         sqlite3_stmt *q;
         cb_status st = query(store, tables[t], id, &q);
         if (st != CB_OK) return st;
-        cb_buf b = {0};
+        cb_out *o = cb_out_new(CB_OUT_CSV);
         int nc = sqlite3_column_count(q);
-        for (int c = 0; c < nc; c++) cb_buf_printf(&b, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
-        cb_buf_printf(&b, "\n");
+        for (int c = 0; c < nc; c++) {
+            if (c) cb_out_lit(o, ",");
+            cb_out_text(o, sqlite3_column_name(q, c));
+        }
+        cb_out_lit(o, "\n");
         int rc;
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            for (int c = 0; c < nc; c++) { if (c) cb_buf_printf(&b, ","); csv_value(&b, q, c); }
-            cb_buf_printf(&b, "\n");
+            for (int c = 0; c < nc; c++) { if (c) cb_out_lit(o, ","); csv_value(o, q, c); }
+            cb_out_lit(o, "\n");
         }
-        if ((st = query_end(store, q, rc, tables[t])) != CB_OK) { cb_buf_free(&b); return st; }
+        if ((st = query_end(store, q, rc, tables[t])) != CB_OK) { cb_out_free(o); return st; }
         char path[1200];
         snprintf(path, sizeof path, "%s/%s.csv", dir, tables[t]);
-        st = cb_buf_ok(&b) ? cb_write_file_atomic(path, b.data, b.len) : cb_fail(CB_ERR_NOMEM, "out of memory");
-        cb_buf_free(&b);
+        st = cb_out_write(o, path);
+        cb_out_free(o);
         if (st != CB_OK) return st;
     }
     return CB_OK;

@@ -10,6 +10,8 @@
 #include "crossbind/crossbind.h"
 #include "crossbind/stats.h"
 #include "../core/file.h"
+#include "../core/json.h"
+#include "out.h"
 #include "report.h"
 #include "svg.h"
 #include "table.h"
@@ -17,7 +19,8 @@
 #define MAXN 16
 
 typedef struct {
-    char binding[32], model[32], device[16];
+    char binding[32], model[32], device[16], status[16];
+    char *error; /* as the harness stored it, or NULL */
     int run, complete, nep;
     double train_time, acc, f1, auc, sub[3];
     double *epoch, *train_acc;
@@ -25,6 +28,7 @@ typedef struct {
 
 typedef struct {
     char trainer[32], binding[32], model[32], device[16], format[16], mode[16], status[16];
+    char *error;
     int run, stable;
     long correct, ref;
     double time, agree, diff;
@@ -47,6 +51,9 @@ static const char *col_text(sqlite3_stmt *q, int i)
     const unsigned char *t = sqlite3_column_text(q, i);
     return t ? (const char *)t : "";
 }
+
+/* A manifest or configuration from the store may hold anything: "" for a non-string. */
+static const char *json_str(const cb_json *v) { return v && v->type == CB_JSON_STR ? v->str : ""; }
 
 static double col_num(sqlite3_stmt *q, int i)
 {
@@ -109,7 +116,7 @@ static cb_status load(rdata *d)
 
     int rc;
     if (sqlite3_prepare_v2(db, "SELECT binding, model, device, run, status, training_time_s, test_accuracy, f1_macro,"
-                           " auc_macro, load_s, forward_s, backward_s FROM train_run WHERE study_id=?"
+                           " auc_macro, load_s, forward_s, backward_s, error FROM train_run WHERE study_id=?"
                            " ORDER BY model, binding, device, run", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "train_run");
     sqlite3_bind_int64(q, 1, d->id);
@@ -123,7 +130,12 @@ static cb_status load(rdata *d)
         snprintf(t->model, 32, "%s", col_text(q, 1));
         snprintf(t->device, 16, "%s", col_text(q, 2));
         t->run = sqlite3_column_int(q, 3);
-        t->complete = !strcmp(col_text(q, 4), "complete");
+        snprintf(t->status, 16, "%s", col_text(q, 4));
+        t->complete = !strcmp(t->status, "complete");
+        if (sqlite3_column_type(q, 12) != SQLITE_NULL && !(t->error = strdup(col_text(q, 12)))) {
+            sqlite3_finalize(q);
+            return cb_fail(CB_ERR_NOMEM, "out of memory");
+        }
         t->train_time = col_num(q, 5);
         t->acc = col_num(q, 6);
         t->f1 = col_num(q, 7);
@@ -153,7 +165,7 @@ static cb_status load(rdata *d)
         if ((st = query_end(d, q, rc, "epoch")) != CB_OK) return st;
     }
     if (sqlite3_prepare_v2(db, "SELECT trainer, binding, model, device, format, load_mode, status, run, stable, correct,"
-                           " reference_correct, mean_time_s, label_agreement, max_abs_logit_diff FROM inference"
+                           " reference_correct, mean_time_s, label_agreement, max_abs_logit_diff, error FROM inference"
                            " WHERE study_id=? ORDER BY model, binding, format, run", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "inference");
     sqlite3_bind_int64(q, 1, d->id);
@@ -177,13 +189,18 @@ static cb_status load(rdata *d)
         x->time = col_num(q, 11);
         x->agree = col_num(q, 12);
         x->diff = col_num(q, 13);
+        if (sqlite3_column_type(q, 14) != SQLITE_NULL && !(x->error = strdup(col_text(q, 14)))) {
+            sqlite3_finalize(q);
+            return cb_fail(CB_ERR_NOMEM, "out of memory");
+        }
     }
     return query_end(d, q, rc, "inference");
 }
 
 static void rdata_free(rdata *d)
 {
-    for (int i = 0; i < d->ntr; i++) { free(d->tr[i].epoch); free(d->tr[i].train_acc); }
+    for (int i = 0; i < d->ntr; i++) { free(d->tr[i].epoch); free(d->tr[i].train_acc); free(d->tr[i].error); }
+    for (int i = 0; i < d->nin; i++) free(d->in[i].error);
     free(d->tr);
     free(d->in);
 }
@@ -256,21 +273,26 @@ static void compare(const double *a, int na, const double *b, int nb, double *p,
 
 /* ---- sections ---- */
 
-static void section(cb_buf *html, cb_buf *md, const char *id, const char *title, const char *text)
+static void section(cb_out *html, cb_out *md, const char *id, const char *title, const char *text)
 {
-    cb_buf_printf(html, "<h2 id=\"%s\">", id);
-    html_escape(html, title);
-    cb_buf_printf(html, "</h2>\n");
-    cb_buf_printf(md, "## %s\n\n", title);
+    cb_out_lit(html, "<h2 id=\"");
+    cb_out_text(html, id);
+    cb_out_lit(html, "\">");
+    cb_out_text(html, title);
+    cb_out_lit(html, "</h2>\n");
+    cb_out_lit(md, "## ");
+    cb_out_text(md, title);
+    cb_out_lit(md, "\n\n");
     if (text) {
-        cb_buf_printf(html, "<p>");
-        html_escape(html, text);
-        cb_buf_printf(html, "</p>\n");
-        cb_buf_printf(md, "%s\n\n", text);
+        cb_out_lit(html, "<p>");
+        cb_out_text(html, text);
+        cb_out_lit(html, "</p>\n");
+        cb_out_text(md, text);
+        cb_out_lit(md, "\n\n");
     }
 }
 
-static void curves(rdata *d, cb_buf *html)
+static void curves(rdata *d, cb_out *html)
 {
     for (int m = 0; m < d->nmodels; m++)
         for (int dv = 0; dv < d->ndevices; dv++) {
@@ -328,7 +350,7 @@ static const char *cell_status(const rdata *d, const char *binding, const char *
     return "reproduced";
 }
 
-static cb_status reproduction(rdata *d, cb_buf *html, cb_buf *md, const char *dir)
+static cb_status reproduction(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
     const char *modes[2] = {"parameters", "serialization"};
     int nrows = d->nbindings * 2 * d->ndevices;
@@ -383,16 +405,16 @@ static cb_status reproduction(rdata *d, cb_buf *html, cb_buf *md, const char *di
         rtable_cell(&t, "%s", fmtd(b3, "%.4f", x->time));
     }
     if (st == CB_OK) {
-        cb_buf_printf(html, "<details><summary>Every evaluation</summary>\n");
+        cb_out_lit(html, "<details><summary>Every evaluation</summary>\n");
         st = rtable_emit(&t, html, md, dir);
-        cb_buf_printf(html, "</details>\n");
+        cb_out_lit(html, "</details>\n");
     }
     rtable_free(&t);
     free(rows); free(rowp); free(status); free(why); free(whyp);
     return st;
 }
 
-static cb_status dtw_table(rdata *d, cb_buf *html, cb_buf *md, const char *dir)
+static cb_status dtw_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
     const char *h[] = {"model", "device", "binding A", "binding B", "run pairs", "DTW mean", "DTW max"};
     rtable t;
@@ -430,7 +452,7 @@ static cb_status dtw_table(rdata *d, cb_buf *html, cb_buf *md, const char *dir)
     return st;
 }
 
-static cb_status final_table(rdata *d, cb_buf *html, cb_buf *md, const char *dir)
+static cb_status final_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
     const char *h[] = {"model", "device", "binding", "runs", "test accuracy", "macro F1", "AUC",
                        "largest accuracy difference", "p (MWU vs reference)", "Cliff's delta vs reference"};
@@ -472,7 +494,7 @@ static cb_status final_table(rdata *d, cb_buf *html, cb_buf *md, const char *dir
 
 /* RQ3/RQ4: the reference binding against each other binding, Bonferroni
  * within each model x device group. kind 0: training time, 1: inference. */
-static cb_status time_table(rdata *d, int kind, cb_buf *html, cb_buf *md, const char *dir)
+static cb_status time_table(rdata *d, int kind, cb_out *html, cb_out *md, const char *dir)
 {
     const char *h[] = {"model", "device", "binding", "n", "median (s)", "ratio to reference", "p (MWU)",
                        "p (Bonferroni)", "significant (alpha 0.05)", "Cliff's delta (reference vs binding)"};
@@ -524,7 +546,7 @@ static cb_status time_table(rdata *d, int kind, cb_buf *html, cb_buf *md, const 
     return st;
 }
 
-static void time_boxes(rdata *d, int kind, cb_buf *html)
+static void time_boxes(rdata *d, int kind, cb_out *html)
 {
     enum { CAP = 4096 };
     for (int m = 0; m < d->nmodels; m++)
@@ -554,7 +576,7 @@ static void time_boxes(rdata *d, int kind, cb_buf *html)
         }
 }
 
-static cb_status subactivity_table(rdata *d, cb_buf *html, cb_buf *md, const char *dir)
+static cb_status subactivity_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
     const char *h[] = {"model", "device", "binding", "runs", "batch loading (s)", "forward incl. loss (s)",
                        "backward incl. step (s)"};
@@ -578,7 +600,7 @@ static cb_status subactivity_table(rdata *d, cb_buf *html, cb_buf *md, const cha
 }
 
 /* Table 3: what each manifest declares, and what the runs of this study did. */
-static cb_status features_table(rdata *d, cb_buf *html, cb_buf *md, const char *dir)
+static cb_status features_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
     const char *h[] = {"binding", "framework", "language", "version", "declares training of", "declares load modes",
                        "devices", "observed training", "observed load modes", "check"};
@@ -599,12 +621,12 @@ static cb_status features_table(rdata *d, cb_buf *html, cb_buf *md, const char *
         int declared_param = 0, declared_ser = 0, ntrain = 0;
         if (cb_json_parse(man, strlen(man), "manifest", &mj) == CB_OK) {
             const cb_json *tr = cb_json_get(&mj, "train"), *lo = cb_json_get(&mj, "loads"), *dvs = cb_json_get(&mj, "devices");
-            for (int i = 0; tr && i < tr->count; i++) cb_buf_printf(&trains, "%s%s", i ? ", " : "", tr->items[i].str);
+            for (int i = 0; tr && i < tr->count; i++) cb_buf_printf(&trains, "%s%s", i ? ", " : "", json_str(&tr->items[i]));
             for (int i = 0; lo && i < lo->count; i++) {
-                const char *f = lo->items[i].str;
+                const char *f = json_str(&lo->items[i]);
                 if (!strcmp(f, "pt") || !strcmp(f, "safetensors")) declared_param = 1; else declared_ser = 1;
             }
-            for (int i = 0; dvs && i < dvs->count; i++) cb_buf_printf(&devices, "%s%s", i ? ", " : "", dvs->items[i].str);
+            for (int i = 0; dvs && i < dvs->count; i++) cb_buf_printf(&devices, "%s%s", i ? ", " : "", json_str(&dvs->items[i]));
             ntrain = tr ? tr->count : 0;
             cb_json_free(&mj);
         }
@@ -639,8 +661,61 @@ static cb_status features_table(rdata *d, cb_buf *html, cb_buf *md, const char *
     return st;
 }
 
+/* Why a binding could not take part in an evaluation, from its stored manifest. */
+static void unsupported_reason(rdata *d, const infer *x, char *why, size_t cap)
+{
+    snprintf(why, cap, "unsupported (no reason recorded)");
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(cb_store_db(d->store), "SELECT manifest FROM binding WHERE study_id=? AND name=?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(q, 1, d->id);
+    sqlite3_bind_text(q, 2, x->binding, -1, SQLITE_STATIC);
+    cb_json m;
+    if (sqlite3_step(q) == SQLITE_ROW && cb_json_parse(col_text(q, 0), strlen(col_text(q, 0)), "manifest", &m) == CB_OK) {
+        const char *keys[3] = {"loads", "infer", "devices"}, *want[3] = {x->format, x->model, x->device};
+        const char *what[3] = {"the formats it loads", "the models it evaluates", "its devices"};
+        for (int k = 0; k < 3; k++) {
+            const cb_json *l = cb_json_get(&m, keys[k]);
+            int found = 0;
+            for (int i = 0; l && l->type == CB_JSON_ARR && i < l->count; i++) found |= !strcmp(json_str(&l->items[i]), want[k]);
+            if (!found) { snprintf(why, cap, "its manifest does not list %s among %s", want[k], what[k]); break; }
+        }
+        cb_json_free(&m);
+    }
+    sqlite3_finalize(q);
+}
+
+/* Every measurement that gave no result, with the reason the harness stored. */
+static cb_status failures_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
+{
+    const char *h[] = {"measurement", "binding", "model", "device", "run", "trained by", "format", "status", "reason"};
+    rtable t;
+    rtable_init(&t, "failures", 9, h);
+    for (int i = 0; i < d->ntr; i++) {
+        const trun *x = &d->tr[i];
+        if (x->complete) continue;
+        rtable_cell(&t, "training"); rtable_cell(&t, "%s", x->binding); rtable_cell(&t, "%s", x->model);
+        rtable_cell(&t, "%s", x->device); rtable_cell(&t, "%d", x->run); rtable_cell(&t, "–"); rtable_cell(&t, "–");
+        rtable_cell(&t, "%s", x->status); rtable_cell(&t, "%s", x->error ? x->error : "no reason recorded");
+    }
+    for (int i = 0; i < d->nin; i++) {
+        const infer *x = &d->in[i];
+        if (!strcmp(x->status, "ok")) continue;
+        char why[200];
+        if (!x->error && !strcmp(x->status, "unsupported")) unsupported_reason(d, x, why, sizeof why);
+        rtable_cell(&t, "evaluation"); rtable_cell(&t, "%s", x->binding); rtable_cell(&t, "%s", x->model);
+        rtable_cell(&t, "%s", x->device); rtable_cell(&t, "%d", x->run); rtable_cell(&t, "%s", x->trainer);
+        rtable_cell(&t, "%s", x->format); rtable_cell(&t, "%s", x->status);
+        rtable_cell(&t, "%s", x->error ? x->error : !strcmp(x->status, "unsupported") ? why : "no reason recorded");
+    }
+    cb_status st = rtable_emit(&t, html, md, dir);
+    rtable_free(&t);
+    return st;
+}
+
 /* The first screen: which data, which machine, which threads and versions. */
-static cb_status header(rdata *d, cb_buf *html, cb_buf *md)
+static cb_status header(rdata *d, cb_out *html, cb_out *md)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(cb_store_db(d->store), "SELECT profile, created, machine, status, finished, data, wall_s,"
@@ -653,69 +728,100 @@ static cb_status header(rdata *d, cb_buf *html, cb_buf *md)
     char status[400]; /* a study stored as running whose process is gone shows as interrupted */
     cb_store_study_status(d->store, d->id, col_text(q, 3), status, sizeof status);
     cb_json dj = {0}, cj = {0};
-    int have_data = cb_json_parse(data, strlen(data), "data", &dj) == CB_OK;
+    int have_data = cb_json_parse(data, strlen(data), "data", &dj) == CB_OK && dj.type == CB_JSON_ARR;
     int have_cfg = cb_json_parse(cfg, strlen(cfg), "config", &cj) == CB_OK;
     const cb_json *threads = have_cfg ? cb_json_get(&cj, "threads") : NULL;
-    cb_buf_printf(html, "<section id=\"summary\"><h1>crossbind study report</h1>\n<p class=\"status\">Study %lld, profile "
-                  "<b>", (long long)d->id);
-    html_escape(html, col_text(q, 0));
-    cb_buf_printf(html, "</b>, status <b>");
-    html_escape(html, status);
-    cb_buf_printf(html, "</b>; started ");
-    html_escape(html, col_text(q, 1));
-    if (sqlite3_column_type(q, 4) != SQLITE_NULL) { cb_buf_printf(html, ", finished "); html_escape(html, col_text(q, 4)); }
-    if (!isnan(col_num(q, 6))) cb_buf_printf(html, "; study time %.1f min", col_num(q, 6) / 60);
-    cb_buf_printf(html, ".</p>\n<h3>Data sets</h3><ul id=\"datasets\">\n");
-    cb_buf_printf(md, "# crossbind study report\n\nStudy %lld, profile %s, status %s, started %s.\n\n## Data sets\n\n",
-                  (long long)d->id, col_text(q, 0), status, col_text(q, 1));
+    const int nthreads = threads && threads->type == CB_JSON_NUM ? (int)threads->num : 0;
+    cb_out_markf(html, "<section id=\"summary\"><h1>crossbind study report</h1>\n<p class=\"status\">Study %lld, profile "
+                 "<b>", (long long)d->id);
+    cb_out_text(html, col_text(q, 0));
+    cb_out_lit(html, "</b>, status <b>");
+    cb_out_text(html, status);
+    cb_out_lit(html, "</b>; started ");
+    cb_out_text(html, col_text(q, 1));
+    if (sqlite3_column_type(q, 4) != SQLITE_NULL) { cb_out_lit(html, ", finished "); cb_out_text(html, col_text(q, 4)); }
+    if (!isnan(col_num(q, 6))) cb_out_markf(html, "; study time %.1f min", col_num(q, 6) / 60);
+    cb_out_lit(html, ".</p>\n<h3>Data sets</h3><ul id=\"datasets\">\n");
+    cb_out_markf(md, "# crossbind study report\n\nStudy %lld, profile ", (long long)d->id);
+    cb_out_text(md, col_text(q, 0));
+    cb_out_lit(md, ", status ");
+    cb_out_text(md, status);
+    cb_out_lit(md, ", started ");
+    cb_out_text(md, col_text(q, 1));
+    cb_out_lit(md, ".\n\n## Data sets\n\n");
     for (int i = 0; have_data && i < dj.count; i++) {
-        const cb_json *e = &dj.items[i], *nm = cb_json_get(e, "name"), *p = cb_json_get(e, "path"),
-                      *f = cb_json_get(e, "format"), *si = cb_json_get(e, "stand_in");
-        int stand_in = si && si->num != 0;
-        cb_buf_printf(html, "<li>%s format: ", f ? f->str : "?");
-        if (stand_in) cb_buf_printf(html, "<b class=\"stand-in\">STAND-IN</b> ");
-        html_escape(html, nm ? nm->str : "");
-        cb_buf_printf(html, " <code>");
-        html_escape(html, p ? p->str : "");
-        cb_buf_printf(html, "</code></li>\n");
-        cb_buf_printf(md, "- %s format: %s%s (`%s`)\n", f ? f->str : "?", stand_in ? "STAND-IN: " : "", nm ? nm->str : "",
-                      p ? p->str : "");
+        const cb_json *e = &dj.items[i], *si = cb_json_get(e, "stand_in");
+        const char *nm = json_str(cb_json_get(e, "name")), *p = json_str(cb_json_get(e, "path"));
+        const char *f = cb_json_get(e, "format") ? json_str(cb_json_get(e, "format")) : "?";
+        int stand_in = si && (si->type == CB_JSON_NUM || si->type == CB_JSON_BOOL) && si->num != 0;
+        cb_out_lit(html, "<li>");
+        cb_out_text(html, f);
+        cb_out_lit(html, " format: ");
+        if (stand_in) cb_out_lit(html, "<b class=\"stand-in\">STAND-IN</b> ");
+        cb_out_text(html, nm);
+        cb_out_lit(html, " <code>");
+        cb_out_text(html, p);
+        cb_out_lit(html, "</code></li>\n");
+        /* The path as escaped text, not a code span: a backtick in it would end the span. */
+        cb_out_lit(md, "- ");
+        cb_out_text(md, f);
+        cb_out_lit(md, " format: ");
+        if (stand_in) cb_out_lit(md, "STAND-IN: ");
+        cb_out_text(md, nm);
+        cb_out_lit(md, " (");
+        cb_out_text(md, p);
+        cb_out_lit(md, ")\n");
     }
-    cb_buf_printf(html, "</ul>\n<h3>Machine and threads</h3><p id=\"machine\">");
-    html_escape(html, col_text(q, 2));
-    cb_buf_printf(html, "; every binding ran with %d threads (crossbind: OpenMP and BLAS together).</p>\n",
-                  threads ? (int)threads->num : 0);
-    cb_buf_printf(md, "\n## Machine and threads\n\n%s; every binding ran with %d threads.\n\n## Tool versions\n\n",
-                  col_text(q, 2), threads ? (int)threads->num : 0);
+    cb_out_lit(html, "</ul>\n<h3>Machine and threads</h3><p id=\"machine\">");
+    cb_out_text(html, col_text(q, 2));
+    cb_out_markf(html, "; every binding ran with %d threads (crossbind: OpenMP and BLAS together).</p>\n", nthreads);
+    cb_out_lit(md, "\n## Machine and threads\n\n");
+    cb_out_text(md, col_text(q, 2));
+    cb_out_markf(md, "; every binding ran with %d threads.\n\n## Tool versions\n\n", nthreads);
     sqlite3_finalize(q);
-    if (have_data) cb_json_free(&dj);
-    if (have_cfg) cb_json_free(&cj);
-    cb_buf_printf(html, "<h3>Tool versions</h3><ul id=\"versions\">\n");
+    cb_json_free(&dj);
+    cb_json_free(&cj);
+    cb_out_lit(html, "<h3>Tool versions</h3><ul id=\"versions\">\n");
     if (sqlite3_prepare_v2(cb_store_db(d->store), "SELECT name, framework, language, version FROM binding WHERE"
                            " study_id=? ORDER BY name", -1, &q, NULL) != SQLITE_OK)
         return db_error(d, "binding");
     sqlite3_bind_int64(q, 1, d->id);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        cb_buf_printf(html, "<li><b>");
-        html_escape(html, col_text(q, 0));
-        cb_buf_printf(html, "</b> (%s, %s): ", col_text(q, 1), col_text(q, 2));
-        html_escape(html, col_text(q, 3));
-        cb_buf_printf(html, "</li>\n");
-        cb_buf_printf(md, "- %s (%s, %s): %s\n", col_text(q, 0), col_text(q, 1), col_text(q, 2), col_text(q, 3));
+        cb_out_lit(html, "<li><b>");
+        cb_out_text(html, col_text(q, 0));
+        cb_out_lit(html, "</b> (");
+        cb_out_text(html, col_text(q, 1));
+        cb_out_lit(html, ", ");
+        cb_out_text(html, col_text(q, 2));
+        cb_out_lit(html, "): ");
+        cb_out_text(html, col_text(q, 3));
+        cb_out_lit(html, "</li>\n");
+        cb_out_lit(md, "- ");
+        cb_out_text(md, col_text(q, 0));
+        cb_out_lit(md, " (");
+        cb_out_text(md, col_text(q, 1));
+        cb_out_lit(md, ", ");
+        cb_out_text(md, col_text(q, 2));
+        cb_out_lit(md, "): ");
+        cb_out_text(md, col_text(q, 3));
+        cb_out_lit(md, "\n");
     }
     if ((st = query_end(d, q, rc, "binding")) != CB_OK) return st;
-    cb_buf_printf(html, "<li>report written by crossbind %s</li></ul></section>\n", CB_VERSION);
-    cb_buf_printf(md, "\n");
+    cb_out_lit(html, "<li>report written by crossbind ");
+    cb_out_text(html, CB_VERSION);
+    cb_out_lit(html, "</li></ul></section>\n");
+    cb_out_lit(md, "\n");
     return CB_OK;
 }
 
-static const char style[] =
-    "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}"
-    "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;"
-    "text-align:left}th{background:#f0f0f0}figure.chart{display:inline-block;margin:.5em 1em 1em 0;vertical-align:top}"
-    "figcaption{font-size:13px;font-weight:bold;max-width:560px}.stand-in{color:#b00}code{font-size:12px}"
-    "#summary{border-bottom:2px solid #444;padding-bottom:.5em}</style>";
+/* A literal (a macro, not a variable): markup comes from the source only (out.h). */
+#define STYLE \
+    "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}" \
+    "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;" \
+    "text-align:left}th{background:#f0f0f0}figure.chart{display:inline-block;margin:.5em 1em 1em 0;vertical-align:top}" \
+    "figcaption{font-size:13px;font-weight:bold;max-width:560px}.stand-in{color:#b00}code{font-size:12px}" \
+    "#summary{border-bottom:2px solid #444;padding-bottom:.5em}</style>"
 
 cb_status cb_report_write(cb_store *store, int64_t study_id, const char *dir)
 {
@@ -725,68 +831,76 @@ cb_status cb_report_write(cb_store *store, int64_t study_id, const char *dir)
     if (made != CB_OK) return made;
     rdata d = {.store = store, .id = study_id};
     cb_status st = load(&d);
-    cb_buf html = {0}, md = {0};
+    cb_out *html = cb_out_new(CB_OUT_HTML), *md = cb_out_new(CB_OUT_MD);
     if (st == CB_OK) {
-        cb_buf_printf(&html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>crossbind study "
-                      "report</title>%s</head><body>\n", style);
-        st = header(&d, &html, &md);
+        /* The page needs no script, so it allows none: whatever got past the
+         * escaping could still not run. */
+        cb_out_lit(html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<meta http-equiv=\"Content-Security-Policy\" content=\"" CB_PAGE_CSP "\">"
+                   "<title>crossbind study report</title>" STYLE "</head><body>\n");
+        st = header(&d, html, md);
     }
     if (st == CB_OK) {
-        section(&html, &md, "rq1-curves", "RQ1: training-accuracy curves",
+        section(html, md, "rq1-curves", "RQ1: training-accuracy curves",
                 "Per model, each binding's best run by final test accuracy; the training accuracy is measured on the "
                 "full training subset in evaluation mode after every epoch.");
-        curves(&d, &html);
-        cb_buf_printf(&html, "<h3>DTW distance between bindings' curves (same run index, divided by the length)</h3>\n");
-        cb_buf_printf(&md, "### DTW distance between bindings' training-accuracy curves\n\n");
-        st = dtw_table(&d, &html, &md, dir);
+        curves(&d, html);
+        cb_out_lit(html, "<h3>DTW distance between bindings' curves (same run index, divided by the length)</h3>\n");
+        cb_out_lit(md, "### DTW distance between bindings' training-accuracy curves\n\n");
+        st = dtw_table(&d, html, md, dir);
     }
     if (st == CB_OK) {
-        section(&html, &md, "rq1-final", "RQ1: final models",
+        section(html, md, "rq1-final", "RQ1: final models",
                 "Mean over runs; p: two-sided Mann-Whitney U of the runs' test accuracies against the reference "
                 "binding's; Cliff's delta of the reference against the binding.");
-        st = final_table(&d, &html, &md, dir);
+        st = final_table(&d, html, md, dir);
     }
     if (st == CB_OK) {
-        section(&html, &md, "rq2", "RQ2: cross-binding inference (reproduced / failed / unsupported)",
+        section(html, md, "rq2", "RQ2: cross-binding inference (reproduced / failed / unsupported)",
                 "The reference binding's trained models, loaded by every binding in every load mode it supports. "
                 "Reproduced: every run's model gives the reference's count of correct test samples in every timed pass.");
-        st = reproduction(&d, &html, &md, dir);
+        st = reproduction(&d, html, md, dir);
     }
     if (st == CB_OK) {
-        section(&html, &md, "rq3", "RQ3: training time",
+        section(html, md, "rq3", "RQ3: training time",
                 "Training time excludes the per-epoch evaluation. Reference binding against each other binding: "
                 "two-sided Mann-Whitney U, Bonferroni-corrected within each model and device.");
-        time_boxes(&d, 0, &html);
-        st = time_table(&d, 0, &html, &md, dir);
+        time_boxes(&d, 0, html);
+        st = time_table(&d, 0, html, md, dir);
     }
     if (st == CB_OK) {
-        section(&html, &md, "rq4", "RQ4: inference time",
+        section(html, md, "rq4", "RQ4: inference time",
                 "Mean of the timed passes over the test set, pooled over load modes; tests as for training time.");
-        time_boxes(&d, 1, &html);
-        st = time_table(&d, 1, &html, &md, dir);
+        time_boxes(&d, 1, html);
+        st = time_table(&d, 1, html, md, dir);
     }
     if (st == CB_OK) {
-        section(&html, &md, "subactivities", "Subactivity times (median per run)", NULL);
-        st = subactivity_table(&d, &html, &md, dir);
+        section(html, md, "subactivities", "Subactivity times (median per run)", NULL);
+        st = subactivity_table(&d, html, md, dir);
     }
     if (st == CB_OK) {
-        section(&html, &md, "features", "Supported features per binding (declared by the manifests, observed in the runs)",
+        section(html, md, "features", "Supported features per binding (declared by the manifests, observed in the runs)",
                 NULL);
-        st = features_table(&d, &html, &md, dir);
+        st = features_table(&d, html, md, dir);
     }
-    cb_buf_printf(&html, "</body></html>\n");
-    if (st == CB_OK && (!cb_buf_ok(&html) || !cb_buf_ok(&md))) st = cb_fail(CB_ERR_NOMEM, "out of memory");
+    if (st == CB_OK) {
+        section(html, md, "failures", "Failed and unsupported measurements",
+                "Every training run and evaluation that gave no result, with the reason the study stored (an "
+                "unsupported evaluation's reason is read from the binding's manifest).");
+        st = failures_table(&d, html, md, dir);
+    }
+    cb_out_lit(html, "</body></html>\n");
     char path[1100];
     if (st == CB_OK) {
         snprintf(path, sizeof path, "%s/index.html", dir);
-        st = cb_write_file_atomic(path, html.data, html.len);
+        st = cb_out_write(html, path);
     }
     if (st == CB_OK) {
         snprintf(path, sizeof path, "%s/report.md", dir);
-        st = cb_write_file_atomic(path, md.data, md.len);
+        st = cb_out_write(md, path);
     }
-    cb_buf_free(&html);
-    cb_buf_free(&md);
+    cb_out_free(html);
+    cb_out_free(md);
     rdata_free(&d);
     return st;
 }

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "svg.h"
 #include "table.h"
 
 void rtable_init(rtable *t, const char *name, int ncols, const char *const *header)
@@ -32,54 +31,42 @@ void rtable_cell(rtable *t, const char *fmt, ...)
     t->nrows = (t->used + t->ncols - 1) / t->ncols;
 }
 
-static void csv_field(cb_buf *b, const char *s)
+cb_status rtable_emit(rtable *t, cb_out *html, cb_out *md, const char *dir)
 {
-    if (!strpbrk(s, ",\"\n")) { cb_buf_printf(b, "%s", s); return; }
-    cb_buf_printf(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"') cb_buf_printf(b, "\"\"");
-        else cb_buf_append(b, s, 1);
-    }
-    cb_buf_printf(b, "\"");
-}
-
-cb_status rtable_emit(rtable *t, cb_buf *html, cb_buf *md, const char *dir)
-{
-    cb_buf csv = {0};
-    cb_buf_printf(html, "<table id=\"t-%s\">\n", t->name);
+    cb_out *csv = cb_out_new(CB_OUT_CSV);
+    /* The name is the program's own, but it goes through the escaper too. */
+    cb_out_lit(html, "<table id=\"t-");
+    cb_out_text(html, t->name);
+    cb_out_lit(html, "\">\n");
     for (int r = 0; r < t->nrows; r++) {
-        cb_buf_printf(html, "<tr>");
-        cb_buf_printf(md, "|");
+        cb_out_lit(html, "<tr>");
+        cb_out_lit(md, "|");
         for (int c = 0; c < t->ncols; c++) {
             const char *s = r * t->ncols + c < t->used && t->cells[r * t->ncols + c] ? t->cells[r * t->ncols + c] : "";
-            cb_buf_printf(html, r ? "<td>" : "<th>");
-            html_escape(html, s);
-            cb_buf_printf(html, r ? "</td>" : "</th>");
-            cb_buf_printf(md, " ");
-            for (const char *p = s; *p; p++) {
-                if (*p == '|') cb_buf_printf(md, "\\|");
-                else cb_buf_append(md, p, 1);
-            }
-            cb_buf_printf(md, " |");
-            if (c) cb_buf_printf(&csv, ",");
-            csv_field(&csv, s);
+            if (r) cb_out_lit(html, "<td>"); else cb_out_lit(html, "<th>");
+            cb_out_text(html, s);
+            if (r) cb_out_lit(html, "</td>"); else cb_out_lit(html, "</th>");
+            cb_out_lit(md, " ");
+            cb_out_text(md, s);
+            cb_out_lit(md, " |");
+            if (c) cb_out_lit(csv, ",");
+            cb_out_text(csv, s);
         }
-        cb_buf_printf(html, "</tr>\n");
-        cb_buf_printf(md, "\n");
-        cb_buf_printf(&csv, "\n");
+        cb_out_lit(html, "</tr>\n");
+        cb_out_lit(md, "\n");
+        cb_out_lit(csv, "\n");
         if (r == 0) {
-            cb_buf_printf(md, "|");
-            for (int c = 0; c < t->ncols; c++) cb_buf_printf(md, "---|");
-            cb_buf_printf(md, "\n");
+            cb_out_lit(md, "|");
+            for (int c = 0; c < t->ncols; c++) cb_out_lit(md, "---|");
+            cb_out_lit(md, "\n");
         }
     }
-    cb_buf_printf(html, "</table>\n");
-    cb_buf_printf(md, "\n");
+    cb_out_lit(html, "</table>\n");
+    cb_out_lit(md, "\n");
     char path[1200];
     snprintf(path, sizeof path, "%s/tables/%s.csv", dir, t->name);
-    cb_status st = cb_buf_ok(&csv) ? cb_write_file_atomic(path, csv.data ? csv.data : "", csv.len)
-                                   : cb_fail(CB_ERR_NOMEM, "out of memory");
-    cb_buf_free(&csv);
+    cb_status st = cb_out_write(csv, path);
+    cb_out_free(csv);
     return st;
 }
 

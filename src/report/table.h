@@ -3,7 +3,7 @@
 #ifndef CB_REPORT_TABLE_H
 #define CB_REPORT_TABLE_H
 
-#include "../core/json.h"
+#include "out.h"
 #include "crossbind/status.h"
 
 typedef struct {
@@ -15,8 +15,9 @@ typedef struct {
 void rtable_init(rtable *t, const char *name, int ncols, const char *const *header);
 /* Appends one row; cells printf-formatted one at a time with rtable_cell. */
 void rtable_cell(rtable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Writes the table into html and md, and DIR/tables/<name>.csv. */
-cb_status rtable_emit(rtable *t, cb_buf *html, cb_buf *md, const char *dir);
+/* Writes the table into html and md, and DIR/tables/<name>.csv; every
+ * cell, the header's too, is text (escaped for each medium). */
+cb_status rtable_emit(rtable *t, cb_out *html, cb_out *md, const char *dir);
 void rtable_free(rtable *t);
 
 #endif

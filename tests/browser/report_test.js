@@ -2,7 +2,9 @@
 // driven by playwright-core) and checks that every figure rendered: an SVG
 // with a non-empty box, as many drawn <g class="series"> as its
 // data-series says, the series counts the caller expects, the first screen
-// naming data sets, machine and versions, and no console errors.
+// naming data sets, machine and versions, no console errors, and that no
+// script ran (the page has no <script>, its Content-Security-Policy forbids
+// script, and no dialog opened: the hostile-strings test's payloads call alert).
 // usage: node report_test.js REPORT.html EXPECT.json
 //   EXPECT: {"figures": {"<figure id>": <series>, ...}, "min_figures": N}
 // Prints "N passed, N failed".
@@ -29,6 +31,8 @@ async function main() {
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
+    const dialogs = [];
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
     await page.goto('file://' + path.resolve(page_path), { waitUntil: 'load' });
     const figures = await page.$$eval('figure.chart', (figs) => figs.map((f) => {
       const svg = f.querySelector('svg');
@@ -62,9 +66,20 @@ async function main() {
     check('the summary fits the first screen', top.bottom <= 900, `ends at ${top.bottom}px`);
     const tables = await page.$$eval('table', (t) => t.map((x) => x.id));
     for (const t of ['t-dtw', 't-final_models', 't-reproduction', 't-training_time', 't-inference_time',
-                     't-subactivities', 't-supported_features'])
+                     't-subactivities', 't-supported_features', 't-failures'])
       check(`table ${t} is present`, tables.includes(t));
     check('no console errors', errors.length === 0, errors.join(' | '));
+    const scripts = await page.evaluate(() => ({
+      n: document.scripts.length,
+      csp: (document.querySelector('meta[http-equiv="Content-Security-Policy"]') || {}).content || '',
+      handlers: Array.from(document.querySelectorAll('*')).filter((e) =>
+        Array.from(e.attributes).some((a) => /^on/i.test(a.name) || /^(href|src|xlink:href|action|formaction)$/i.test(a.name))).length,
+    }));
+    check('the page holds no script', scripts.n === 0 && scripts.handlers === 0,
+          `${scripts.n} <script>, ${scripts.handlers} elements with event handlers or links`);
+    check('its Content-Security-Policy forbids script', /default-src 'none'/.test(scripts.csp) && !/script-src/.test(scripts.csp),
+          scripts.csp || 'none');
+    check('no script ran', dialogs.length === 0, dialogs.join(' | '));
     if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
   } finally {
     await browser.close();
