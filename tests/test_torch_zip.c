@@ -409,6 +409,14 @@ TEST(torch_memory_cap_counts_every_tensor)
     CHECK(l.count == 2 && l.items[1].shape[0] == (int64_t)(4 * MIB));
     if (l.count == 2) CHECK(((const float *)l.items[1].data)[4 * MIB - 1] == 0.0f);
     cb_tensor_list_free(&l);
+    /* The file is read whole: its own length counts against the cap. */
+    const char *path = test_tmp("capped.pt");
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(pt, 1, len, f) == len);
+    if (f) fclose(f);
+    setenv(CAP_ENV, "4K", 1);
+    CHECK(cb_torch_read(path, &l) == CB_ERR_UNSUPPORTED);
+    CHECK(strstr(cb_last_error(), "capped.pt: reading it whole") != NULL);
     /* A malformed setting is an error naming the variable, not a default. */
     setenv(CAP_ENV, "12X", 1);
     CHECK(parse(pt, len, &l) == CB_ERR_INVALID_ARG);

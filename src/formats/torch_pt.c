@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "crossbind/formats.h"
 #include "../core/file.h"
 #include "../core/json.h"
@@ -293,6 +294,13 @@ static cb_status parse_list(const unsigned char *buf, size_t len, const char *wh
 cb_status cb_torch_read(const char *path, cb_tensor_list *out)
 {
     memset(out, 0, sizeof *out);
+    /* The file is read whole, so its own length counts against the cap too. */
+    uint64_t cap;
+    cb_status s = cb_weights_cap(&cap);
+    if (s != CB_OK) return s;
+    struct stat st;
+    if (stat(path, &st) == 0 && (uint64_t)st.st_size > cap)
+        return over_cap(path, "reading it whole", (uint64_t)st.st_size, cap);
     return cb_parse_file(path, (size_t)1 << 40, parse_list, out);
 }
 
