@@ -189,7 +189,7 @@ static cb_status archive_folder(const cb_zip *z, const char *what, char *prefix)
     return CB_OK;
 }
 
-static const planned *sort_plan;
+static _Thread_local const planned *sort_plan; /* qsort context (see zip.c) */
 
 static int by_key(const void *a, const void *b)
 {

@@ -106,7 +106,8 @@ static int by_from(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from;
 }
 
-static const cb_zip *sort_zip; /* qsort has no context argument in C11 */
+/* qsort has no context argument in C11; per thread, as parsers may run in parallel. */
+static _Thread_local const cb_zip *sort_zip;
 
 static int by_name(const void *a, const void *b)
 {
