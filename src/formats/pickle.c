@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pickle.h"
+#include "weights_cap.h"
 
 struct pk_pool {
     pk_value **all;
     size_t n, cap;
+    uint64_t bytes; /* all the reader allocated, values and working arrays */
 };
 
 typedef struct vm {
@@ -22,6 +24,9 @@ typedef struct vm {
     pk_value **memo;
     size_t memo_cap;
     size_t memo_count; /* MEMOIZE's next index: one past the highest used */
+    uint64_t limit;    /* bytes the reader may allocate: each opcode byte can
+                          make a value a hundred times its size */
+    int over;          /* an allocation was refused for the limit */
 } vm;
 
 static const struct { const char *module, *name; pk_global g; pk_storage_type st; } globals[] = {
@@ -63,11 +68,34 @@ static cb_status bad(vm *m, const char *msg)
     return cb_fail(CB_ERR_FORMAT, "%s: pickle: %s at byte %zu", m->what, msg, m->pos);
 }
 
+/* Counts n more bytes against the limit: 0 (and m->over) when beyond it. */
+static int charge(vm *m, uint64_t n)
+{
+    if (n > m->limit - m->pool->bytes) {
+        m->over = 1;
+        return 0;
+    }
+    m->pool->bytes += n;
+    return 1;
+}
+
+/* The failure of an allocation: the memory limit or the system's. */
+static cb_status nomem(vm *m)
+{
+    if (!m->over) return cb_fail(CB_ERR_NOMEM, "%s: out of memory reading a pickle", m->what);
+    char lim[32];
+    cb_format_bytes(m->limit, lim, sizeof lim);
+    return cb_fail(CB_ERR_UNSUPPORTED, "%s: its pickle needs more than %s of memory to read, the limit for one "
+                   "weights file (at byte %zu; set %s to raise it)", m->what, lim, m->pos, CB_WEIGHTS_CAP_ENV);
+}
+
 static pk_value *new_value(vm *m, pk_type t)
 {
     pk_pool *p = m->pool;
+    if (!charge(m, sizeof(pk_value))) return NULL;
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 256;
+        if (!charge(m, (cap - p->cap) * sizeof *p->all)) return NULL;
         pk_value **all = realloc(p->all, cap * sizeof *all);
         if (!all) return NULL;
         p->all = all;
@@ -85,6 +113,7 @@ static int push(vm *m, pk_value *v)
     if (!v) return 0;
     if (m->sp == m->scap) {
         size_t cap = m->scap ? 2 * m->scap : 64;
+        if (!charge(m, (cap - m->scap) * sizeof *m->stack)) return 0;
         pk_value **s = realloc(m->stack, cap * sizeof *s);
         if (!s) return 0;
         m->stack = s;
@@ -94,10 +123,12 @@ static int push(vm *m, pk_value *v)
     return 1;
 }
 
-static int add_item(pk_value *c, pk_value *v)
+static int add_item(vm *m, pk_value *c, pk_value *v)
 {
     if (c->n == c->cap) {
+        if (c->cap > INT32_MAX / 2) return 0;
         int cap = c->cap ? 2 * c->cap : 8;
+        if (!charge(m, (uint64_t)(cap - c->cap) * sizeof *c->items)) return 0;
         pk_value **items = realloc(c->items, (size_t)cap * sizeof *items);
         if (!items) return 0;
         c->items = items;
@@ -122,9 +153,9 @@ static cb_status pop_mark(vm *m, pk_type t, pk_value **out)
     if (!m->nmarks) return bad(m, "no mark on the stack");
     size_t base = m->marks[--m->nmarks];
     pk_value *c = new_value(m, t);
-    if (!c) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    if (!c) return nomem(m);
     for (size_t i = base; i < m->sp; i++)
-        if (!add_item(c, m->stack[i])) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+        if (!add_item(m, c, m->stack[i])) return nomem(m);
     m->sp = base;
     *out = c;
     return CB_OK;
@@ -139,8 +170,9 @@ static cb_status memo_put(vm *m, uint64_t idx)
     if (idx >= m->memo_cap) {
         size_t cap = m->memo_cap ? m->memo_cap : 64;
         while (cap <= idx) cap *= 2;
+        if (!charge(m, (cap - m->memo_cap) * sizeof *m->memo)) return nomem(m);
         pk_value **memo = realloc(m->memo, cap * sizeof *memo);
-        if (!memo) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+        if (!memo) return nomem(m);
         memset(memo + m->memo_cap, 0, (cap - m->memo_cap) * sizeof *memo);
         m->memo = memo;
         m->memo_cap = cap;
@@ -153,7 +185,7 @@ static cb_status memo_put(vm *m, uint64_t idx)
 static cb_status memo_get(vm *m, uint64_t idx)
 {
     if (idx >= m->memo_cap || !m->memo[idx]) return bad(m, "memo lookup of an unknown entry");
-    return push(m, m->memo[idx]) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    return push(m, m->memo[idx]) ? CB_OK : nomem(m);
 }
 
 static cb_status global(vm *m, const char *module, const char *name)
@@ -161,10 +193,10 @@ static cb_status global(vm *m, const char *module, const char *name)
     for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++) {
         if (strcmp(module, globals[i].module) || strcmp(name, globals[i].name)) continue;
         pk_value *v = new_value(m, PK_GLOBAL);
-        if (!v) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+        if (!v) return nomem(m);
         v->i = globals[i].g;
         v->st = globals[i].st;
-        return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+        return push(m, v) ? CB_OK : nomem(m);
     }
     return cb_fail(CB_ERR_FORMAT, "%s: pickle refers to the global '%s.%s', which is not part of a "
                    "state dict: refused (crossbind never runs code from a file; it reads tensors in "
@@ -181,7 +213,7 @@ static cb_status rebuild_tensor(vm *m, const pk_value *args, pk_value **out)
         args->items[2]->n != args->items[3]->n || args->items[2]->n > CB_MAX_DIMS)
         return bad(m, "malformed tensor (expected storage, offset, size, stride)");
     pk_value *t = new_value(m, PK_TENSOR);
-    if (!t) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    if (!t) return nomem(m);
     t->storage = args->items[0];
     t->offset = args->items[1]->i;
     t->ndim = args->items[2]->n;
@@ -206,7 +238,7 @@ static cb_status reduce(vm *m)
     switch ((pk_global)fn->i) {
     case PK_G_ORDERED_DICT:
         if (args->n != 0) return bad(m, "OrderedDict with arguments");
-        if (!(r = new_value(m, PK_DICT))) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+        if (!(r = new_value(m, PK_DICT))) return nomem(m);
         break;
     case PK_G_REBUILD_TENSOR_V2:
         s = rebuild_tensor(m, args, &r);
@@ -219,7 +251,7 @@ static cb_status reduce(vm *m)
         return bad(m, "a storage type called directly");
     }
     if (s != CB_OK) return s;
-    return push(m, r) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    return push(m, r) ? CB_OK : nomem(m);
 }
 
 /* ('storage', <storage type>, key, location, numel) */
@@ -233,36 +265,36 @@ static cb_status persistent_load(vm *m)
         pid->items[4]->i < 0)
         return bad(m, "persistent id is not a torch storage reference");
     pk_value *st = new_value(m, PK_STORAGE);
-    if (!st || !(st->s = strdup(pid->items[2]->s))) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    if (!st || !charge(m, strlen(pid->items[2]->s) + 1) || !(st->s = strdup(pid->items[2]->s))) return nomem(m);
     st->st = pid->items[1]->st;
     st->i = pid->items[4]->i;
-    return push(m, st) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    return push(m, st) ? CB_OK : nomem(m);
 }
 
 static cb_status string(vm *m, size_t n, pk_type t)
 {
     if (!need(m, n)) return bad(m, "string runs past the end (truncated file?)");
     pk_value *v = new_value(m, t);
-    if (!v || !(v->s = malloc(n + 1))) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    if (!v || !charge(m, n + 1) || !(v->s = malloc(n + 1))) return nomem(m);
     memcpy(v->s, m->b + m->pos, n);
     v->s[n] = 0;
     m->pos += n;
-    return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    return push(m, v) ? CB_OK : nomem(m);
 }
 
 static cb_status integer(vm *m, int64_t x, pk_type t)
 {
     pk_value *v = new_value(m, t);
-    if (!v) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    if (!v) return nomem(m);
     v->i = x;
-    return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+    return push(m, v) ? CB_OK : nomem(m);
 }
 
 static cb_status setitems(vm *m, pk_value *d, size_t base)
 {
     if (d->type != PK_DICT || (m->sp - base) % 2) return bad(m, "SETITEM(S) on something not a dict");
     for (size_t i = base; i < m->sp; i++)
-        if (!add_item(d, m->stack[i])) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+        if (!add_item(m, d, m->stack[i])) return nomem(m);
     m->sp = base;
     return CB_OK;
 }
@@ -287,35 +319,36 @@ static cb_status step(vm *m, int *done)
     case '(': /* MARK */
         if (m->nmarks == m->mcap) {
             size_t cap = m->mcap ? 2 * m->mcap : 16;
+            if (!charge(m, (cap - m->mcap) * sizeof *m->marks)) return nomem(m);
             size_t *mk = realloc(m->marks, cap * sizeof *mk);
-            if (!mk) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
+            if (!mk) return nomem(m);
             m->marks = mk;
             m->mcap = cap;
         }
         m->marks[m->nmarks++] = m->sp;
         return CB_OK;
-    case ')': return push(m, new_value(m, PK_TUPLE)) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
-    case ']': return push(m, new_value(m, PK_LIST)) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
-    case '}': return push(m, new_value(m, PK_DICT)) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
-    case 'N': return push(m, new_value(m, PK_NONE)) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+    case ')': return push(m, new_value(m, PK_TUPLE)) ? CB_OK : nomem(m);
+    case ']': return push(m, new_value(m, PK_LIST)) ? CB_OK : nomem(m);
+    case '}': return push(m, new_value(m, PK_DICT)) ? CB_OK : nomem(m);
+    case 'N': return push(m, new_value(m, PK_NONE)) ? CB_OK : nomem(m);
     case 't': /* TUPLE */
         if ((s = pop_mark(m, PK_TUPLE, &v)) != CB_OK) return s;
-        return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+        return push(m, v) ? CB_OK : nomem(m);
     case 'l': /* LIST */
         if ((s = pop_mark(m, PK_LIST, &v)) != CB_OK) return s;
-        return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+        return push(m, v) ? CB_OK : nomem(m);
     case 0x85: case 0x86: case 0x87: { /* TUPLE1..3 */
         size_t k = op - 0x84;
         if (m->sp < k) return bad(m, "tuple of missing items");
-        if (!(v = new_value(m, PK_TUPLE))) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        if (!(v = new_value(m, PK_TUPLE))) return nomem(m);
         for (size_t i = m->sp - k; i < m->sp; i++)
-            if (!add_item(v, m->stack[i])) return cb_fail(CB_ERR_NOMEM, "out of memory");
+            if (!add_item(m, v, m->stack[i])) return nomem(m);
         m->sp -= k;
-        return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+        return push(m, v) ? CB_OK : nomem(m);
     }
     case 'a': /* APPEND */
         if (m->sp < 2 || m->stack[m->sp - 2]->type != PK_LIST) return bad(m, "APPEND to something not a list");
-        if (!add_item(m->stack[m->sp - 2], m->stack[m->sp - 1])) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        if (!add_item(m, m->stack[m->sp - 2], m->stack[m->sp - 1])) return nomem(m);
         m->sp--;
         return CB_OK;
     case 'e': { /* APPENDS */
@@ -323,7 +356,7 @@ static cb_status step(vm *m, int *done)
         size_t base = m->marks[--m->nmarks];
         if (base < 1 || m->stack[base - 1]->type != PK_LIST) return bad(m, "APPENDS to something not a list");
         for (size_t i = base; i < m->sp; i++)
-            if (!add_item(m->stack[base - 1], m->stack[i])) return cb_fail(CB_ERR_NOMEM, "out of memory");
+            if (!add_item(m, m->stack[base - 1], m->stack[i])) return nomem(m);
         m->sp = base;
         return CB_OK;
     }
@@ -371,9 +404,9 @@ static cb_status step(vm *m, int *done)
         uint64_t x = 0;
         for (int i = 0; i < 8; i++) x = (x << 8) | m->b[m->pos + i];
         m->pos += 8;
-        if (!(v = new_value(m, PK_FLOAT))) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        if (!(v = new_value(m, PK_FLOAT))) return nomem(m);
         memcpy(&v->f, &x, 8);
-        return push(m, v) ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+        return push(m, v) ? CB_OK : nomem(m);
     }
     case 'c': { /* GLOBAL "module\nname\n" */
         char mod[128], name[128];
@@ -431,10 +464,19 @@ static cb_status step(vm *m, int *done)
     }
 }
 
+uint64_t pk_pool_bytes(const pk_pool *pool) { return pool ? pool->bytes : 0; }
+
 cb_status pk_load(const unsigned char *buf, size_t len, const char *what, pk_pool **pool, pk_value **out)
 {
+    return pk_load_within(buf, len, what, UINT64_MAX, pool, out);
+}
+
+cb_status pk_load_within(const unsigned char *buf, size_t len, const char *what, uint64_t max_bytes,
+                         pk_pool **pool, pk_value **out)
+{
     *out = NULL;
-    vm m = {.b = buf, .len = len, .what = what};
+    *pool = NULL;
+    vm m = {.b = buf, .len = len, .what = what, .limit = max_bytes};
     if (!(m.pool = calloc(1, sizeof *m.pool))) return cb_fail(CB_ERR_NOMEM, "out of memory reading a pickle");
     cb_status s = CB_OK;
     int done = 0;

@@ -49,9 +49,16 @@ struct pk_value {
 
 typedef struct pk_pool pk_pool;
 
-/* Runs the pickle in buf and returns its result (*out, owned by the pool). */
+/* Runs the pickle in buf and returns its result (*out, owned by the pool).
+ * pk_load_within allocates at most max_bytes (values, strings and working
+ * arrays counted) and refuses the pickle beyond; pk_load sets no limit (its
+ * memory grows in proportion to the input's length). */
 cb_status pk_load(const unsigned char *buf, size_t len, const char *what, pk_pool **pool, pk_value **out);
+cb_status pk_load_within(const unsigned char *buf, size_t len, const char *what, uint64_t max_bytes,
+                         pk_pool **pool, pk_value **out);
 void pk_pool_free(pk_pool *pool);
+/* The bytes the reader allocated for the pool (and its working arrays). */
+uint64_t pk_pool_bytes(const pk_pool *pool);
 
 /* Element size of a storage type, and the crossbind dtype it is read into. */
 size_t pk_storage_elem_size(pk_storage_type t);

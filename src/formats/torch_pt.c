@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "crossbind/formats.h"
 #include "../core/file.h"
 #include "../core/json.h"
 #include "pickle.h"
+#include "weights_cap.h"
 #include "zip.h"
 
 static cb_dtype dtype_of(pk_storage_type t)
@@ -66,20 +68,53 @@ static void convert(pk_storage_type st, const unsigned char *src, void *dst)
     }
 }
 
-static cb_status read_tensor(const cb_zip *z, const char *prefix, const char *what, const char *name,
-                             const pk_value *t, cb_tensor_list *out)
+/* One state-dict entry, weighed before anything is allocated for it. */
+typedef struct planned {
+    const char *name;
+    const pk_value *t;
+    const cb_zip_entry *e; /* its storage */
+    uint64_t numel;
+    cb_dtype dt;
+} planned;
+
+/* Per zip entry: the first tensor that names it as a storage, and that
+ * declaration (PyTorch keeps the first; a later one that differs would be
+ * read differently here), then the bytes once read. */
+typedef struct storage_use {
+    const char *by;
+    pk_storage_type st;
+    int64_t numel;
+    const unsigned char *data;
+    unsigned char *owned;
+} storage_use;
+
+/* Checks tensor t's declaration against its storage entry's declared size
+ * (the central directory's, so nothing is inflated yet) and adds what
+ * loading it asks for to *asked: its converted elements, and its storage
+ * once inflated if the storage is compressed and not yet counted. */
+static cb_status plan_tensor(const cb_zip *z, const char *prefix, const char *what, const char *name,
+                             const pk_value *t, storage_use *uses, planned *p, uint64_t *asked)
 {
     const pk_value *st = t->storage;
-    char entry[600];
-    snprintf(entry, sizeof entry, "%sdata/%s", prefix, st->s);
-    const cb_zip_entry *e = cb_zip_find(z, entry);
-    if (!e) return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': storage %s is missing from the archive", what, name, entry);
+    char entry[300];
+    if (strlen(name) >= CB_MAX_NAME) return cb_fail(CB_ERR_FORMAT, "%s: tensor name too long: %.40s...", what, name);
+    int n = snprintf(entry, sizeof entry, "%sdata/%s", prefix, st->s);
+    const cb_zip_entry *e = n > 0 && (size_t)n < sizeof entry ? cb_zip_find(z, entry) : NULL;
+    if (!e)
+        return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': storage %sdata/%.40s is missing from the archive", what, name,
+                       prefix, st->s);
     size_t esz = pk_storage_elem_size(st->st);
-    if ((uint64_t)st->i > e->size / esz || (uint64_t)st->i * esz != e->size)
-        return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': storage %s holds %zu bytes, its declared size is %lld "
-                       "elements of %zu bytes", what, name, entry, e->size, (long long)st->i, esz);
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)st->i, (uint64_t)esz, &bytes) || bytes != e->usize)
+        return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': the archive declares %llu bytes for storage %s, its pickle "
+                       "%lld elements of %zu bytes (refused before reading it)", what, name,
+                       (unsigned long long)e->usize, entry, (long long)st->i, esz);
+    storage_use *u = &uses[e - z->entries];
+    if (u->by && (u->st != st->st || u->numel != st->i))
+        return cb_fail(CB_ERR_FORMAT, "%s: tensors '%s' and '%s' declare storage %s with different types or sizes "
+                       "(readers would disagree on its content): refused", what, u->by, name, entry);
     /* The last element addressed must lie inside the storage. */
-    uint64_t numel = 1, last = (uint64_t)t->offset;
+    uint64_t numel = 1, last = (uint64_t)t->offset, out_bytes;
     for (int d = 0; d < t->ndim; d++) {
         if (t->size[d] == 0) { numel = 0; break; }
         uint64_t reach;
@@ -91,18 +126,42 @@ static cb_status read_tensor(const cb_zip *z, const char *prefix, const char *wh
     if (numel && last >= (uint64_t)st->i)
         return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' addresses element %llu of a storage of %lld elements",
                        what, name, (unsigned long long)last, (long long)st->i);
-    if (numel > ((uint64_t)1 << 40)) return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' is too large", what, name);
-    if (strlen(name) >= CB_MAX_NAME) return cb_fail(CB_ERR_FORMAT, "%s: tensor name too long: %.40s...", what, name);
-    cb_dtype dt = dtype_of(st->st);
-    cb_status s = cb_tensor_list_add(out, name, dt, t->ndim, t->size, NULL);
+    p->dt = dtype_of(st->st);
+    if (__builtin_mul_overflow(numel, (uint64_t)cb_dtype_size(p->dt), &out_bytes) ||
+        __builtin_add_overflow(*asked, out_bytes, asked))
+        return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' is too large", what, name);
+    if (!u->by) {
+        u->by = name;
+        u->st = st->st;
+        u->numel = st->i;
+        if (e->method != 0 && __builtin_add_overflow(*asked, e->usize, asked))
+            return cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' is too large", what, name);
+    }
+    p->name = name;
+    p->t = t;
+    p->e = e;
+    p->numel = numel;
+    return CB_OK;
+}
+
+/* Reads a planned tensor's elements (its storage inflated at most once). */
+static cb_status load_tensor(const cb_zip *z, const planned *p, storage_use *uses, cb_tensor_list *out)
+{
+    const pk_value *t = p->t, *st = t->storage;
+    storage_use *u = &uses[p->e - z->entries];
+    if (!u->data) {
+        cb_status s = cb_zip_read(z, p->e, p->e->usize, &u->data, &u->owned);
+        if (s != CB_OK) return s;
+    }
+    cb_status s = cb_tensor_list_add(out, p->name, p->dt, t->ndim, t->size, NULL);
     if (s != CB_OK) return s;
     unsigned char *dst = out->items[out->count - 1].data;
-    size_t osz = cb_dtype_size(dt);
+    size_t esz = pk_storage_elem_size(st->st), osz = cb_dtype_size(p->dt);
     int64_t idx[CB_MAX_DIMS] = {0};
-    for (uint64_t i = 0; i < numel; i++) {
+    for (uint64_t i = 0; i < p->numel; i++) {
         uint64_t at = (uint64_t)t->offset;
         for (int d = 0; d < t->ndim; d++) at += (uint64_t)idx[d] * (uint64_t)t->stride[d];
-        convert(st->st, e->data + at * esz, dst + i * osz);
+        convert(st->st, u->data + at * esz, dst + i * osz);
         for (int d = t->ndim - 1; d >= 0; d--) { /* next index, row-major */
             if (++idx[d] < t->size[d]) break;
             idx[d] = 0;
@@ -111,18 +170,80 @@ static cb_status read_tensor(const cb_zip *z, const char *prefix, const char *wh
     return CB_OK;
 }
 
-/* The archive's top-level folder: the prefix of its "<folder>/data.pkl". */
-static const cb_zip_entry *find_pickle(const cb_zip *z, char *prefix, size_t size)
+/* The archive's folder, "<folder>/": torch.load takes it from the first
+ * entry and reads nothing outside it, so an entry elsewhere (another
+ * data.pkl, say) would mean something here and nothing there. */
+static cb_status archive_folder(const cb_zip *z, const char *what, char *prefix)
 {
-    for (int i = 0; i < z->count; i++) {
-        const char *n = z->entries[i].name, *slash = strchr(n, '/');
-        if (slash && strcmp(slash + 1, "data.pkl") == 0 && (size_t)(slash + 1 - n) < size) {
-            memcpy(prefix, n, (size_t)(slash + 1 - n));
-            prefix[slash + 1 - n] = 0;
-            return &z->entries[i];
+    if (!z->count) return cb_fail(CB_ERR_FORMAT, "%s: empty zip archive (not a torch.save file)", what);
+    const char *first = z->entries[0].name, *slash = strchr(first, '/');
+    if (!slash || slash == first)
+        return cb_fail(CB_ERR_FORMAT, "%s: zip entry %s lies outside a folder (not a torch.save file)", what, first);
+    size_t n = (size_t)(slash + 1 - first);
+    for (int i = 1; i < z->count; i++)
+        if (strncmp(z->entries[i].name, first, n) != 0)
+            return cb_fail(CB_ERR_FORMAT, "%s: zip entries %s and %s lie in different folders (torch.load reads "
+                           "only the first one's): refused as ambiguous", what, first, z->entries[i].name);
+    memcpy(prefix, first, n);
+    prefix[n] = 0;
+    return CB_OK;
+}
+
+static _Thread_local const planned *sort_plan; /* qsort context (see zip.c) */
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(sort_plan[*(const int *)a].name, sort_plan[*(const int *)b].name);
+}
+
+static cb_status over_cap(const char *what, const char *part, uint64_t asked, uint64_t cap)
+{
+    char a[32], c[32];
+    cb_format_bytes(asked, a, sizeof a);
+    cb_format_bytes(cap, c, sizeof c);
+    return cb_fail(CB_ERR_UNSUPPORTED, "%s: %s brings the memory this file asks for to %s, above the limit of %s "
+                   "for one weights file (refused before allocating it; set %s, e.g. %s=64G, to raise the "
+                   "limit)", what, part, a, c, CB_WEIGHTS_CAP_ENV, CB_WEIGHTS_CAP_ENV);
+}
+
+/* Checks every tensor of the state dict, then the total, and only then reads. */
+static cb_status read_state_dict(const cb_zip *z, const char *prefix, const char *what, const pk_value *root,
+                                 uint64_t asked, uint64_t cap, cb_tensor_list *out)
+{
+    int n = root->n / 2;
+    planned *plan = calloc((size_t)n + 1, sizeof *plan);
+    int *order = calloc((size_t)n + 1, sizeof *order);
+    storage_use *uses = calloc((size_t)z->count + 1, sizeof *uses);
+    cb_status s = plan && order && uses ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory reading %s", what);
+    for (int i = 0; s == CB_OK && i < n; i++) {
+        const pk_value *k = root->items[2 * i], *v = root->items[2 * i + 1];
+        if (k->type != PK_STR) s = cb_fail(CB_ERR_FORMAT, "%s: a state-dict key is not a string", what);
+        else if (v->type != PK_TENSOR)
+            s = cb_fail(CB_ERR_FORMAT, "%s: entry '%s' is not a tensor (save model.state_dict(), "
+                        "not the model or an optimizer)", what, k->s);
+        else s = plan_tensor(z, prefix, what, k->s, v, uses, &plan[i], &asked);
+        if (s == CB_OK && asked > cap) {
+            char part[CB_MAX_NAME + 64], b[32];
+            cb_format_bytes((uint64_t)plan[i].numel * cb_dtype_size(plan[i].dt), b, sizeof b);
+            snprintf(part, sizeof part, "tensor '%s' (%s)", plan[i].name, b);
+            s = over_cap(what, part, asked, cap);
         }
+        order[i] = i;
     }
-    return NULL;
+    if (s == CB_OK) { /* a key twice: Python keeps the last value, a list both */
+        sort_plan = plan;
+        qsort(order, (size_t)n, sizeof *order, by_key);
+        sort_plan = NULL;
+        for (int i = 0; s == CB_OK && i + 1 < n; i++)
+            if (strcmp(plan[order[i]].name, plan[order[i + 1]].name) == 0)
+                s = cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' appears twice", what, plan[order[i]].name);
+    }
+    for (int i = 0; s == CB_OK && i < n; i++) s = load_tensor(z, &plan[i], uses, out);
+    for (int i = 0; uses && i < z->count; i++) free(uses[i].owned);
+    free(uses);
+    free(order);
+    free(plan);
+    return s;
 }
 
 cb_status cb_torch_parse(const unsigned char *buf, size_t len, const char *what, cb_tensor_list *out)
@@ -133,28 +254,33 @@ cb_status cb_torch_parse(const unsigned char *buf, size_t len, const char *what,
         return cb_fail(CB_ERR_UNSUPPORTED, "%s uses PyTorch's legacy (pre-1.6) serialization; re-save it with "
                        "torch.save(state_dict, f) from PyTorch 1.6 or later", what);
     if (kind != CB_FILE_TORCH_ZIP) return cb_fail(CB_ERR_FORMAT, "%s is not a PyTorch zip archive", what);
-    cb_zip z;
-    cb_status s = cb_zip_open(buf, len, what, &z);
+    uint64_t cap;
+    cb_status s = cb_weights_cap(&cap);
     if (s != CB_OK) return s;
-    char prefix[256];
-    const cb_zip_entry *pkl = find_pickle(&z, prefix, sizeof prefix);
+    cb_zip z;
+    if ((s = cb_zip_open(buf, len, what, &z)) != CB_OK) return s;
+    char prefix[256], name[300];
+    s = archive_folder(&z, what, prefix);
+    snprintf(name, sizeof name, "%sdata.pkl", prefix);
+    const cb_zip_entry *pkl = s == CB_OK ? cb_zip_find(&z, name) : NULL;
+    if (s == CB_OK && !pkl)
+        s = cb_fail(CB_ERR_FORMAT, "%s: zip archive without %s (not a torch.save file)", what, name);
+    uint64_t asked = 0;
+    if (s == CB_OK && pkl->method != 0) {
+        asked = pkl->usize;
+        if (asked > cap) s = over_cap(what, "its pickle (data.pkl)", asked, cap);
+    }
+    const unsigned char *pdata = NULL;
+    unsigned char *powned = NULL;
     pk_pool *pool = NULL;
     pk_value *root = NULL;
-    if (!pkl) s = cb_fail(CB_ERR_FORMAT, "%s: zip archive without <folder>/data.pkl (not a torch.save file)", what);
-    if (s == CB_OK) s = pk_load(pkl->data, pkl->size, what, &pool, &root);
+    if (s == CB_OK) s = cb_zip_read(&z, pkl, cap, &pdata, &powned);
+    if (s == CB_OK) s = pk_load_within(pdata, (size_t)pkl->usize, what, cap - asked, &pool, &root);
     if (s == CB_OK && root->type != PK_DICT)
         s = cb_fail(CB_ERR_FORMAT, "%s does not hold a state dict (its pickle is not a dict)", what);
-    for (int i = 0; s == CB_OK && i + 1 < root->n; i += 2) {
-        const pk_value *k = root->items[i], *v = root->items[i + 1];
-        if (k->type != PK_STR) s = cb_fail(CB_ERR_FORMAT, "%s: a state-dict key is not a string", what);
-        else if (v->type != PK_TENSOR)
-            s = cb_fail(CB_ERR_FORMAT, "%s: entry '%s' is not a tensor (save model.state_dict(), "
-                        "not the model or an optimizer)", what, k->s);
-        else if (cb_tensor_list_find(out, k->s))
-            s = cb_fail(CB_ERR_FORMAT, "%s: tensor '%s' appears twice", what, k->s);
-        else s = read_tensor(&z, prefix, what, k->s, v, out);
-    }
+    if (s == CB_OK) s = read_state_dict(&z, prefix, what, root, asked + pk_pool_bytes(pool), cap, out);
     pk_pool_free(pool);
+    free(powned);
     cb_zip_close(&z);
     if (s != CB_OK) cb_tensor_list_free(out);
     return s;
@@ -168,6 +294,13 @@ static cb_status parse_list(const unsigned char *buf, size_t len, const char *wh
 cb_status cb_torch_read(const char *path, cb_tensor_list *out)
 {
     memset(out, 0, sizeof *out);
+    /* The file is read whole, so its own length counts against the cap too. */
+    uint64_t cap;
+    cb_status s = cb_weights_cap(&cap);
+    if (s != CB_OK) return s;
+    struct stat st;
+    if (stat(path, &st) == 0 && (uint64_t)st.st_size > cap)
+        return over_cap(path, "reading it whole", (uint64_t)st.st_size, cap);
     return cb_parse_file(path, (size_t)1 << 40, parse_list, out);
 }
 
