@@ -96,7 +96,8 @@ static void string_field(const unsigned char *b, size_t start, size_t end, uint3
         if (read_field(b, &pos, end, &field, &wt, &p, &n)) return;
         if (field != want || wt != WT_LEN) continue;
         size_t k = 0;
-        for (size_t i = 0; i < n && k + 1 < size; i++) out[k++] = b[p + i] >= 0x20 && b[p + i] < 0x7f ? (char)b[p + i] : '?';
+        for (size_t i = 0; i < n && k + 1 < size; i++)
+            out[k++] = b[p + i] >= 0x20 && b[p + i] < 0x7f ? (char)b[p + i] : '?';
         out[k] = 0;
     }
 }
