@@ -78,8 +78,10 @@ static cb_status read_pb(const char *path, cb_tensor *out)
     size_t len;
     cb_status s = cb_read_file(path, (size_t)1 << 30, &buf, &len);
     if (s != CB_OK) return s;
-    Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
+    s = cb_pb_precheck(&onnx__tensor_proto__descriptor, buf, len, path);
+    Onnx__TensorProto *t = s == CB_OK ? onnx__tensor_proto__unpack(NULL, len, buf) : NULL;
     free(buf);
+    if (s != CB_OK) return s;
     if (!t) return cb_fail(CB_ERR_FORMAT, "%s: not a TensorProto", path);
     s = cb_onnx_tensor_to_cb(t, path, out);
     onnx__tensor_proto__free_unpacked(t, NULL);
@@ -91,16 +93,14 @@ static cb_status read_pb(const char *path, cb_tensor *out)
 static cb_status import_bound(const unsigned char *buf, size_t len, const char *what, const char *dir,
                               cb_model **out)
 {
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    if (!mp || !mp->graph) {
-        if (mp) onnx__model_proto__free_unpacked(mp, NULL);
-        return cb_fail(CB_ERR_FORMAT, "%s: not an ONNX model", what);
-    }
+    Onnx__ModelProto *mp;
+    cb_status s = cb_onnx_unpack(buf, len, what, &mp);
+    if (s != CB_OK) return s;
     Onnx__GraphProto *g = mp->graph;
     size_t n_in = g->n_input, n_init = g->n_initializer;
     Onnx__TensorProto **inits = calloc(n_init + n_in + 1, sizeof *inits), **saved = g->initializer;
     Onnx__TensorProto **bound = calloc(n_in + 1, sizeof *bound);
-    cb_status s = inits && bound ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+    s = inits && bound ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
     size_t n_bound = 0;
     for (size_t i = 0; s == CB_OK && i < n_init; i++) inits[i] = saved[i];
     for (size_t k = 1; s == CB_OK && k < n_in; k++) {
@@ -109,7 +109,8 @@ static cb_status import_bound(const unsigned char *buf, size_t len, const char *
         unsigned char *tb;
         size_t tl;
         if (cb_read_file(path, (size_t)1 << 30, &tb, &tl) != CB_OK) { s = CB_ERR_IO; break; }
-        Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, tl, tb);
+        Onnx__TensorProto *t = cb_pb_precheck(&onnx__tensor_proto__descriptor, tb, tl, path) == CB_OK
+                                   ? onnx__tensor_proto__unpack(NULL, tl, tb) : NULL;
         free(tb);
         if (!t) { s = cb_fail(CB_ERR_FORMAT, "%s: not a TensorProto", path); break; }
         free(t->name);
@@ -228,8 +229,8 @@ int main(int argc, char **argv)
         unsigned char *buf;
         size_t len;
         if (cb_read_file(path, (size_t)1 << 30, &buf, &len) != CB_OK) { unclaimed++; continue; }
-        Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-        int mine = mp && mp->graph && claimed(mp);
+        Onnx__ModelProto *mp = NULL;
+        int mine = cb_onnx_unpack(buf, len, path, &mp) == CB_OK && claimed(mp);
         if (mp) onnx__model_proto__free_unpacked(mp, NULL);
         if (!mine) { unclaimed++; free(buf); continue; }
         exclusion *x = excluded(names[i]);

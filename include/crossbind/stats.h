@@ -10,8 +10,20 @@
 extern "C" {
 #endif
 
+/* Non-finite scores have one defined meaning everywhere, and no metric
+ * loops or reads out of bounds on them:
+ * - prediction: a NaN counts as larger than any number (the first NaN of a
+ *   row wins, as torch.argmax and numpy.argmax); k = 1: NaN >= 0.5 is false;
+ * - AUC: NaN when any score it would rank is NaN (scikit-learn refuses such
+ *   input); infinities rank as the largest and smallest numbers;
+ * - a label that is not a class index (NaN, negative, a fraction) matches
+ *   no prediction: it counts as wrong in accuracy and in F1.
+ * cb_count_nonfinite tells how many samples are affected, for reporting. */
+
 /* Predicted class per sample: argmax of k scores (k = 1: score >= 0.5). */
 void cb_predict_labels(const float *scores, int64_t n, int k, int *pred);
+/* Samples (rows of k scores) holding a NaN or an infinity. */
+int64_t cb_count_nonfinite(const float *scores, int64_t n, int k);
 double cb_accuracy(const int *pred, const float *labels, int64_t n);
 /* Macro F1 as scikit-learn's f1_score(average='macro'): the mean over the
  * classes that occur in the labels or the predictions; a class with no
@@ -22,7 +34,8 @@ double cb_f1_macro(const int *pred, const float *labels, int64_t n, int k);
  * classes that have both positive and negative samples (scikit-learn
  * refuses the case where a class is absent; crossbind skips that class so
  * that subsets stay measurable). k = 1: binary AUC of the scores.
- * NaN when no class qualifies. `work` needs 2 * n doubles. */
+ * NaN when no class qualifies or any score is NaN. `work` needs 2 * n
+ * doubles. */
 double cb_auc_macro(const float *probs, const float *labels, int64_t n, int k, double *work);
 
 /* ---- Statistics of the study's analysis (protocol section 5) ---- */
@@ -44,7 +57,10 @@ cb_status cb_dtw(const double *a, size_t n, const double *b, size_t m, int radiu
 cb_status cb_mann_whitney_u(const double *x, size_t n, const double *y, size_t m,
                             double *u, double *p, int *exact);
 
-/* Cliff's delta of x against y: (#{x_i > y_j} - #{x_i < y_j}) / (n m). */
+/* Cliff's delta of x against y: (#{x_i > y_j} - #{x_i < y_j}) / (n m).
+ * DTW refuses non-finite values, Mann-Whitney U and Cliff's delta refuse
+ * NaN (an error naming the value), all three before any loop runs;
+ * infinities are ordinary values to the two rank statistics. */
 cb_status cb_cliff_delta(const double *x, size_t n, const double *y, size_t m, double *delta);
 /* "negligible" (|d| < 0.147), "small" (< 0.33), "medium" (< 0.474), "large". */
 const char *cb_cliff_magnitude(double delta);

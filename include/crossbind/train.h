@@ -18,6 +18,11 @@ typedef struct cb_eval_result {
     double accuracy, loss;       /* loss: mean over samples */
     double f1_macro, auc_macro;  /* NaN unless metrics were asked for */
     double time_s;               /* the pass, batch copies included */
+    /* Samples whose outputs hold a NaN or an infinity (a diverged or broken
+     * model): the pass still completes, with predictions, F1 and AUC as
+     * crossbind/stats.h defines them for such scores (AUC NaN where a
+     * probability it ranks is NaN). */
+    int64_t nonfinite;
 } cb_eval_result;
 
 /* Owns an inference executor and the buffers one data set needs, so that

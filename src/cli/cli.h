@@ -27,6 +27,8 @@ cb_status cli_load_weights(cb_model *m, const char *path, int strict);
 /* Tells the user when parameters were matched by order rather than name,
  * and which tensors a non-strict load ignored. */
 void cli_notice_load(const char *path, const cb_load_info *info);
+/* A notice on stderr when an evaluation met non-finite model outputs. */
+void cli_notice_nonfinite(const char *model, const char *what, const cb_eval_result *r);
 /* Parses "fast" or "reference"; prints an error and returns -1 otherwise. */
 int cli_kernels(const char *v, cb_kernels *out);
 

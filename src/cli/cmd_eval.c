@@ -135,6 +135,7 @@ int cmd_eval(int argc, char **argv)
         s = cb_npy_write(logits_path, &t);
     }
     if (s != CB_OK) { rc = cli_status(s); goto done; }
+    cli_notice_nonfinite(weights, "test", &r);
     if (json) {
         cb_buf b = {0};
         cb_buf_printf(&b, "{\"binding\": \"crossbind\", \"model\": ");
@@ -152,6 +153,7 @@ int cmd_eval(int argc, char **argv)
         cb_buf_json_number(&b, r.f1_macro);
         cb_buf_printf(&b, ", \"auc_macro\": ");
         cb_buf_json_number(&b, r.auc_macro);
+        cb_buf_printf(&b, ", \"nonfinite_outputs\": %lld", (long long)r.nonfinite);
         cb_buf_printf(&b, ", \"batch\": %ld, \"threads\": %ld, \"times_s\": [", batch, threads);
         for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%.6f", i ? ", " : "", times[i]);
         cb_buf_printf(&b, "], \"correct_per_pass\": [");

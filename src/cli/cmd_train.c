@@ -125,6 +125,7 @@ static cb_status write_run_json(const train_cli *c, const cb_train_result *r, co
     if (done) cb_buf_json_number(&b, f->f1_macro); else cb_buf_printf(&b, "null");
     cb_buf_printf(&b, ",\n  \"auc_macro\": ");
     if (done) cb_buf_json_number(&b, f->auc_macro); else cb_buf_printf(&b, "null");
+    cb_buf_printf(&b, ",\n  \"nonfinite_outputs\": %lld", done ? (long long)f->nonfinite : -1LL);
     cb_buf_printf(&b, "\n}\n");
     cb_status s = cb_buf_ok(&b) ? cb_write_file_atomic(c->run_json, b.data, b.len)
                                 : cb_fail(CB_ERR_NOMEM, "out of memory writing run.json");
@@ -322,6 +323,7 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     if (ps.save_status != CB_OK) { rc = cli_status(ps.save_status); goto done; }
+    cli_notice_nonfinite(c.model, "test", &r.final_test);
     s = save_model(m, c.out, "final", meta);
     if (s == CB_OK) s = write_run_json(&c, &r, "complete");
     if (s != CB_OK) { rc = cli_status(s); goto done; }

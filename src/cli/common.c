@@ -104,6 +104,18 @@ void cli_notice_load(const char *path, const cb_load_info *info)
                 "for: %s\n", path, info->extra.count, info->extra.count == 1 ? "" : "s", info->extra.names);
 }
 
+void cli_notice_nonfinite(const char *model, const char *what, const cb_eval_result *r)
+{
+    /* A notice, not a failure: a model that diverged or was given broken
+     * weights is a result to record (its accuracy is what it is), but one
+     * that nobody should read as a normal run. */
+    if (r->nonfinite > 0)
+        fprintf(stderr, "crossbind: notice: %s gave outputs that are not finite (NaN or infinity) for %lld of "
+                "%lld %s samples: such a sample is predicted as its first NaN's class (as torch.argmax), and the "
+                "AUC is undefined (null) when a probability is NaN; check the weights or the training's "
+                "learning rate\n", model, (long long)r->nonfinite, (long long)r->total, what);
+}
+
 cb_status cli_load_weights(cb_model *m, const char *path, int strict)
 {
     cb_load_info info;

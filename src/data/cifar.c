@@ -20,7 +20,9 @@ static const char *const train_files[CIFAR_TRAIN_FILES] = {"data_batch_1.bin", "
                                                            "data_batch_3.bin", "data_batch_4.bin",
                                                            "data_batch_5.bin"};
 
-/* Appends the records of one file (up to `room` of them) to d. */
+/* Appends the records of one file (up to `room` of them, possibly none) to
+ * d. Every record's label is checked whatever `room`, so that a limit never
+ * hides a damaged file. */
 static cb_status read_batch(const char *path, cb_dataset *d, int64_t room, int64_t *cap)
 {
     unsigned char *buf;
@@ -33,6 +35,14 @@ static cb_status read_batch(const char *path, cb_dataset *d, int64_t room, int64
                        "(truncated or not a CIFAR-10 binary batch)", path, len, CIFAR_RECORD);
     }
     int64_t n = (int64_t)(len / CIFAR_RECORD);
+    for (int64_t i = 0; i < n; i++) {
+        int label = buf[(size_t)i * CIFAR_RECORD];
+        if (label > 9) {
+            free(buf);
+            return cb_fail(CB_ERR_FORMAT, "%s: record %lld has label %d (CIFAR-10 labels are 0-9)", path,
+                           (long long)i, label);
+        }
+    }
     if (n > room) n = room;
     if (d->n + n > *cap) {
         int64_t ncap = (d->n + n) * 2;
@@ -48,12 +58,6 @@ static cb_status read_batch(const char *path, cb_dataset *d, int64_t room, int64
     }
     for (int64_t i = 0; i < n; i++) {
         const unsigned char *r = buf + (size_t)i * CIFAR_RECORD;
-        if (r[0] > 9) {
-            int label = r[0];
-            free(buf);
-            return cb_fail(CB_ERR_FORMAT, "%s: record %lld has label %d (CIFAR-10 labels are 0-9)", path,
-                           (long long)i, label);
-        }
         d->y[d->n + i] = (float)r[0];
         float *x = d->x + (size_t)(d->n + i) * CIFAR_PIXELS;
         for (int p = 0; p < CIFAR_PIXELS; p++) x[p] = (float)r[1 + p] / 255.0f;
@@ -72,7 +76,8 @@ cb_status cb_cifar_load(const char *dir, int train, int64_t limit, cb_dataset *o
     cb_status s = CB_OK;
     const char *const *files = train ? train_files : (const char *const[]){"test_batch.bin"};
     int n_files = train ? CIFAR_TRAIN_FILES : 1;
-    for (int f = 0; s == CB_OK && f < n_files && out->n < room; f++) {
+    /* Every file is read and checked, also those after the limit is met. */
+    for (int f = 0; s == CB_OK && f < n_files; f++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[f]);
         s = read_batch(path, out, room - out->n, &cap);
     }

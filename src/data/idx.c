@@ -41,12 +41,38 @@ static uint32_t be32(const unsigned char *b)
     return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
 }
 
+/* Reads the rest of an IDX file after the kept items, without keeping it:
+ * returns the bytes there are, up to `want` + 1 (one more means trailing
+ * data). Labels (max_value < 255) are checked as they pass. */
+static cb_status skim_rest(gzFile f, uint64_t want, uint8_t max_value, uint64_t first, const char *path,
+                           uint64_t *got)
+{
+    unsigned char chunk[1 << 16];
+    *got = 0;
+    while (*got <= want) {
+        uint64_t left = want + 1 - *got;
+        int n = gzread(f, chunk, (unsigned)(left < sizeof chunk ? left : sizeof chunk));
+        if (n <= 0) break;
+        for (int i = 0; i < n && max_value < 255 && *got + (uint64_t)i < want; i++)
+            if (chunk[i] > max_value)
+                return cb_fail(CB_ERR_FORMAT, "%s: label %d of sample %llu is not a digit class 0-%d", path, chunk[i],
+                               (unsigned long long)(first + *got + (uint64_t)i), max_value);
+        *got += (uint64_t)n;
+    }
+    return CB_OK;
+}
+
 /* Reads an IDX file of unsigned bytes with `ndim` dimensions; `limit` > 0
- * keeps the first `limit` items. Returns the bytes in *data (owned). */
-static cb_status read_idx(const char *dir, const char *base, int ndim, int64_t limit,
-                          int64_t dims[3], uint8_t **data, char *path, size_t path_size)
+ * keeps the first `limit` items. The whole file is validated whatever the
+ * limit: its header against its real length (for gzip, the decompressed
+ * length), and every value against max_value, so that a limit never hides
+ * a truncated, over-long or corrupt file. dims[0] is the file's item count,
+ * *kept the items returned in *data (owned). */
+static cb_status read_idx(const char *dir, const char *base, int ndim, int64_t limit, uint8_t max_value,
+                          int64_t dims[3], int64_t *kept, uint8_t **data, char *path, size_t path_size)
 {
     *data = NULL;
+    *kept = 0;
     gzFile f = open_idx(dir, base, path, path_size);
     if (!f) return cb_fail(CB_ERR_IO, "cannot open %s: %s", path, strerror(errno ? errno : ENOENT));
     unsigned char hdr[16];
@@ -80,23 +106,29 @@ static cb_status read_idx(const char *dir, const char *base, int ndim, int64_t l
                 *data = nd;
                 cap = ncap;
             }
-            if (!read_exact(f, *data + have, cap - have)) break;
-            have = cap;
+            int got = gzread(f, *data + have, (unsigned)(cap - have < (1u << 30) ? cap - have : (1u << 30)));
+            if (got <= 0) break;
+            have += (size_t)got;
         }
+        uint64_t rest_want = (uint64_t)(dims[0] - keep) * (uint64_t)item, rest = 0;
         if (!*data) s = cb_fail(CB_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, bytes);
-        else if (have < bytes)
-            s = cb_fail(CB_ERR_FORMAT, "%s: truncated: the header promises %lld items, the data ends early",
-                        path, (long long)dims[0]);
-        else if (keep == dims[0]) {
-            unsigned char extra;
-            if (gzread(f, &extra, 1) > 0)
-                s = cb_fail(CB_ERR_FORMAT, "%s: trailing bytes after %lld items", path, (long long)dims[0]);
-        }
+        for (size_t i = 0; s == CB_OK && max_value < 255 && i < have; i++)
+            if ((*data)[i] > max_value)
+                s = cb_fail(CB_ERR_FORMAT, "%s: label %d of sample %zu is not a digit class 0-%d", path, (*data)[i], i,
+                            max_value);
+        if (s == CB_OK && have == bytes) s = skim_rest(f, rest_want, max_value, (uint64_t)keep, path, &rest);
+        uint64_t total = (uint64_t)have + rest; /* data bytes after the header, up to one past the promise */
+        if (s == CB_OK && total < (uint64_t)dims[0] * (uint64_t)item)
+            s = cb_fail(CB_ERR_FORMAT, "%s: truncated: the header promises %lld items, the data holds %llu%s "
+                        "(a damaged or incomplete copy: restore the file from its source)", path, (long long)dims[0],
+                        (unsigned long long)(total / (uint64_t)item), total % (uint64_t)item ? " and a part" : "");
+        else if (s == CB_OK && rest > rest_want)
+            s = cb_fail(CB_ERR_FORMAT, "%s: trailing bytes after %lld items", path, (long long)dims[0]);
         int gzerr;
         const char *msg = gzerror(f, &gzerr);
         if (s == CB_OK && gzerr != Z_OK && gzerr != Z_STREAM_END)
             s = cb_fail(CB_ERR_FORMAT, "%s: corrupt compressed data: %s", path, msg);
-        dims[0] = keep;
+        *kept = keep;
     }
     gzclose(f);
     if (s != CB_OK) {
@@ -110,23 +142,22 @@ cb_status cb_mnist_load(const char *dir, int train, int64_t limit, cb_dataset *o
 {
     memset(out, 0, sizeof *out);
     char ipath[4096], lpath[4096];
-    int64_t idims[3], ldims[3];
+    int64_t idims[3], ldims[3], ikept, lkept;
     uint8_t *pix = NULL, *lab = NULL;
     const char *prefix = train ? "train" : "t10k";
     char base[64];
     snprintf(base, sizeof base, "%s-images-idx3-ubyte", prefix);
-    cb_status s = read_idx(dir, base, 3, limit, idims, &pix, ipath, sizeof ipath);
+    cb_status s = read_idx(dir, base, 3, limit, 255, idims, &ikept, &pix, ipath, sizeof ipath);
     if (s != CB_OK) return s;
     snprintf(base, sizeof base, "%s-labels-idx1-ubyte", prefix);
-    s = read_idx(dir, base, 1, limit, ldims, &lab, lpath, sizeof lpath);
+    s = read_idx(dir, base, 1, limit, 9, ldims, &lkept, &lab, lpath, sizeof lpath);
+    /* The files' own counts, not the kept ones: a limit must not hide a
+     * pair of files that do not belong together. */
     if (s == CB_OK && idims[0] != ldims[0])
-        s = cb_fail(CB_ERR_FORMAT, "%s has %lld images but %s has %lld labels", ipath,
+        s = cb_fail(CB_ERR_FORMAT, "%s has %lld images but %s has %lld labels (files of two data sets?)", ipath,
                     (long long)idims[0], lpath, (long long)ldims[0]);
-    for (int64_t i = 0; s == CB_OK && i < ldims[0]; i++)
-        if (lab[i] > 9) s = cb_fail(CB_ERR_FORMAT, "%s: label %d of sample %lld is not a digit class 0-9",
-                                    lpath, lab[i], (long long)i);
     if (s == CB_OK) {
-        out->n = idims[0];
+        out->n = ikept;
         out->c = 1;
         out->h = (int)idims[1];
         out->w = (int)idims[2];

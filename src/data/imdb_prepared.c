@@ -98,23 +98,22 @@ static cb_status load_prepared(const char *dir, int train, int64_t limit, const 
     if (s == CB_OK && (x.dtype != CB_I64 || x.ndim != 2 || x.shape[1] != v->maxlen || y.dtype != CB_I64 ||
                        y.ndim != 1 || y.shape[0] != x.shape[0]))
         s = cb_fail(CB_ERR_FORMAT, "%s: expected int64 x_%s [n, %d] and y_%s [n]", dir, split, v->maxlen, split);
-    int64_t n = s == CB_OK ? x.shape[0] : 0;
+    int64_t all = s == CB_OK ? x.shape[0] : 0, n = all;
     if (limit > 0 && limit < n) n = limit;
-    char source[512];
-    snprintf(source, sizeof source, "%s (prepared IMDb format, %s)", dir, split);
-    if (s == CB_OK) s = cb_dataset_alloc_text(n, v->maxlen, source, out);
+    /* All rows are checked, also those after the limit. */
     const int64_t *ids = x.data, *labels = y.data;
-    for (int64_t i = 0; s == CB_OK && i < n * v->maxlen; i++) {
+    for (int64_t i = 0; s == CB_OK && i < all * v->maxlen; i++)
         if (ids[i] < 0 || ids[i] >= v->num_words)
             s = cb_fail(CB_ERR_FORMAT, "%s/x_%s.npy: token index %lld outside the vocabulary's [0, %d)", dir,
                         split, (long long)ids[i], v->num_words);
-        else out->x[i] = (float)ids[i];
-    }
-    for (int64_t i = 0; s == CB_OK && i < n; i++) {
+    for (int64_t i = 0; s == CB_OK && i < all; i++)
         if (labels[i] != 0 && labels[i] != 1)
             s = cb_fail(CB_ERR_FORMAT, "%s/y_%s.npy: label %lld is not 0 or 1", dir, split, (long long)labels[i]);
-        else out->y[i] = (float)labels[i];
-    }
+    char source[512];
+    snprintf(source, sizeof source, "%s (prepared IMDb format, %s)", dir, split);
+    if (s == CB_OK) s = cb_dataset_alloc_text(n, v->maxlen, source, out);
+    for (int64_t i = 0; s == CB_OK && i < n * v->maxlen; i++) out->x[i] = (float)ids[i];
+    for (int64_t i = 0; s == CB_OK && i < n; i++) out->y[i] = (float)labels[i];
     if (s != CB_OK) cb_dataset_free(out);
     cb_tensor_free(&x);
     cb_tensor_free(&y);

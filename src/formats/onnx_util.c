@@ -5,6 +5,9 @@
 
 cb_status cb_onnx_unpack(const unsigned char *buf, size_t len, const char *what, Onnx__ModelProto **out)
 {
+    *out = NULL;
+    cb_status s = cb_pb_precheck(&onnx__model_proto__descriptor, buf, len, what);
+    if (s != CB_OK) return s;
     *out = onnx__model_proto__unpack(NULL, len, buf);
     if (!*out) return cb_fail(CB_ERR_FORMAT, "%s is not a valid ONNX model (protobuf decoding failed: truncated "
                               "or corrupt file?)", what);

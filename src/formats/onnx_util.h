@@ -7,7 +7,14 @@
 #include "crossbind/tensor.h"
 #include "onnx.pb-c.h"
 
-/* Unpacks a ModelProto, with a clear error for anything protobuf-c rejects. */
+/* Walks the wire format of a message of type `d` iteratively, before
+ * protobuf-c (whose decoder recurses without a limit) sees it: malformed
+ * tags and lengths, messages nested too deep and subgraphs nested in node
+ * attributes beyond a few levels are refused with an error naming `what`. */
+cb_status cb_pb_precheck(const ProtobufCMessageDescriptor *d, const unsigned char *buf, size_t len, const char *what);
+
+/* Unpacks a ModelProto after cb_pb_precheck, with a clear error for anything
+ * either rejects. */
 cb_status cb_onnx_unpack(const unsigned char *buf, size_t len, const char *what, Onnx__ModelProto **out);
 
 /* A TensorProto's contents as a cb_tensor (F32 for float/double, I64 for

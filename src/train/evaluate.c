@@ -94,7 +94,9 @@ cb_status cb_evaluate(cb_evaluator *ev, const cb_dataset *d, int with_metrics, c
     cb_exec_bind(ev->ex, m->input, NULL);
     cb_exec_bind(ev->ex, m->labels, NULL);
     cb_predict_labels(ev->scores, d->n, k, ev->pred);
-    for (int64_t i = 0; i < d->n; i++) out->correct += ev->pred[i] == (int)d->y[i];
+    out->nonfinite = cb_count_nonfinite(ev->scores, d->n, k);
+    /* Compared as floats: a label that is no class index matches nothing. */
+    for (int64_t i = 0; i < d->n; i++) out->correct += (float)ev->pred[i] == d->y[i];
     out->total = d->n;
     out->accuracy = d->n ? (double)out->correct / (double)d->n : NAN;
     out->loss = d->n ? loss_sum / (double)d->n : NAN;
