@@ -24,7 +24,7 @@ typedef struct {
 } trun;
 
 typedef struct {
-    char trainer[32], binding[32], model[32], device[16], format[16], mode[16], status[16];
+    char trainer[32], binding[32], model[32], device[16], format[16], mode[16], status[24]; /* "malformed output" is the longest */
     int run, stable;
     long correct, ref;
     double time, agree, diff;
@@ -148,7 +148,7 @@ static cb_status load(rdata *d)
         snprintf(x->device, 16, "%s", col_text(q, 3));
         snprintf(x->format, 16, "%s", col_text(q, 4));
         snprintf(x->mode, 16, "%s", col_text(q, 5));
-        snprintf(x->status, 16, "%s", col_text(q, 6));
+        snprintf(x->status, sizeof x->status, "%s", col_text(q, 6));
         x->run = sqlite3_column_int(q, 7);
         x->stable = sqlite3_column_int(q, 8);
         x->correct = sqlite3_column_int64(q, 9);
