@@ -311,6 +311,144 @@ check "the good binding's measurements are all there" test "$(q "$T/f/study.sqli
 check "the report shows the failures" grep -q "crashy,serialization,cpu,failed" "$T/f/report/tables/reproduction.csv"
 check "the report's Table 3 flags a binding that never worked" grep -q "badtrainer.*declares training, no run completed" "$T/f/report/tables/supported_features.csv"
 
+# ---- runners' answers: every value checked, a bad one is "malformed output" naming the key ----
+# Each fake binding answers with one bad value (tests/fake_runner.sh); the
+# good ones check that valid answers, a flood of output before the answer
+# and non-finite logits (a model's own result) are still measurements.
+vmodes_eval="eval-good flood nan-logits correct-above-total wrong-total fractional-correct negative-time null-time
+ infinite-time absurd-time short-times accuracy-above-one accuracy-mismatch auc-negative f1-above-one pass-contradicts
+ duplicate-key no-json no-logits truncated-logits wrong-shape-logits float64-logits"
+vmodes_train="train-good train-correct-above train-wrong-ntest train-wrong-ntrain train-short-epochs train-acc-above-one
+ train-negative-time train-duplicate-key train-epoch-number"
+vfake() { # vfake DIR NAME TRAINS(0|1) [EXTRA-MANIFEST-KEYS]
+    mkdir -p "$1/$2"
+    local train='[]' writes=''
+    [ "$3" = 1 ] && train='["lenet1"]' writes=', "writes": ["onnx"], "native_format": "onnx"'
+    cat > "$1/$2/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$2", "framework": "Fake", "language": "sh",
+ "command": ["/bin/sh", "$PWD/tests/fake_runner.sh", "$2"], "train": $train, "infer": ["lenet1"],
+ "loads": ["onnx"], "devices": ["cpu"]$writes${4:-}}
+JSON
+}
+# Groups of 7 fakes beside crossbind (a study takes at most 8 bindings).
+all_v=""
+for m in $vmodes_eval; do all_v="$all_v e:$m"; done
+for m in $vmodes_train; do all_v="$all_v t:$m"; done
+all_v="$all_v u:absent"
+g=0; n=0; names=""
+vstudy() { # runs the study of group $g with the fakes in $names
+    local list='"crossbind"'
+    for b in $names; do list="$list, \"$b\""; done
+    echo "{\"models\": [\"lenet1\"], \"bindings\": [$list], \"reference\": \"crossbind\", \"runs\": 1, \"epochs\": 1,
+ \"limit_train\": 256, \"limit_test\": 128, \"threads\": 1, \"repeat\": 2, \"timeout_s\": 120}" > "$T/v$g.json"
+    "$BIN" study --profile "$T/v$g.json" --store "$T/v/s$g.sqlite" --work "$T/v/w$g" --runners "$T/vr$g" \
+        >"$T/v$g.out" 2>"$T/v$g.err"
+}
+for item in $all_v; do
+    kind=${item%%:*} name=${item#*:}
+    if [ $n = 0 ]; then mkdir -p "$T/vr$g"; cp -r runners/crossbind "$T/vr$g/"; fi
+    case $kind in
+        e) vfake "$T/vr$g" "$name" 0 ;;
+        t) vfake "$T/vr$g" "$name" 1 ;;
+        u) vfake "$T/vr$g" "$name" 0 ', "version_command": ["/bin/sh", "-c", "echo \"ModuleNotFoundError: No module named fakelib\" >&2; exit 1"], "install": "apt-get install python3-fakelib"' ;;
+    esac
+    eval "vgroup_$(echo "$name" | tr - _)=$g"
+    names="$names $name"; n=$((n + 1))
+    if [ $n = 7 ]; then vstudy; g=$((g + 1)); n=0; names=""; fi
+done
+[ $n -gt 0 ] && vstudy
+vrow() { # vrow NAME TABLE: "status|error" of the fake's measurement
+    local gi; eval "gi=\$vgroup_$(echo "$1" | tr - _)"
+    if [ "$2" = train_run ]; then q "$T/v/s$gi.sqlite" "select status || '|' || coalesce(error, '') from train_run where binding='$1'"
+    else q "$T/v/s$gi.sqlite" "select status || '|' || coalesce(error, '') from inference where binding='$1' and format='onnx'"; fi
+}
+vexpect() { # vexpect NAME TABLE STATUS NEEDLE
+    local row; row=$(vrow "$1" "$2")
+    local err="${row#*|}"
+    if [ "${row%%|*}" = "$3" ] && { [ "$4" = '^$' ] && [ -z "$err" ] || printf '%s\n' "$err" | grep -q -- "$4"; }; then
+        echo "ok   $SUITE: runner answer $1: $3 naming $4"; pass=$((pass + 1))
+    else
+        echo "FAIL $SUITE: runner answer $1: expected $3 naming $4, got: $row"; fail=$((fail + 1))
+    fi
+}
+vexpect eval-good inference ok '^$'
+vexpect flood inference ok '^$'
+vexpect nan-logits inference ok 'non-finite outputs: 1 of 1280'
+vexpect correct-above-total inference "malformed output" '"correct" is 133: expected an integer in \[0, 128\]'
+vexpect wrong-total inference "malformed output" '"total" is 129: expected an integer equal to 128'
+vexpect fractional-correct inference "malformed output" '"correct" is 64.5'
+vexpect negative-time inference "malformed output" '"times_s\[0\]" is -0.5'
+vexpect null-time inference "malformed output" '"times_s\[1\]" is null'
+vexpect infinite-time inference "malformed output" '"times_s\[0\]" is inf'
+vexpect absurd-time inference "malformed output" '"times_s\[0\]" is 1e+09'
+vexpect short-times inference "malformed output" '"times_s" is a list of 1: expected a list of 2'
+vexpect accuracy-above-one inference "malformed output" '"accuracy" is 1.5'
+vexpect accuracy-mismatch inference "malformed output" '"accuracy" is 0.9 but "correct" / "total" is 64 / 128'
+vexpect auc-negative inference "malformed output" '"auc_macro" is -0.1'
+vexpect f1-above-one inference "malformed output" '"f1_macro" is 2'
+vexpect pass-contradicts inference "malformed output" '"correct_per_pass"\[1\] (the last pass) is 63'
+vexpect duplicate-key inference "malformed output" 'the key "correct" appears twice'
+vexpect no-json inference "malformed output" 'printed nothing on stdout'
+vexpect no-logits inference "malformed output" 'no logits file'
+vexpect truncated-logits inference "malformed output" 'the logits file is not a readable .npy: .*truncated'
+vexpect wrong-shape-logits inference "malformed output" 'logits file holds float32 \[128, 11\]'
+vexpect float64-logits inference "malformed output" 'another type than float32'
+vexpect train-good train_run complete '^$'
+vexpect train-correct-above train_run "malformed output" '"test_correct" is 129'
+vexpect train-wrong-ntest train_run "malformed output" '"n_test" is 135: expected an integer equal to 128'
+vexpect train-wrong-ntrain train_run "malformed output" '"n_train" is 512: expected an integer equal to 256'
+vexpect train-short-epochs train_run "malformed output" '"epochs" is a list of 0: expected a list of 1'
+vexpect train-acc-above-one train_run "malformed output" '"epochs\[0\].test_acc" is 1.2'
+vexpect train-negative-time train_run "malformed output" '"training_time_s" is -3'
+vexpect train-duplicate-key train_run "malformed output" 'the key "test_correct" appears twice'
+vexpect train-epoch-number train_run "malformed output" '"epochs\[0\].epoch" is 5: expected an integer equal to 1'
+vexpect absent inference unavailable 'No module named fakelib.*install it with: apt-get install python3-fakelib'
+check "a malformed answer stores none of its values" test "$(q "$T/v/s0.sqlite" "select count(*) from inference where status='malformed output' and (correct is not null or total is not null or accuracy is not null)") $(q "$T/v/s0.sqlite" "select count(*) from inference_pass where binding in ('correct-above-total', 'wrong-total')")" = "0 0"
+check "a malformed training stores no epochs" test "$(q "$T/v/s3.sqlite" "select count(*) from epoch where binding<>'crossbind' and binding<>'train-good'")" = 0
+check "the unavailable binding is named once at the start" grep -q "binding absent is unavailable" "$T/v$g.err"
+
+# ---- names that would leave the work directory are refused where they are read ----
+for bad in '../../x' 'a/b' '..' '.hidden' '' 'x y' "$(printf 'a%.0s' $(seq 40))"; do
+    rm -rf "$T/nr" && mkdir -p "$T/nr/x" && cp -r runners/crossbind "$T/nr/"
+    cat > "$T/nr/x/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$bad", "framework": "Fake", "language": "sh",
+ "command": ["/bin/sh", "-c", "touch $T/nr-ran"], "train": [], "infer": ["lenet1"], "loads": ["onnx"], "devices": ["cpu"]}
+JSON
+    needle='"binding" holds .* which is not a valid name'
+    [ -z "$bad" ] || [ ${#bad} -gt 31 ] && needle='"binding" must be a non-empty string of under 32 characters'
+    expect_error "a manifest with binding \"$bad\" is refused, naming the manifest" "$T/nr/x/manifest.json: $needle" \
+        "$BIN" study --profile "$T/tiny.json" --store "$T/nr/s.sqlite" --work "$T/nr/w" --runners "$T/nr"
+done
+check "and nothing ran or was created for it" test ! -e "$T/nr-ran" -a ! -e "$T/nr/s.sqlite" -a ! -e "$T/nr/w"
+rm -rf "$T/nr" && mkdir -p "$T/nr/x" && cp -r runners/crossbind "$T/nr/"
+sed -e 's/"binding": "[^"]*"/"binding": "x"/' -e 's/"train": \[\]/"train": ["..\/..\/lenet1"]/' "$T/vr0/eval-good/manifest.json" > "$T/nr/x/manifest.json"
+expect_error "a model name that is a path is refused in a manifest" '"train" holds "../../lenet1"' \
+    "$BIN" study --profile "$T/tiny.json" --store "$T/nr/s.sqlite" --runners "$T/nr"
+cfg bad-name '{"models": ["lenet1"], "bindings": ["crossbind", "../pytorch"]}'
+expect_error "a configuration's binding that is a path is refused" '"bindings" item 2 must be a name' \
+    "$BIN" study --profile "$T/bad-name.json" --store "$T/c/s.sqlite" $R
+cfg dup-key '{"models": ["lenet1"], "runs": 1, "runs": 2}'
+expect_error "a configuration with a setting twice is refused" 'the setting "runs" appears twice' \
+    "$BIN" study --profile "$T/dup-key.json" --store "$T/c/s.sqlite" $R
+
+# ---- clearing an earlier attempt never follows a link out of the work directory ----
+mkdir -p "$T/outside/lenet1/run1-cpu" "$T/lw/train"
+echo keep > "$T/outside/lenet1/run1-cpu/keep.txt"
+ln -s "$T/outside" "$T/lw/train/crossbind"
+cat > "$T/one.json" <<'JSON'
+{"models": ["lenet1"], "bindings": ["crossbind"], "reference": "crossbind", "runs": 1, "epochs": 1,
+ "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 1, "timeout_s": 120}
+JSON
+"$BIN" study --profile "$T/one.json" --store "$T/lw/s.sqlite" --work "$T/lw" $R >"$T/out" 2>"$T/err"
+check "a link planted on a task's path is not followed" test -e "$T/outside/lenet1/run1-cpu/keep.txt"
+check "and the training is recorded as failed, saying why" test "$(q "$T/lw/s.sqlite" "select status from train_run where error like '%a link is never followed%'")" = failed
+rm "$T/lw/train/crossbind"
+mkdir -p "$T/lw/train/crossbind/lenet1/run1-cpu/deep/er"
+ln -s "$T/outside" "$T/lw/train/crossbind/lenet1/run1-cpu/deep/er/link"
+expect_ok "with the link gone the same command trains" "$BIN" study --profile "$T/one.json" --store "$T/lw/s.sqlite" --work "$T/lw" $R
+check "a link inside the tree is removed as a link, what it points to is kept" test -e "$T/outside/lenet1/run1-cpu/keep.txt" -a ! -e "$T/lw/train/crossbind/lenet1/run1-cpu/deep"
+check "the training completed after clearing" test "$(q "$T/lw/s.sqlite" "select status from train_run")" = complete
+
 # ---- a full disk: stop with a clear message, keep what was stored ----
 # The store on a 256 KiB tmpfs fills after a few measurements (needs root
 # to mount; CI runs as root; elsewhere the test is skipped and says so).

@@ -8,8 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
+#include "../src/core/file.h"
 #include "../src/study/lock.h"
+#include "../src/study/paths.h"
 #include "../src/study/store.h"
+#include "../src/study/validate.h"
 
 TEST(stats_mwu_exact_small)
 {
@@ -353,4 +356,72 @@ TEST(out_markup_formats_take_numbers_only)
     cb_out_text(NULL, "x");
     cb_out_lit(NULL, "x");
     CHECK(cb_out_write(NULL, path) == CB_ERR_NOMEM);
+}
+
+/* Removal by the program itself: links are removed, never followed, and
+ * nothing outside the root is reached, whatever the path says. */
+TEST(study_remove_tree_stays_inside)
+{
+    char root[256], outside[256], p[600];
+    temp_path(root, sizeof root, "rm-root");
+    temp_path(outside, sizeof outside, "rm-outside");
+    CHECK_OK(cb_mkdirs(root));
+    CHECK_OK(cb_mkdirs(outside));
+    snprintf(p, sizeof p, "%s/keep.txt", outside);
+    FILE *f = fopen(p, "w");
+    if (f) { fputs("keep\n", f); fclose(f); }
+    /* A tree with a file, a deep chain and a link to the outside inside it. */
+    snprintf(p, sizeof p, "%s/a/b/c/d/e", root);
+    CHECK_OK(cb_mkdirs(p));
+    snprintf(p, sizeof p, "%s/a/b/file", root);
+    f = fopen(p, "w");
+    if (f) fclose(f);
+    snprintf(p, sizeof p, "%s/a/b/c/link", root);
+    CHECK(symlink(outside, p) == 0);
+    CHECK_OK(cb_remove_tree(root, "a/b"));
+    snprintf(p, sizeof p, "%s/a/b", root);
+    CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/keep.txt", outside);
+    CHECK(access(p, F_OK) == 0);
+    CHECK_OK(cb_remove_tree(root, "a/missing")); /* nothing there: nothing to do */
+    /* A link on the way is refused, not entered. */
+    snprintf(p, sizeof p, "%s/a/out", root);
+    CHECK(symlink(outside, p) == 0);
+    CHECK(cb_remove_tree(root, "a/out/keep.txt") == CB_ERR_IO);
+    snprintf(p, sizeof p, "%s/keep.txt", outside);
+    CHECK(access(p, F_OK) == 0);
+    /* Names that leave the root are refused before anything is touched. */
+    CHECK(cb_remove_tree(root, "../rm-outside") == CB_ERR_INVALID_ARG);
+    CHECK(cb_remove_tree(root, "a/../..") == CB_ERR_INVALID_ARG);
+    CHECK(cb_remove_tree(root, "/etc") == CB_ERR_INVALID_ARG);
+    CHECK(cb_remove_tree(root, "a//b") == CB_ERR_INVALID_ARG);
+    CHECK(cb_work_path(root, "train/../x", p, sizeof p) == CB_ERR_INVALID_ARG);
+    CHECK_OK(cb_work_path(root, "train/pytorch/lenet1/run1-cpu", p, sizeof p));
+    /* Deeper than the limit: refused, not a stack or descriptor overflow. */
+    char deep[4096];
+    int k = snprintf(deep, sizeof deep, "%s/z", root);
+    for (int i = 0; i < CB_REMOVE_MAX_DEPTH + 4; i++) k += snprintf(deep + k, sizeof deep - (size_t)k, "/d");
+    CHECK_OK(cb_mkdirs(deep));
+    CHECK(cb_remove_tree(root, "z") == CB_ERR_IO);
+    CHECK(strstr(cb_last_error(), "deeper than the limit") != NULL);
+    CHECK_OK(cb_remove_tree(root, "a"));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, outside); /* the test's own scratch */
+    CHECK(system(cmd) == 0);
+}
+
+TEST(study_names_and_duplicate_keys)
+{
+    CHECK(cb_valid_name("onnxruntime-node") && cb_valid_name("gru-rb") && cb_valid_name("a.b_c"));
+    CHECK(!cb_valid_name("") && !cb_valid_name("..") && !cb_valid_name(".x") && !cb_valid_name("-x"));
+    CHECK(!cb_valid_name("../../x") && !cb_valid_name("a/b") && !cb_valid_name("a b") && !cb_valid_name("é"));
+    CHECK(!cb_valid_name("abcdefghijabcdefghijabcdefghijab")); /* 32 characters */
+    /* Duplicate keys are the JSON reader's to refuse, at any depth. */
+    cb_json j;
+    const char *text = "{\"a\": 1, \"b\": [{\"x\": 1, \"y\": 2, \"x\": 3}]}";
+    CHECK(cb_json_parse(text, strlen(text), "test", &j) == CB_ERR_FORMAT);
+    CHECK(strstr(cb_last_error(), "\"x\" appears twice") != NULL);
+    text = "{\"a\": 1, \"b\": {\"a\": 2}}"; /* the same key in two objects is no duplicate */
+    CHECK_OK(cb_json_parse(text, strlen(text), "test", &j));
+    cb_json_free(&j);
 }

@@ -8,6 +8,7 @@ Run with Debian's interpreter: /usr/bin/python3 crossbind_torch.py ...
 """
 import argparse
 import json
+import math
 import os
 import platform
 import shutil
@@ -380,10 +381,21 @@ def load_data(args, train):
 
 # ------------------------------------------------------------------ train
 
+def finite_or_null(obj):
+    """JSON has no NaN: an undefined value (AUC with one class, a diverged loss) is null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: finite_or_null(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_or_null(v) for v in obj]
+    return obj
+
+
 def write_json(path, obj):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(obj, f, indent=2)
+        json.dump(finite_or_null(obj), f, indent=2, allow_nan=False)
         f.write("\n")
     os.replace(tmp, path)
 
@@ -520,7 +532,7 @@ def cmd_eval(args):
            "threads": args.threads, "times_s": times, "correct_per_pass": counts,
            "mean_time_s": sum(times) / len(times)}
     if args.json:
-        print(json.dumps(res))
+        print(json.dumps(finite_or_null(res), allow_nan=False))
     else:
         print(f"{args.model}: {r[0]}/{len(xte)} correct, accuracy {r[1]:.4f}, loss {r[2]:.4f}, macro F1 {r[3]:.4f}, "
               f"AUC {r[4]:.4f}, mean time {res['mean_time_s']:.4f}s over {args.repeat} passes")

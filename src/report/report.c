@@ -19,7 +19,7 @@
 #define MAXN 16
 
 typedef struct {
-    char binding[32], model[32], device[16], status[16];
+    char binding[32], model[32], device[16], status[24];
     char *error; /* as the harness stored it, or NULL */
     int run, complete, nep;
     double train_time, acc, f1, auc, sub[3];
@@ -27,7 +27,7 @@ typedef struct {
 } trun;
 
 typedef struct {
-    char trainer[32], binding[32], model[32], device[16], format[16], mode[16], status[16];
+    char trainer[32], binding[32], model[32], device[16], format[16], mode[16], status[24]; /* "malformed output" is the longest */
     char *error;
     int run, stable;
     long correct, ref;
@@ -181,7 +181,7 @@ static cb_status load(rdata *d)
         snprintf(x->device, 16, "%s", col_text(q, 3));
         snprintf(x->format, 16, "%s", col_text(q, 4));
         snprintf(x->mode, 16, "%s", col_text(q, 5));
-        snprintf(x->status, 16, "%s", col_text(q, 6));
+        snprintf(x->status, sizeof x->status, "%s", col_text(q, 6));
         x->run = sqlite3_column_int(q, 7);
         x->stable = sqlite3_column_int(q, 8);
         x->correct = sqlite3_column_int64(q, 9);

@@ -17,6 +17,7 @@
 #include "crossbind/data.h"
 #include "crossbind/model.h"
 #include "study.h"
+#include "validate.h"
 
 /* The README's main job: every implemented model and binding on the
  * package stand-ins, with subsets and short schedules sized to finish in
@@ -97,8 +98,9 @@ static cb_status name_list(const cb_json *cfg, const char *key, const char *what
     if (v->type != CB_JSON_ARR || v->count == 0 || v->count > cap)
         return cb_fail(CB_ERR_INVALID_ARG, "%s: \"%s\" must be %sa list of 1 to %d names", what, key, all ? "\"all\" or " : "", cap);
     for (int i = 0; i < v->count; i++) {
-        if (v->items[i].type != CB_JSON_STR || !v->items[i].str[0] || strlen(v->items[i].str) >= CB_NAME)
-            return cb_fail(CB_ERR_INVALID_ARG, "%s: \"%s\" item %d must be a name", what, key, i + 1);
+        if (v->items[i].type != CB_JSON_STR || !cb_valid_name(v->items[i].str))
+            return cb_fail(CB_ERR_INVALID_ARG, "%s: \"%s\" item %d must be a name (1 to %d of A-Z a-z 0-9 . _ -, not "
+                           "starting with . or -: names become parts of file paths)", what, key, i + 1, CB_NAME_MAX);
         for (int j = 0; j < *n; j++)
             if (!strcmp(out[j], v->items[i].str)) return cb_fail(CB_ERR_INVALID_ARG, "%s: \"%s\" lists %s twice", what, key, out[j]);
         strcpy(out[(*n)++], v->items[i].str);

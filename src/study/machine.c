@@ -34,21 +34,40 @@ void cb_machine_describe(char *out, size_t cap)
              (double)mem_kb / (1024.0 * 1024.0), u.sysname, u.release, u.machine);
 }
 
-void cb_runner_version(const cb_runner *r, const char *work_dir, char *version, size_t cap)
+/* The last non-empty line of a file, at most cap - 1 bytes of it. */
+static void tail_of(const char *path, char *out, size_t cap)
+{
+    unsigned char *text;
+    size_t len;
+    out[0] = 0;
+    if (cb_read_file(path, 1 << 16, &text, &len) != CB_OK) return;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ')) len--;
+    size_t start = len;
+    while (start && text[start - 1] != '\n') start--;
+    snprintf(out, cap, "%.*s", (int)(len - start), (const char *)text + start);
+    for (char *p = out; *p; p++) if ((unsigned char)*p < 32) *p = ' ';
+    free(text);
+}
+
+int cb_runner_version(const cb_runner *r, const char *work_dir, char *version, size_t cap)
 {
     snprintf(version, cap, "not reported");
-    if (!r->nversion) return;
+    if (!r->nversion) return 1;
     char out[1100], err[1100];
     snprintf(out, sizeof out, "%s/versions-%s.txt", work_dir, r->name);
     snprintf(err, sizeof err, "%s/versions-%s.stderr", work_dir, r->name);
     cb_proc_result pr;
-    if (cb_proc_run(r->version_cmd, out, err, 60, &pr) != CB_OK || !pr.exited || pr.exit_code != 0) {
-        snprintf(version, cap, "unknown (the version command failed)");
-        return;
+    cb_status st = cb_proc_run(r->version_cmd, out, err, 60, &pr);
+    if (st != CB_OK || !pr.exited || pr.exit_code != 0) {
+        char why[300];
+        if (st != CB_OK) snprintf(why, sizeof why, "%s", cb_last_error());
+        else tail_of(err, why, sizeof why);
+        snprintf(version, cap, "unknown (the version command failed%s%s)", why[0] ? ": " : "", why);
+        return 0;
     }
     unsigned char *text;
     size_t len;
-    if (cb_read_file(out, 1 << 16, &text, &len) != CB_OK) return;
+    if (cb_read_file(out, 1 << 16, &text, &len) != CB_OK) return 1;
     /* One line: the command's lines joined with "; ". */
     size_t k = 0;
     for (size_t i = 0; i < len && k + 1 < cap; i++) {
@@ -57,4 +76,5 @@ void cb_runner_version(const cb_runner *r, const char *work_dir, char *version, 
     }
     version[k] = 0;
     free(text);
+    return 1;
 }

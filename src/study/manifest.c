@@ -8,6 +8,7 @@
 #include "../core/file.h"
 #include "../core/json.h"
 #include "study.h"
+#include "validate.h"
 
 const char *cb_format_load_mode(const char *format)
 {
@@ -35,7 +36,25 @@ static cb_status get_str(const cb_json *m, const char *key, const char *file, ch
     return CB_OK;
 }
 
-static cb_status get_list(const cb_json *m, const char *key, const char *file, char (*out)[CB_NAME], int cap, int *n)
+/* Names in a manifest end up in file paths (train/<binding>/<model>/...,
+ * final.<format>): each is checked where it is read. */
+static cb_status check_name(const char *file, const char *key, const char *name)
+{
+    if (cb_valid_name(name)) return CB_OK;
+    return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" holds \"%.60s\", which is not a valid name: names become parts of file "
+                   "paths, so each is 1 to %d of A-Z a-z 0-9 . _ - and does not start with . or -", file, key, name,
+                   CB_NAME_MAX);
+}
+
+static cb_status get_name(const cb_json *m, const char *key, const char *file, char *out, size_t cap, int required)
+{
+    cb_status st = get_str(m, key, file, out, cap, required);
+    if (st == CB_OK && out[0]) st = check_name(file, key, out);
+    return st;
+}
+
+static cb_status get_list(const cb_json *m, const char *key, const char *file, char (*out)[CB_NAME], int cap, int *n,
+                          int names)
 {
     const cb_json *v = cb_json_get(m, key);
     *n = 0;
@@ -46,6 +65,13 @@ static cb_status get_list(const cb_json *m, const char *key, const char *file, c
         const cb_json *e = &v->items[i];
         if (e->type != CB_JSON_STR || !e->str[0] || strlen(e->str) >= CB_NAME)
             return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" item %d must be a short name", file, key, i + 1);
+        if (names) {
+            cb_status st = check_name(file, key, e->str);
+            if (st != CB_OK) return st;
+        }
+        for (int j = 0; j < *n; j++)
+            if (!strcmp(out[j], e->str))
+                return cb_fail(CB_ERR_FORMAT, "%s: \"%s\" lists \"%s\" twice", file, key, e->str);
         strcpy(out[(*n)++], e->str);
     }
     return CB_OK;
@@ -102,20 +128,21 @@ static cb_status parse_manifest(const char *file, const char *dir, const char *s
     if (st == CB_OK) st = get_str(&m, "format", file, fmt, sizeof fmt, 1);
     if (st == CB_OK && strcmp(fmt, "crossbind-runner/1"))
         st = cb_fail(CB_ERR_UNSUPPORTED, "%s: manifest format \"%s\" (this crossbind reads crossbind-runner/1)", file, fmt);
-    if (st == CB_OK) st = get_str(&m, "binding", file, r->name, sizeof r->name, 1);
+    if (st == CB_OK) st = get_name(&m, "binding", file, r->name, sizeof r->name, 1);
     if (st == CB_OK) st = get_str(&m, "framework", file, r->framework, sizeof r->framework, 1);
     if (st == CB_OK) st = get_str(&m, "language", file, r->language, sizeof r->language, 1);
-    if (st == CB_OK) st = get_str(&m, "native_format", file, r->native, sizeof r->native, 0);
+    if (st == CB_OK) st = get_name(&m, "native_format", file, r->native, sizeof r->native, 0);
+    if (st == CB_OK) st = get_str(&m, "install", file, r->install, sizeof r->install, 0);
     if (st == CB_OK) st = get_argv(&m, "command", file, dir, self, r->command, &r->ncommand, 1);
     if (st == CB_OK) st = get_argv(&m, "version_command", file, dir, self, r->version_cmd, &r->nversion, 0);
-    if (st == CB_OK) st = get_list(&m, "train", file, r->train, CB_MAX_LIST, &r->ntrain);
-    if (st == CB_OK) st = get_list(&m, "infer", file, r->infer, CB_MAX_LIST, &r->ninfer);
-    if (st == CB_OK) st = get_list(&m, "writes", file, r->writes, 8, &r->nwrites);
-    if (st == CB_OK) st = get_list(&m, "loads", file, r->loads, 8, &r->nloads);
-    if (st == CB_OK) st = get_list(&m, "devices", file, r->devices, 4, &r->ndevices);
-    if (st == CB_OK) st = get_list(&m, "bench", file, r->bench, 4, &r->nbench);
+    if (st == CB_OK) st = get_list(&m, "train", file, r->train, CB_MAX_LIST, &r->ntrain, 1);
+    if (st == CB_OK) st = get_list(&m, "infer", file, r->infer, CB_MAX_LIST, &r->ninfer, 1);
+    if (st == CB_OK) st = get_list(&m, "writes", file, r->writes, 8, &r->nwrites, 1);
+    if (st == CB_OK) st = get_list(&m, "loads", file, r->loads, 8, &r->nloads, 1);
+    if (st == CB_OK) st = get_list(&m, "devices", file, r->devices, 4, &r->ndevices, 1);
+    if (st == CB_OK) st = get_list(&m, "bench", file, r->bench, 4, &r->nbench, 1);
     if (st == CB_OK) st = get_argv(&m, "bench_command", file, dir, self, r->bench_cmd, &r->nbench_cmd, 0);
-    if (st == CB_OK) st = get_list(&m, "bench_env", file, r->bench_env, 4, &r->nbench_env);
+    if (st == CB_OK) st = get_list(&m, "bench_env", file, r->bench_env, 4, &r->nbench_env, 0);
     for (int i = 0; st == CB_OK && i < r->nbench; i++)
         if (strcmp(r->bench[i], "train") && strcmp(r->bench[i], "infer") && strcmp(r->bench[i], "latency") &&
             strcmp(r->bench[i], "startup"))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,13 @@ cb_status cb_proc_run(char *const argv[], const char *stdout_path, const char *s
         if (getppid() != parent) _exit(127); /* the study died before prctl took effect */
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
+        /* A runaway runner stops at this file size instead of filling the disk. */
+        struct rlimit fl;
+        if (getrlimit(RLIMIT_FSIZE, &fl) == 0 && (fl.rlim_cur == RLIM_INFINITY || fl.rlim_cur > CB_PROC_FILE_LIMIT)) {
+            fl.rlim_cur = CB_PROC_FILE_LIMIT;
+            if (fl.rlim_max != RLIM_INFINITY && fl.rlim_max < fl.rlim_cur) fl.rlim_cur = fl.rlim_max;
+            setrlimit(RLIMIT_FSIZE, &fl);
+        }
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         dup2(out, 1);

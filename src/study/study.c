@@ -9,6 +9,7 @@
  * before anything is stored. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,12 @@
 #include "crossbind/data.h"
 #include "crossbind/formats.h"
 #include "crossbind/rng.h"
+#include "crossbind/model.h"
 #include "lock.h"
+#include "paths.h"
 #include "proc.h"
 #include "study.h"
+#include "validate.h"
 
 typedef enum { TASK_TRAIN, TASK_EVAL } task_kind;
 
@@ -49,7 +53,13 @@ typedef struct {
     double *done_s;           /* per task: seconds it took this time, or -1 */
     double t_start;
     int failures;
+    int64_t n_train[CB_MAX_LIST], n_test[CB_MAX_LIST], classes[CB_MAX_LIST]; /* per model, -1 until known */
+    char unavailable[8][1000];  /* per configured binding: why its environment is missing ("" if it is not) */
 } study;
+
+/* A runner's answer that breaks the protocol (runners/README.md): kept
+ * apart from a runner that failed, and never stored as a result. */
+#define MALFORMED "malformed output"
 
 static void utc_now(char *out, size_t cap)
 {
@@ -57,13 +67,6 @@ static void utc_now(char *out, size_t cap)
     strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 }
 
-static void remove_tree(const char *path)
-{
-    /* Only directories this study made under its work directory. */
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (strchr(path, '\'') == NULL && system(cmd) != 0) { /* left in place; the runner overwrites it */ }
-}
 
 static void fmt_duration(double s, char *out, size_t cap)
 {
@@ -73,10 +76,13 @@ static void fmt_duration(double s, char *out, size_t cap)
     else snprintf(out, cap, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
-static void task_dir(const study *s, const cb_runner *trainer, int model, int run, const char *device, char *out,
-                     size_t cap)
+/* The task's directory relative to the work directory (rel) and in full
+ * (out); names that could leave the work directory are refused. */
+static cb_status task_dir(const study *s, const cb_runner *trainer, int model, int run, const char *device, char *out,
+                          size_t cap, char *rel, size_t rel_cap)
 {
-    snprintf(out, cap, "%s/train/%s/%s/run%d-%s", s->opt->work_dir, trainer->name, s->c->models[model], run, device);
+    snprintf(rel, rel_cap, "train/%s/%s/run%d-%s", trainer->name, s->c->models[model], run, device);
+    return cb_work_path(s->opt->work_dir, rel, out, cap);
 }
 
 static int eval_batch(const study *s, int model) { return !strcmp(s->c->data_format[model], "imdb") ? 256 : 128; }
@@ -87,30 +93,68 @@ static const cb_data_source *data_of(const study *s, int model)
     return &s->c->data[0];
 }
 
+/* What a runner must report for a model, known from the data and the model
+ * themselves: set sizes (after the limits), outputs per sample. */
+static cb_status expect_of(study *s, int m, int train, double wall_s, cb_runner_expect *ex)
+{
+    const cb_study_config *c = s->c;
+    for (int split = 0; split < 1 + train; split++) {
+        int64_t *n = split ? &s->n_train[m] : &s->n_test[m];
+        if (*n >= 0) continue;
+        cb_dataset d;
+        cb_status st = cb_dataset_load(c->data_format[m], data_of(s, m)->path, split,
+                                       split ? c->limit_train[m] : c->limit_test[m], &d);
+        if (st != CB_OK)
+            return cb_fail(st, "the harness cannot read the %s set to check the runner's answer: %s",
+                           split ? "training" : "test", cb_last_error());
+        *n = d.n;
+        cb_dataset_free(&d);
+    }
+    if (s->classes[m] < 0) {
+        cb_model *model;
+        cb_status st = cb_model_create(c->models[m], &model);
+        if (st != CB_OK) return st;
+        s->classes[m] = model->classes;
+        cb_model_free(model);
+    }
+    *ex = (cb_runner_expect){.total = s->n_test[m], .n_train = s->n_train[m], .classes = s->classes[m],
+                             .repeat = c->repeat, .epochs = c->epochs[m], .wall_s = wall_s};
+    return CB_OK;
+}
+
 /* ---- the runner's answers ---- */
 
-/* The last line of a file (an error message's usual place), trimmed. */
-static void last_line(const char *path, char *out, size_t cap)
+/* The last line of a file (an error message's usual place, and where a
+ * runner prints its answer), trimmed. Only the file's last `cap` bytes
+ * are read, so a runner's huge output costs nothing; *whole (may be NULL)
+ * says whether the line fitted. */
+static void last_line(const char *path, char *out, size_t cap, int *whole)
 {
     out[0] = 0;
-    unsigned char *buf;
-    size_t len;
-    if (cb_read_file(path, 1 << 24, &buf, &len) != CB_OK) return;
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) len--;
+    if (whole) *whole = 1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    long from = size > (long)cap - 1 ? size - ((long)cap - 1) : 0;
+    size_t len = size >= 0 && fseek(f, from, SEEK_SET) == 0 ? fread(out, 1, cap - 1, f) : 0;
+    fclose(f);
+    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' ')) len--;
     size_t start = len;
-    while (start && buf[start - 1] != '\n') start--;
-    size_t n = len - start < cap - 1 ? len - start : cap - 1;
-    memcpy(out, buf + start, n);
-    out[n] = 0;
+    while (start && out[start - 1] != '\n') start--;
+    if (whole) *whole = start > 0 || from == 0;
+    memmove(out, out + start, len - start);
+    out[len - start] = 0;
     for (char *p = out; *p; p++) if ((unsigned char)*p < 32) *p = ' ';
-    free(buf);
 }
 
 static void describe_failure(const cb_proc_result *r, const char *stderr_path, double timeout_s, char *out, size_t cap)
 {
     char tail[400];
-    last_line(stderr_path, tail, sizeof tail);
-    if (r->timed_out) snprintf(out, cap, "timed out after %.0f s (killed)%s%s", timeout_s, tail[0] ? ": " : "", tail);
+    last_line(stderr_path, tail, sizeof tail, NULL);
+    if (r->timed_out) snprintf(out, cap, "timed out after %g s (killed)%s%s", timeout_s, tail[0] ? ": " : "", tail);
+    else if (r->signal == SIGXFSZ)
+        snprintf(out, cap, "the runner wrote a file past the %llu GiB limit (killed by SIGXFSZ)%s%s",
+                 CB_PROC_FILE_LIMIT >> 30, tail[0] ? ": " : "", tail);
     else if (r->signal) snprintf(out, cap, "the runner crashed (signal %d)%s%s", r->signal, tail[0] ? ": " : "", tail);
     else snprintf(out, cap, "the runner failed (exit status %d)%s%s", r->exit_code, tail[0] ? ": " : "",
                   tail[0] ? tail : "");
@@ -169,10 +213,18 @@ static cb_status do_train(study *s, const task *t, int *ok)
 {
     const cb_study_config *c = s->c;
     int m = t->model;
-    char dir[1024], out_path[1100], err_path[1100], buf[8][32];
-    task_dir(s, t->binding, m, t->run, t->device, dir, sizeof dir);
-    remove_tree(dir); /* a half-written earlier attempt */
-    cb_status made = cb_mkdirs(dir);
+    char dir[1024], rel[300], out_path[1100], err_path[1100], buf[8][32];
+    *ok = 0;
+    cb_status made = task_dir(s, t->binding, m, t->run, t->device, dir, sizeof dir, rel, sizeof rel);
+    /* A half-written earlier attempt goes first: nothing of it may pass for this run's answer. */
+    if (made == CB_OK) made = cb_remove_tree(s->opt->work_dir, rel);
+    if (made != CB_OK) {
+        char e[700];
+        snprintf(e, sizeof e, "%s", cb_last_error());
+        if (!s->opt->quiet) fprintf(stderr, "[study]   failed: %s\n", e);
+        return store_train(s, t, "failed", e, NULL, 0, dir);
+    }
+    made = cb_mkdirs(dir);
     if (made != CB_OK) return made;
     snprintf(out_path, sizeof out_path, "%s/runner.stdout", dir);
     snprintf(err_path, sizeof err_path, "%s/runner.stderr", dir);
@@ -203,7 +255,8 @@ static cb_status do_train(study *s, const task *t, int *ok)
 
     cb_proc_result r;
     cb_status st = cb_proc_run(argv, out_path, err_path, c->timeout_s, &r);
-    char error[600] = "";
+    char error[800] = "";
+    int malformed = 0;
     if (st != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
     if (r.interrupted) return CB_OK; /* nothing stored: the task is redone on resume */
     char run_path[1100];
@@ -219,9 +272,11 @@ static cb_status do_train(study *s, const task *t, int *ok)
         if (ps == CB_OK && run.type == CB_JSON_OBJ) have_run = 1;
         else {
             if (ps == CB_OK) cb_json_free(&run);
-            if (!error[0])
-                snprintf(error, sizeof error, "malformed run.json from the runner: %s",
+            if (!error[0]) {
+                snprintf(error, sizeof error, MALFORMED " from the runner: run.json: %s",
                          ps == CB_OK ? "not a JSON object" : cb_last_error());
+                malformed = 1;
+            }
         }
     }
     const cb_json *stv = have_run ? cb_json_get(&run, "status") : NULL;
@@ -229,15 +284,24 @@ static cb_status do_train(study *s, const task *t, int *ok)
     if (!error[0] && !(r.exited && r.exit_code == 0)) describe_failure(&r, err_path, c->timeout_s, error, sizeof error);
     if (!error[0] && !have_run) snprintf(error, sizeof error, "the runner wrote no run.json");
     if (!error[0] && !complete) snprintf(error, sizeof error, "the runner's run.json is not complete");
-    if (!error[0] && (isnan(num(&run, "test_correct")) || !cb_json_get(&run, "epochs")))
-        snprintf(error, sizeof error, "malformed run.json from the runner: no test_correct or epochs");
+    if (!error[0]) {
+        cb_runner_expect ex;
+        char why[600];
+        if (expect_of(s, m, 1, r.wall_s, &ex) != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
+        else if (cb_validate_run(&run, &ex, why, sizeof why)) {
+            snprintf(error, sizeof error, MALFORMED " from the runner: run.json: %s", why);
+            malformed = 1;
+        }
+    }
     if (!error[0]) {
         char native[1100];
         snprintf(native, sizeof native, "%s/final.%s", dir, t->binding->native);
         if (access(native, R_OK) != 0) snprintf(error, sizeof error, "the runner saved no final.%s", t->binding->native);
     }
     *ok = !error[0];
-    st = store_train(s, t, *ok ? "complete" : "failed", *ok ? NULL : error, have_run ? &run : NULL, r.wall_s, dir);
+    /* A failed run keeps the epochs it measured; a malformed answer keeps nothing. */
+    st = store_train(s, t, *ok ? "complete" : malformed ? MALFORMED : "failed", *ok ? NULL : error,
+                     have_run && !malformed ? &run : NULL, r.wall_s, dir);
     if (have_run) cb_json_free(&run);
     if (!*ok && !s->opt->quiet) fprintf(stderr, "[study]   failed: %s (log: %s)\n", error, err_path);
     return st;
@@ -321,9 +385,13 @@ static cb_status do_eval(study *s, const task *t, int *ok)
     const cb_study_config *c = s->c;
     int m = t->model;
     const char *model = c->models[m];
-    char dir[1024];
-    task_dir(s, t->trainer, m, t->run, t->device, dir, sizeof dir);
+    char dir[1024], rel[300];
     *ok = 0;
+    if (task_dir(s, t->trainer, m, t->run, t->device, dir, sizeof dir, rel, sizeof rel) != CB_OK) {
+        char e[700];
+        snprintf(e, sizeof e, "%s", cb_last_error());
+        return store_eval(s, t, "error", e, NULL, -1, NAN, NAN, 0);
+    }
     /* The reference: the trainer's own final test count. */
     sqlite3_stmt *q;
     int64_t ref_correct = -1;
@@ -369,25 +437,34 @@ static cb_status do_eval(study *s, const task *t, int *ok)
     cb_proc_result r;
     cb_status st = cb_proc_run(argv, out_path, err_path, c->timeout_s, &r);
     if (r.interrupted) return CB_OK;
-    char error[600] = "";
+    char error[800] = "";
     if (st != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
     else if (!(r.exited && r.exit_code == 0)) describe_failure(&r, err_path, c->timeout_s, error, sizeof error);
     cb_json res = {0};
-    int have = 0;
+    int have = 0, malformed = 0;
+    int64_t nonfinite = 0;
+    cb_runner_expect ex;
+    if (!error[0] && expect_of(s, m, 0, r.wall_s, &ex) != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
     if (!error[0]) {
-        char line[4096];
-        last_line(out_path, line, sizeof line);
-        if (cb_json_parse(line, strlen(line), out_path, &res) == CB_OK) have = 1;
-        const cb_json *times = have ? cb_json_get(&res, "times_s") : NULL;
-        const cb_json *counts = have ? cb_json_get(&res, "correct_per_pass") : NULL;
-        int valid = have && res.type == CB_JSON_OBJ && !isnan(num(&res, "correct")) && !isnan(num(&res, "total")) &&
-                    times && times->type == CB_JSON_ARR && times->count == c->repeat && counts &&
-                    counts->type == CB_JSON_ARR && counts->count == times->count;
-        for (int i = 0; valid && i < times->count; i++)
-            valid = times->items[i].type == CB_JSON_NUM && counts->items[i].type == CB_JSON_NUM;
-        if (!valid) {
-            snprintf(error, sizeof error, "malformed output from the runner (expected one JSON line with correct, "
-                     "total, times_s and correct_per_pass for %d passes): '%.120s'", c->repeat, line);
+        /* The answer is the last line; a line longer than this is no answer. */
+        enum { LINE_MAX_BYTES = 1 << 20 };
+        char *line = malloc(LINE_MAX_BYTES), why[600] = "";
+        int whole = 1;
+        if (!line) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        last_line(out_path, line, LINE_MAX_BYTES, &whole);
+        if (!line[0]) snprintf(why, sizeof why, "it printed nothing on stdout (one JSON line expected)");
+        else if (!whole) snprintf(why, sizeof why, "its last line of output is over %d bytes", LINE_MAX_BYTES - 1);
+        else if (cb_json_parse(line, strlen(line), out_path, &res) != CB_OK)
+            snprintf(why, sizeof why, "its last line is not JSON (%s): '%.120s'", cb_last_error(), line);
+        else {
+            have = 1;
+            if (cb_validate_eval(&res, &ex, why, sizeof why) == 0)
+                cb_validate_logits(logits, &ex, &nonfinite, why, sizeof why);
+        }
+        free(line);
+        if (why[0]) {
+            snprintf(error, sizeof error, MALFORMED " from the runner: %s", why);
+            malformed = 1;
             if (have) cb_json_free(&res);
             have = 0;
         }
@@ -399,8 +476,15 @@ static cb_status do_eval(study *s, const task *t, int *ok)
         if (access(ref_logits, R_OK) == 0) compare_logits(ref_logits, logits, &agreement, &max_diff);
     }
     *ok = !error[0];
-    st = store_eval(s, t, *ok ? "ok" : "error", *ok ? NULL : error, have ? &res : NULL, ref_correct, agreement,
-                    max_diff, r.wall_s);
+    /* Non-finite outputs are what the model computed: stored as measured, with a notice. */
+    char notice[200] = "";
+    if (*ok && nonfinite) {
+        snprintf(notice, sizeof notice, "non-finite outputs: %lld of %lld logits are NaN or infinite",
+                 (long long)nonfinite, (long long)(ex.total * ex.classes));
+        if (!s->opt->quiet) fprintf(stderr, "[study]   notice: %s (%s)\n", notice, logits);
+    }
+    st = store_eval(s, t, *ok ? "ok" : malformed ? MALFORMED : "error", *ok ? (notice[0] ? notice : NULL) : error,
+                    have ? &res : NULL, ref_correct, agreement, max_diff, r.wall_s);
     if (have) cb_json_free(&res);
     if (!*ok && !s->opt->quiet) fprintf(stderr, "[study]   failed: %s (log: %s)\n", error, err_path);
     return st;
@@ -506,24 +590,42 @@ static double estimate_left(const study *s, int from)
 
 /* ---- the study ---- */
 
-/* Each binding's versions, as its version command prints them. */
+/* Each binding's versions, as its version command prints them. The command
+ * runs on every invocation: it is also the check that the binding's
+ * environment is there (a resumed study may find it installed since). */
 static cb_status record_bindings(study *s)
 {
     for (int b = 0; b < s->c->nbindings; b++) {
         const cb_runner *r = cb_runners_find(s->runners, s->c->bindings[b]);
+        char version[600];
+        s->unavailable[b][0] = 0;
+        if (!cb_runner_version(r, s->opt->work_dir, version, sizeof version)) {
+            snprintf(s->unavailable[b], sizeof s->unavailable[b], "unavailable: %s; %s%s", version,
+                     r->install[0] ? "install it with: " : "its manifest names no install command",
+                     r->install);
+            if (!s->opt->quiet)
+                fprintf(stderr, "[study] binding %s is %s (its measurements are recorded as unavailable)\n", r->name,
+                        s->unavailable[b]);
+        }
         int known;
         cb_status st = cb_store_exists(s->store, &known, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version"
-                                       " IS NOT NULL", "it", s->id, r->name);
+                                       " IS NOT NULL AND version NOT LIKE 'unknown%'", "it", s->id, r->name);
         if (st != CB_OK) return st;
         if (known) continue;
-        char version[600];
-        cb_runner_version(r, s->opt->work_dir, version, sizeof version);
         st = cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
                                      " version, manifest) VALUES(?,?,?,?,?,?)", "itttt" "t", s->id, r->name,
                                      r->framework, r->language, version, r->manifest);
         if (st != CB_OK) return st;
     }
     return CB_OK;
+}
+
+/* Why a binding cannot run at all (NULL when it can). */
+static const char *unavailable(const study *s, const cb_runner *r)
+{
+    for (int b = 0; b < s->c->nbindings; b++)
+        if (!strcmp(s->c->bindings[b], r->name)) return s->unavailable[b][0] ? s->unavailable[b] : NULL;
+    return NULL;
 }
 
 /* Makes the package stand-ins the configuration names when they are missing
@@ -568,6 +670,7 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
                        const cb_study_options *opt, int64_t *study_id, int *failures)
 {
     study s = {.c = c, .runners = runners, .store = store, .opt = opt, .t_start = cb_now()};
+    for (int m = 0; m < CB_MAX_LIST; m++) s.n_train[m] = s.n_test[m] = s.classes[m] = -1;
     *failures = 0;
     cb_status made = cb_mkdirs(opt->work_dir);
     if (made != CB_OK) return made;
@@ -638,7 +741,10 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
         }
         double t0 = cb_now();
         int ok = 0;
-        st = t->kind == TASK_TRAIN ? do_train(&s, t, &ok) : do_eval(&s, t, &ok);
+        const char *why = unavailable(&s, t->binding);
+        if (why) st = t->kind == TASK_TRAIN ? store_train(&s, t, "unavailable", why, NULL, 0, NULL)
+                                            : store_eval(&s, t, "unavailable", why, NULL, -1, NAN, NAN, 0);
+        else st = t->kind == TASK_TRAIN ? do_train(&s, t, &ok) : do_eval(&s, t, &ok);
         if (cb_proc_interrupted()) break;
         s.done_s[i] = cb_now() - t0;
         if (st == CB_OK && !ok) s.failures++;

@@ -22,6 +22,7 @@ typedef struct cb_runner {
     char writes[8][CB_NAME]; int nwrites;             /* formats a training saves */
     char loads[8][CB_NAME]; int nloads;               /* formats it evaluates */
     char native[CB_NAME];                             /* its own parameters format */
+    char install[256];                                /* the command that provides its environment ("" if none) */
     char devices[4][CB_NAME]; int ndevices;
     char *bench_cmd[8]; int nbench_cmd;        /* its benchmark worker (default: command + "bench") */
     char bench[4][CB_NAME]; int nbench;               /* benchmark kinds its `bench` command measures */
@@ -38,8 +39,10 @@ void cb_runners_free(cb_runners *r);
 const cb_runner *cb_runners_find(const cb_runners *r, const char *name);
 int cb_runner_has(const char list[][CB_NAME], int n, const char *item);
 /* The binding's versions as its version command prints them, on one line
- * ("not reported" without one); the command's output goes to work_dir. */
-void cb_runner_version(const cb_runner *r, const char *work_dir, char *version, size_t cap);
+ * ("not reported" without one); the command's output goes to work_dir.
+ * Returns 0 when the command failed: the binding's environment is missing,
+ * and `version` says why. */
+int cb_runner_version(const cb_runner *r, const char *work_dir, char *version, size_t cap);
 /* Processor, cores, memory and kernel, on one line. */
 void cb_machine_describe(char *out, size_t cap);
 /* "parameters" or "serialization" for a model file format, NULL if unknown. */
