@@ -98,6 +98,33 @@ TEST(vocabulary_ranks_by_count_then_first_appearance)
     cb_vocab_free(&v);
 }
 
+/* A NUL byte (valid UTF-8, so a review may hold one) separates words like
+ * a space: a word holding it would be stored cut short, and looking up such
+ * a token once read past the end of the shorter stored word. */
+TEST(nul_bytes_separate_words)
+{
+    static const char text[] = "w w\0x x\0\0w";
+    cb_word_counter *c;
+    CHECK_OK(cb_word_counter_create(&c));
+    char *copy = malloc(sizeof text);
+    memcpy(copy, text, sizeof text);
+    CHECK_OK(cb_word_counter_add(c, copy, sizeof text - 1));
+    free(copy);
+    cb_vocab v;
+    CHECK_OK(cb_vocab_from_counts(c, 8, 4, &v));
+    cb_word_counter_free(c);
+    /* w:3, x:2 */
+    CHECK(v.n_words == 2 && !strcmp(v.words[0], "w") && !strcmp(v.words[1], "x"));
+    CHECK(cb_vocab_lookup(&v, "x", 1) == 5);
+    CHECK(cb_vocab_lookup(&v, "w\0", 2) == CB_TOK_OOV); /* a caller's token with a NUL is no stored word */
+    char t[] = "x\0w";
+    float seq[4];
+    CHECK_OK(cb_vocab_encode(&v, t, 3, seq));
+    const float want[4] = {0, 1, 5, 4};
+    CHECK(memcmp(seq, want, sizeof seq) == 0);
+    cb_vocab_free(&v);
+}
+
 static void write_text(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "wb");
