@@ -7,6 +7,10 @@
 
 #if __has_include("../src/study/validate.h")
 #define HAVE_VALIDATE 1 /* the harness's checks of every value a runner reports */
+#include "../src/study/validate.h"
+#ifndef MALFORMED
+#define MALFORMED "malformed output"
+#endif
 #endif
 
 static cb_store *store;

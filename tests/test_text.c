@@ -134,6 +134,17 @@ static void write_text(const char *path, const char *text, size_t len)
     fclose(f);
 }
 
+/* A vocabulary line holding a NUL byte was stored as the word before it
+ * (here the empty word), which saving then wrote as a line no reader takes. */
+TEST(vocabulary_file_refuses_nul_in_a_word)
+{
+    static const char text[] = "crossbind-vocab 1 num_words=8 maxlen=4 index_from=3\nthe\n\0\0x\nfilm\n";
+    const char *path = test_tmp("vocab-nul.txt");
+    write_text(path, text, sizeof text - 1);
+    cb_vocab v;
+    CHECK(cb_vocab_load(path, &v) == CB_ERR_FORMAT && strstr(cb_last_error(), "line 3 is not a word"));
+}
+
 TEST(vocabulary_files_round_trip_and_refuse_corruption)
 {
     const char *texts[] = {"one two two three three three"};

@@ -274,7 +274,8 @@ cb_status cb_vocab_load(const char *path, cb_vocab *out)
     while (s == CB_OK && (n = getline(&line, &cap, f)) > 0) {
         if (line[n - 1] != '\n') { s = cb_fail(CB_ERR_FORMAT, "%s: truncated (last line unterminated)", path); break; }
         line[n - 1] = 0;
-        if (n == 1 || strchr(line, ' ') || cb_utf8_invalid_at(line, (size_t)n - 1) >= 0)
+        /* A NUL would cut the word short (and a space could never be read back as one word). */
+        if (n == 1 || memchr(line, 0, (size_t)n - 1) || strchr(line, ' ') || cb_utf8_invalid_at(line, (size_t)n - 1) >= 0)
             s = cb_fail(CB_ERR_FORMAT, "%s: line %d is not a word", path, out->n_words + 2);
         else if (out->n_words == cap_words)
             s = cb_fail(CB_ERR_FORMAT, "%s: more words than num_words=%d allows", path, out->num_words);
