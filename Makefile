@@ -96,20 +96,34 @@ perf-guard:
 .PHONY: bench perf-guard
 
 # libFuzzer targets for every parser (fuzz/), built with clang, AddressSanitizer
-# and UndefinedBehaviorSanitizer into build-fuzz/. They need only the parsers:
-# no kernels, BLAS or OpenMP. scripts/fuzz.sh runs them.
+# and UndefinedBehaviorSanitizer into build-fuzz/. They need only the parsers,
+# the data readers and the study harness's readers: no kernels, BLAS or
+# OpenMP. The library is compiled once (with coverage, no fuzzer main) and
+# linked into each target. scripts/fuzz.sh runs them.
 FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
               -Iinclude -I$(GEN) -Wno-unknown-pragmas
-FUZZ_LIB := src/core/status.c src/core/tensor.c src/core/json.c src/core/names.c src/core/utf8.c src/core/file.c src/core/rng.c \
-            $(wildcard src/formats/*.c) src/data/idx.c src/graph/graph.c $(wildcard src/models/*.c)
+FUZZ_LIB := $(filter-out src/core/threads.c,$(wildcard src/core/*.c)) $(wildcard src/formats/*.c) \
+            $(wildcard src/data/*.c) src/graph/graph.c $(wildcard src/models/*.c) \
+            $(filter-out src/study/study.c,$(wildcard src/study/*.c))
+FUZZ_OBJ := $(FUZZ_LIB:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/onnx.pb-c.o
 FUZZ_TARGETS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_HDR := $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h) $(wildcard fuzz/*.h)
 
 fuzz: $(FUZZ_TARGETS)
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB) $(GEN)/onnx.pb-c.c $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h)
+$(FUZZ_BUILD)/obj/%.o: %.c $(GEN)/onnx.pb-c.h $(FUZZ_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/obj/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+# fuzz_runner_output compiles src/study/study.c into itself (its readers are static).
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ) $(FUZZ_HDR) src/study/study.c
 	@mkdir -p $(FUZZ_BUILD)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(GEN)/onnx.pb-c.c -lprotobuf-c -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lprotobuf-c -lsqlite3 -lz -lm
 
 .PHONY: fuzz

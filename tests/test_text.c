@@ -98,6 +98,33 @@ TEST(vocabulary_ranks_by_count_then_first_appearance)
     cb_vocab_free(&v);
 }
 
+/* A NUL byte (valid UTF-8, so a review may hold one) separates words like
+ * a space: a word holding it would be stored cut short, and looking up such
+ * a token once read past the end of the shorter stored word. */
+TEST(nul_bytes_separate_words)
+{
+    static const char text[] = "w w\0x x\0\0w";
+    cb_word_counter *c;
+    CHECK_OK(cb_word_counter_create(&c));
+    char *copy = malloc(sizeof text);
+    memcpy(copy, text, sizeof text);
+    CHECK_OK(cb_word_counter_add(c, copy, sizeof text - 1));
+    free(copy);
+    cb_vocab v;
+    CHECK_OK(cb_vocab_from_counts(c, 8, 4, &v));
+    cb_word_counter_free(c);
+    /* w:3, x:2 */
+    CHECK(v.n_words == 2 && !strcmp(v.words[0], "w") && !strcmp(v.words[1], "x"));
+    CHECK(cb_vocab_lookup(&v, "x", 1) == 5);
+    CHECK(cb_vocab_lookup(&v, "w\0", 2) == CB_TOK_OOV); /* a caller's token with a NUL is no stored word */
+    char t[] = "x\0w";
+    float seq[4];
+    CHECK_OK(cb_vocab_encode(&v, t, 3, seq));
+    const float want[4] = {0, 1, 5, 4};
+    CHECK(memcmp(seq, want, sizeof seq) == 0);
+    cb_vocab_free(&v);
+}
+
 static void write_text(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -105,6 +132,17 @@ static void write_text(const char *path, const char *text, size_t len)
     if (!f) return;
     fwrite(text, 1, len, f);
     fclose(f);
+}
+
+/* A vocabulary line holding a NUL byte was stored as the word before it
+ * (here the empty word), which saving then wrote as a line no reader takes. */
+TEST(vocabulary_file_refuses_nul_in_a_word)
+{
+    static const char text[] = "crossbind-vocab 1 num_words=8 maxlen=4 index_from=3\nthe\n\0\0x\nfilm\n";
+    const char *path = test_tmp("vocab-nul.txt");
+    write_text(path, text, sizeof text - 1);
+    cb_vocab v;
+    CHECK(cb_vocab_load(path, &v) == CB_ERR_FORMAT && strstr(cb_last_error(), "line 3 is not a word"));
 }
 
 TEST(vocabulary_files_round_trip_and_refuse_corruption)

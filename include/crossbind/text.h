@@ -3,7 +3,8 @@
  *
  * Tokeniser (Keras' text_to_word_sequence): the text is lower-cased, every
  * character of !"#$%&()*+,-./:;<=>?@[\]^_`{|}~, tab, newline and carriage
- * return (Python's universal newlines) becomes a space, and the text is split at spaces (empty pieces dropped). Apostrophes
+ * return (Python's universal newlines) becomes a space (so does NUL, which
+ * no word may hold: words are C strings), and the text is split at spaces (empty pieces dropped). Apostrophes
  * stay inside words. Lower-casing covers ASCII and Latin-1 (U+00C0-U+00DE
  * except U+00D7); other letters are kept as they are.
  *

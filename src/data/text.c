@@ -34,10 +34,11 @@ int64_t cb_utf8_invalid_at(const char *s, size_t len)
 
 /* Keras' default filters (which include tab and newline), and carriage
  * return: Python reads text files with universal newlines, turning every
- * \r and \r\n into \n before Keras sees them. */
+ * \r and \r\n into \n before Keras sees them. NUL separates too: words
+ * are C strings, and a word holding a NUL would be stored cut short. */
 static int is_filter(unsigned char c)
 {
-    return c == '\t' || c == '\n' || c == '\r' || (c < 0x80 && strchr("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~", c) && c != 0);
+    return c == 0 || c == '\t' || c == '\n' || c == '\r' || (c < 0x80 && strchr("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~", c));
 }
 
 void cb_tokenize(char *text, size_t len, cb_token_fn emit, void *user)
@@ -71,13 +72,16 @@ static uint64_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
-/* Finds the slot of word (s, n) among `words` through `slots` (-1 = empty). */
+/* Finds the slot of word (s, n) among `words` through `slots` (-1 = empty).
+ * A stored word matches only if it is exactly n bytes long: s may hold a
+ * NUL (a caller's text), where a stored word would end early, and no byte
+ * past a stored word's end is read. */
 static size_t find_slot(const int *slots, size_t n_slots, char *const *words, const char *s, size_t n)
 {
     size_t i = hash_bytes(s, n) & (n_slots - 1);
     while (slots[i] >= 0) {
         const char *w = words[slots[i]];
-        if (strncmp(w, s, n) == 0 && w[n] == 0) break;
+        if (strnlen(w, n + 1) == n && memcmp(w, s, n) == 0) break;
         i = (i + 1) & (n_slots - 1);
     }
     return i;
@@ -270,7 +274,8 @@ cb_status cb_vocab_load(const char *path, cb_vocab *out)
     while (s == CB_OK && (n = getline(&line, &cap, f)) > 0) {
         if (line[n - 1] != '\n') { s = cb_fail(CB_ERR_FORMAT, "%s: truncated (last line unterminated)", path); break; }
         line[n - 1] = 0;
-        if (n == 1 || strchr(line, ' ') || cb_utf8_invalid_at(line, (size_t)n - 1) >= 0)
+        /* A NUL would cut the word short (and a space could never be read back as one word). */
+        if (n == 1 || memchr(line, 0, (size_t)n - 1) || strchr(line, ' ') || cb_utf8_invalid_at(line, (size_t)n - 1) >= 0)
             s = cb_fail(CB_ERR_FORMAT, "%s: line %d is not a word", path, out->n_words + 2);
         else if (out->n_words == cap_words)
             s = cb_fail(CB_ERR_FORMAT, "%s: more words than num_words=%d allows", path, out->num_words);

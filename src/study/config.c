@@ -48,9 +48,11 @@ int cb_study_model_index(const cb_study_config *c, const char *model)
     return -1;
 }
 
+/* The range comes first: converting a double beyond long (1e300, or the
+ * infinity that 1e999 reads as) is undefined behaviour. */
 static int is_int(const cb_json *v, double lo, double hi)
 {
-    return v->type == CB_JSON_NUM && v->num == (double)(long)v->num && v->num >= lo && v->num <= hi;
+    return v->type == CB_JSON_NUM && v->num >= lo && v->num <= hi && v->num == (double)(long)v->num;
 }
 
 /* A per-model integer setting. */

@@ -1,0 +1,43 @@
+/* libFuzzer target: study configuration files (crossbind study --profile
+ * FILE), read against two runners whose manifests are fixed. */
+#include "fuzz_util.h"
+#include "../src/study/study.h"
+
+static const char pytorch[] =
+    "{\"format\": \"crossbind-runner/1\", \"binding\": \"pytorch\", \"framework\": \"PyTorch\","
+    " \"language\": \"Python\", \"command\": [\"{dir}/run\"],"
+    " \"train\": [\"lenet1\", \"lenet5\", \"vgg16\", \"lstm\", \"gru\", \"gru-rb\"],"
+    " \"infer\": [\"lenet1\", \"lenet5\", \"vgg16\", \"lstm\", \"gru\", \"gru-rb\"],"
+    " \"writes\": [\"pt\", \"onnx\"], \"native_format\": \"pt\", \"loads\": [\"pt\"], \"devices\": [\"cpu\", \"cuda\"]}";
+static const char crossbind[] =
+    "{\"format\": \"crossbind-runner/1\", \"binding\": \"crossbind\", \"framework\": \"crossbind\","
+    " \"language\": \"C\", \"command\": [\"{crossbind}\", \"runner\"], \"train\": [\"lenet1\"],"
+    " \"infer\": [\"lenet1\", \"lenet5\"], \"writes\": [\"safetensors\"], \"native_format\": \"safetensors\","
+    " \"loads\": [\"pt\", \"onnx\", \"safetensors\"], \"devices\": [\"cpu\"]}";
+
+static cb_runners runners;
+
+static void free_runners(void) { cb_runners_free(&runners); }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!runners.count) {
+        fz_scratch("config");
+        fz_mkdirs("runners/pytorch");
+        fz_mkdirs("runners/crossbind");
+        fz_put("runners/pytorch/manifest.json", pytorch, sizeof pytorch - 1);
+        fz_put("runners/crossbind/manifest.json", crossbind, sizeof crossbind - 1);
+        if (cb_runners_load(fz_path(0, "runners"), "/usr/bin/crossbind", &runners) != CB_OK) abort();
+        atexit(free_runners);
+    }
+    fz_put("profile.json", data, size);
+    cb_study_config c;
+    if (cb_study_config_load(fz_path(1, "profile.json"), &runners, &c) != CB_OK) return 0;
+    /* What the harness relies on once a configuration is accepted. */
+    if (c.nmodels < 1 || c.nmodels > CB_MAX_LIST || c.nbindings < 1 || c.ndevices < 1 || !c.canonical) abort();
+    for (int i = 0; i < c.nmodels; i++)
+        if (c.runs[i] < 1 || c.runs[i] > 5 || c.epochs[i] < 1 || cb_study_model_index(&c, c.models[i]) != i) abort();
+    if (!cb_runners_find(&runners, c.reference)) abort();
+    cb_study_config_free(&c);
+    return 0;
+}
