@@ -5,13 +5,7 @@
  * file is compiled in whole; the runner itself never runs. */
 #include "../src/study/study.c"
 
-#if __has_include("../src/study/validate.h")
-#define HAVE_VALIDATE 1 /* the harness's checks of every value a runner reports */
 #include "../src/study/validate.h"
-#ifndef MALFORMED
-#define MALFORMED "malformed output"
-#endif
-#endif
 
 static cb_store *store;
 static cb_study_config config;
@@ -23,7 +17,7 @@ static void close_store(void) { cb_store_close(store); }
 
 static void setup(void)
 {
-    if (cb_store_open(":memory:", 1, &store) != CB_OK) abort();
+    if (cb_store_open(":memory:", CB_STORE_CREATE, &store) != CB_OK) abort();
     atexit(close_store);
     strcpy(config.models[0], "lenet1");
     strcpy(config.data_format[0], "mnist");
@@ -38,33 +32,22 @@ static void setup(void)
     if (cb_store_study(store, "fuzz", "{}", "fuzz", &s.id, &created) != CB_OK) abort();
 }
 
-#ifdef HAVE_VALIDATE
 static const cb_runner_expect expect = {.total = 100, .n_train = 200, .classes = 10, .repeat = 3, .epochs = 2,
                                         .wall_s = 1000};
-#endif
 
 static void train(const char *text, size_t len)
 {
     task t = {TASK_TRAIN, &binding, 0, 1, "cpu", NULL, NULL};
     cb_json run;
     if (cb_json_parse(text, len, "run.json", &run) != CB_OK) return;
-#ifdef HAVE_VALIDATE
     /* As do_train: a checked run.json is stored with its values, a malformed one without. */
     char why[600];
-    int ok = run.type == CB_JSON_OBJ && !cb_json_duplicate_key(&run) &&
-             cb_validate_run(&run, &expect, why, sizeof why) == 0;
+    int ok = run.type == CB_JSON_OBJ && cb_validate_run(&run, &expect, why, sizeof why) == 0;
     if (run.type == CB_JSON_OBJ &&
         store_train(&s, &t, ok ? "complete" : MALFORMED, ok ? NULL : why, ok ? &run : NULL, 1.0, "dir") != CB_OK) {
         fprintf(stderr, "a runner's run.json stopped the study: %s\n", cb_last_error());
         abort();
     }
-#else
-    /* Without the harness's value checks (src/study/validate.c) the values
-     * reach the store unchecked, where two epochs with one number fail its
-     * key and stop the study, and an epoch number beyond int64 is undefined
-     * behaviour (docs/fuzzing.md): only reading is fuzzed then. */
-    (void)t;
-#endif
     cb_json_free(&run);
 }
 
@@ -74,20 +57,9 @@ static void eval(const char *text, size_t len)
     task t = {TASK_EVAL, &binding, 0, 1, "cpu", &trainer, "pt"};
     cb_json res;
     if (cb_json_parse(text, len, "eval.stdout", &res) != CB_OK) return;
-    int ok;
-#ifdef HAVE_VALIDATE
     char why[600];
-    ok = cb_validate_eval(&res, &expect, why, sizeof why) == 0;
-#else
-    /* do_eval's check of the answer's shape. */
-    const cb_json *times = cb_json_get(&res, "times_s"), *counts = cb_json_get(&res, "correct_per_pass");
-    ok = res.type == CB_JSON_OBJ && !isnan(num(&res, "correct")) && !isnan(num(&res, "total")) && times &&
-         times->type == CB_JSON_ARR && times->count == config.repeat && counts && counts->type == CB_JSON_ARR &&
-         counts->count == times->count;
-    for (int i = 0; ok && i < times->count; i++)
-        ok = times->items[i].type == CB_JSON_NUM && counts->items[i].type == CB_JSON_NUM;
-#endif
-    if (store_eval(&s, &t, ok ? "ok" : "error", ok ? NULL : "malformed", ok ? &res : NULL, 90, 1.0, 0.0, 1.0) != CB_OK) {
+    int ok = cb_validate_eval(&res, &expect, why, sizeof why) == 0;
+    if (store_eval(&s, &t, ok ? "ok" : MALFORMED, ok ? NULL : why, ok ? &res : NULL, 90, 1.0, 0.0, 1.0) != CB_OK) {
         fprintf(stderr, "a runner's eval line stopped the study: %s\n", cb_last_error());
         abort();
     }
