@@ -155,10 +155,10 @@ int cmd_eval(int argc, char **argv)
         cb_buf_json_number(&b, r.auc_macro);
         cb_buf_printf(&b, ", \"nonfinite_outputs\": %lld", (long long)r.nonfinite);
         cb_buf_printf(&b, ", \"batch\": %ld, \"threads\": %ld, \"times_s\": [", batch, threads);
-        for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%.6f", i ? ", " : "", times[i]);
+        for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%.9g", i ? ", " : "", times[i]);
         cb_buf_printf(&b, "], \"correct_per_pass\": [");
         for (long i = 0; i < repeat; i++) cb_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)counts[i]);
-        cb_buf_printf(&b, "], \"mean_time_s\": %.6f}\n", mean);
+        cb_buf_printf(&b, "], \"mean_time_s\": %.9g}\n", mean);
         if (cb_buf_ok(&b)) fputs(b.data, stdout);
         cb_buf_free(&b);
     } else {
