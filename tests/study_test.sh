@@ -387,7 +387,7 @@ vexpect accuracy-mismatch inference "malformed output" '"accuracy" is 0.9 but "c
 vexpect auc-negative inference "malformed output" '"auc_macro" is -0.1'
 vexpect f1-above-one inference "malformed output" '"f1_macro" is 2'
 vexpect pass-contradicts inference "malformed output" '"correct_per_pass"\[1\] (the last pass) is 63'
-vexpect duplicate-key inference "malformed output" 'the key "correct" appears twice'
+vexpect duplicate-key inference "malformed output" 'key "correct" appears twice'
 vexpect no-json inference "malformed output" 'printed nothing on stdout'
 vexpect no-logits inference "malformed output" 'no logits file'
 vexpect truncated-logits inference "malformed output" 'the logits file is not a readable .npy: .*truncated'
@@ -400,7 +400,7 @@ vexpect train-wrong-ntrain train_run "malformed output" '"n_train" is 512: expec
 vexpect train-short-epochs train_run "malformed output" '"epochs" is a list of 0: expected a list of 1'
 vexpect train-acc-above-one train_run "malformed output" '"epochs\[0\].test_acc" is 1.2'
 vexpect train-negative-time train_run "malformed output" '"training_time_s" is -3'
-vexpect train-duplicate-key train_run "malformed output" 'the key "test_correct" appears twice'
+vexpect train-duplicate-key train_run "malformed output" 'key "test_correct" appears twice'
 vexpect train-epoch-number train_run "malformed output" '"epochs\[0\].epoch" is 5: expected an integer equal to 1'
 vexpect absent inference unavailable 'No module named fakelib.*install it with: apt-get install python3-fakelib'
 check "a malformed answer stores none of its values" test "$(q "$T/v/s0.sqlite" "select count(*) from inference where status='malformed output' and (correct is not null or total is not null or accuracy is not null)") $(q "$T/v/s0.sqlite" "select count(*) from inference_pass where binding in ('correct-above-total', 'wrong-total')")" = "0 0"
@@ -428,7 +428,7 @@ cfg bad-name '{"models": ["lenet1"], "bindings": ["crossbind", "../pytorch"]}'
 expect_error "a configuration's binding that is a path is refused" '"bindings" item 2 must be a name' \
     "$BIN" study --profile "$T/bad-name.json" --store "$T/c/s.sqlite" $R
 cfg dup-key '{"models": ["lenet1"], "runs": 1, "runs": 2}'
-expect_error "a configuration with a setting twice is refused" 'the setting "runs" appears twice' \
+expect_error "a configuration with a setting twice is refused" 'key "runs" appears twice' \
     "$BIN" study --profile "$T/dup-key.json" --store "$T/c/s.sqlite" $R
 
 # ---- clearing an earlier attempt never follows a link out of the work directory ----

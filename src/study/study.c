@@ -455,7 +455,7 @@ static cb_status do_eval(study *s, const task *t, int *ok)
         if (!line[0]) snprintf(why, sizeof why, "it printed nothing on stdout (one JSON line expected)");
         else if (!whole) snprintf(why, sizeof why, "its last line of output is over %d bytes", LINE_MAX_BYTES - 1);
         else if (cb_json_parse(line, strlen(line), out_path, &res) != CB_OK)
-            snprintf(why, sizeof why, "its last line is not JSON (%s): '%.120s'", cb_last_error(), line);
+            snprintf(why, sizeof why, "its last line is not a valid JSON answer (%s): '%.120s'", cb_last_error(), line);
         else {
             have = 1;
             if (cb_validate_eval(&res, &ex, why, sizeof why) == 0)
