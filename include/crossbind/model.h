@@ -38,6 +38,9 @@ cb_status cb_model_train_defaults(const char *name, cb_train_defaults *out);
 
 /* Names of the built-in models, NULL-terminated. */
 const char *const *cb_model_names(void);
+/* The data set format a built-in model takes ("mnist", "cifar", "imdb"),
+ * or NULL for a name that is none. */
+const char *cb_model_data_format(const char *name);
 /* Builds a model's graph with zeroed parameters; unknown names fail with
  * CB_ERR_NOT_FOUND and a message listing the known ones. */
 cb_status cb_model_create(const char *name, cb_model **out);

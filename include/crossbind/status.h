@@ -27,6 +27,12 @@ const char *cb_status_name(cb_status s);
 /* The detailed message of the last failure on this thread ("" if none). */
 const char *cb_last_error(void);
 
+/* The last failure's message followed by " (status name)", the name only
+ * once: a message that wraps another one already ending in it (a runner's
+ * or a nested call's) is not given it again. Per thread, valid until the
+ * next call. */
+const char *cb_error_text(cb_status s);
+
 /* Records a failure message and returns `code` (for library code and
  * extensions; printf-style). */
 cb_status cb_fail(cb_status code, const char *fmt, ...)

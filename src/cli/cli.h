@@ -18,6 +18,24 @@ int cli_long(const char *opt, const char *v, long min, long max, long *out);
 int cli_float(const char *opt, const char *v, double min, double max, float *out);
 /* The value of option argv[*i] (advancing *i), or NULL after an error. */
 const char *cli_value(int argc, char **argv, int *i);
+/* The same for a subcommand `cmd` whose options that take a value are
+ * `known` (NULL-terminated): an unknown option is refused as unknown
+ * (one line), not as one that lacks a value. */
+const char *cli_option_value(const char *cmd, const char *const *known, int argc, char **argv, int *i);
+/* The most threads a command accepts: 4 x the online CPUs, at most 1024.
+ * More only oversubscribe the cores (slower, and measurements that mean
+ * nothing); the command refuses them rather than quietly running fewer. */
+long cli_max_threads(void);
+/* --threads' value (or another source's, named by `what`), in [1, cli_max_threads()]. */
+int cli_threads(const char *what, const char *v, long *out);
+/* The built-in models taking data format `format` (all where NULL),
+ * separated by `sep`, from the model registry: help texts cannot drift
+ * from it. Returns one of four static buffers (used in turn). */
+const char *cli_models(const char *format, const char *sep);
+/* The default: the online CPUs. */
+long cli_default_threads(void);
+/* 0 if n is in [1, cli_max_threads()], else prints why not (naming `what`) and returns -1. */
+int cli_check_threads(const char *what, long n);
 
 /* Creates `dir` (and parents) and checks that files can be written in it. */
 int cli_prepare_out_dir(const char *dir);

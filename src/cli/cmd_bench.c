@@ -49,7 +49,7 @@ int cmd_bench(int argc, char **argv)
                                                  "--threads", "--rounds", "--timeout", NULL};
         int known = 0;
         for (const char *const *o = with_value; *o; o++) known |= !strcmp(a, *o);
-        if (!known) { fputs(usage_text, stderr); return cli_error("bench: unknown option '%s'", a); }
+        if (!known) { cli_error("bench: unknown option '%s' (see crossbind bench --help)", a); return 2; }
         const char *val = cli_value(argc, argv, &i);
         if (!val) return 2;
         if (!strcmp(a, "--models")) models = val;
@@ -59,7 +59,7 @@ int cmd_bench(int argc, char **argv)
         else if (!strcmp(a, "--work")) work = val;
         else if (!strcmp(a, "--out")) snprintf(c.out_dir, sizeof c.out_dir, "%s", val);
         else if (!strcmp(a, "--doc")) snprintf(c.doc_path, sizeof c.doc_path, "%s", val);
-        else if (!strcmp(a, "--threads")) { if (cli_long(a, val, 1, 256, &v)) return 2; c.threads = (int)v; }
+        else if (!strcmp(a, "--threads")) { if (cli_threads(a, val, &v)) return 2; c.threads = (int)v; }
         else if (!strcmp(a, "--rounds")) { if (cli_long(a, val, 1, 100, &v)) return 2; c.rounds = (int)v; }
         else if (!strcmp(a, "--timeout")) { if (cli_long(a, val, 1, 86400, &v)) return 2; c.timeout_s = (double)v; }
         else { fputs(usage_text, stderr); return cli_error("bench: unknown option '%s'", a); }

@@ -202,7 +202,11 @@ int cmd_bench_worker(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(usage_text, stdout); return 0; }
         if (!strcmp(argv[i], "--profile")) { a.profile = 1; continue; }
         if (!strcmp(argv[i], "--sgemm")) { a.sgemm = 1; continue; }
-        const char *o = argv[i], *v = cli_value(argc, argv, &i);
+        const char *o = argv[i];
+        const char *v = cli_option_value("bench-worker",
+                                         (const char *const[]){"--model", "--kind", "--weights", "--batch",
+                                                               "--samples", "--repeat", "--threads", NULL},
+                                         argc, argv, &i);
         if (!v) return 2;
         if (!strcmp(o, "--model")) a.model = v;
         else if (!strcmp(o, "--kind")) a.kind = v;
@@ -210,7 +214,7 @@ int cmd_bench_worker(int argc, char **argv)
         else if (!strcmp(o, "--batch")) { if (cli_long(o, v, 1, 1 << 16, &a.batch)) return 2; }
         else if (!strcmp(o, "--samples")) { if (cli_long(o, v, 1, 1L << 24, &a.samples)) return 2; }
         else if (!strcmp(o, "--repeat")) { if (cli_long(o, v, 1, 1000, &a.repeat)) return 2; }
-        else if (!strcmp(o, "--threads")) { if (cli_long(o, v, 1, 1024, &a.threads)) return 2; }
+        else if (!strcmp(o, "--threads")) { if (cli_threads(o, v, &a.threads)) return 2; }
         else return cli_error("bench-worker: unknown option '%s'", o);
     }
     if (!a.model || !a.kind) return cli_error("bench-worker: --model and --kind are required");

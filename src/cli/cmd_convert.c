@@ -9,8 +9,10 @@ static void help(void)
 {
     printf("usage: crossbind convert [MODEL] IN OUT --to safetensors|pt|onnx\n"
            "  IN in any supported format, recognised by content; parameters files (safetensors,\n"
-           "  .pt) need MODEL. --to pt writes a PyTorch state dict that torch.load reads.\n"
-           "  --non-strict  load a parameters file that also holds tensors the model lacks\n");
+           "  .pt) need MODEL, one of: %s.\n"
+           "  --to pt writes a PyTorch state dict that torch.load reads.\n"
+           "  --non-strict  load a parameters file that also holds tensors the model lacks\n",
+           cli_models(NULL, ", "));
 }
 
 int cmd_convert(int argc, char **argv)

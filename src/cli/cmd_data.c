@@ -41,7 +41,9 @@ int cmd_data(int argc, char **argv)
             if (source) return cli_error("unexpected argument '%s'", a);
             source = a;
         }
-        else if (!(v = cli_value(argc, argv, &i))) return 1;
+        else if (!(v = cli_option_value("data", (const char *const[]){"--from", "--out", "--vocab", NULL}, argc, argv,
+                                        &i)))
+            return 1;
         else if (!strcmp(a, "--from")) from = v;
         else if (!strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--vocab")) vocab = v;

@@ -12,24 +12,25 @@ static void help(void)
 {
     printf("usage: crossbind eval [MODEL] --weights FILE [options]\n"
            "  FILE is safetensors, a PyTorch state dict (.pt/.pth) or ONNX, recognised by\n"
-           "  content. Parameters files need MODEL (lenet1, lenet5); an ONNX file brings its\n"
-           "  own graph (serialization mode), and MODEL, if given, must take the same input.\n"
-           "  --data DIR          MNIST format for the LeNets (default %s), CIFAR-10\n"
-           "                      binary batches for vgg16 (default data/cifar-stand-in),\n"
-           "                      IMDb (aclImdb or prepared) for lstm, gru, gru-rb\n"
-           "                      (default data/imdb-prepared)\n"
-           "  --vocab FILE        the vocabulary the text model was trained with (the run's\n"
+           "  content. Parameters files need MODEL, one of: %s; an ONNX file\n"
+           "  brings its own graph (serialization mode), and MODEL, if given, must take the same input.\n",
+           cli_models(NULL, ", "));
+    printf("  --data DIR          MNIST format for %s (default %s), CIFAR-10\n"
+           "                      binary batches for %s (default data/cifar-stand-in),\n"
+           "                      IMDb (aclImdb or prepared) for %s\n"
+           "                      (default data/imdb-prepared)\n",
+           cli_models("mnist", ", "), CB_DEFAULT_DATA, cli_models("cifar", ", "), cli_models("imdb", ", "));
+    printf(           "  --vocab FILE        the vocabulary the text model was trained with (the run's\n"
            "                      vocab.txt); needed for raw aclImdb reviews\n"
            "  --batch N           batch size (default 128)\n"
            "  --repeat N          timed passes after one warm-up pass (default 5)\n"
            "  --limit-test N      use the first N test samples\n"
-           "  --threads N         threads (default: all cores)\n"
+           "  --threads N         threads (default: all cores; at most 4 x the cores)\n"
            "  --kernels fast|reference\n"
            "  --predictions FILE  per-sample CSV: index,label,prediction,probabilities...\n"
            "  --logits FILE       the last pass's outputs as .npy (float32 [N,K])\n"
            "  --json              print one JSON object\n"
-           "  --non-strict        load a parameters file that also holds tensors the model lacks\n",
-           CB_DEFAULT_DATA);
+           "  --non-strict        load a parameters file that also holds tensors the model lacks\n");
 }
 
 static cb_status write_predictions(const char *path, const cb_evaluator *ev, const cb_dataset *d, int k)
@@ -55,10 +56,9 @@ int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *weights = NULL, *data = NULL, *pred_path = NULL, *logits_path = NULL, *v;
     const char *vocab = NULL;
-    long batch = 128, repeat = 5, limit = 0, threads = sysconf(_SC_NPROCESSORS_ONLN);
+    long batch = 128, repeat = 5, limit = 0, threads = cli_default_threads();
     int json = 0, strict = 1;
     cb_kernels kernels = CB_KERNELS_FAST;
-    if (threads < 1) threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(); return 0; }
@@ -68,7 +68,12 @@ int cmd_eval(int argc, char **argv)
         }
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--non-strict")) strict = 0;
-        else if (!(v = cli_value(argc, argv, &i))) return 1;
+        else if (!(v = cli_option_value("eval",
+                                        (const char *const[]){"--weights", "--data", "--vocab", "--predictions",
+                                                              "--logits", "--batch", "--repeat", "--limit-test",
+                                                              "--threads", "--kernels", NULL},
+                                        argc, argv, &i)))
+            return 1;
         else if (!strcmp(a, "--weights")) weights = v;
         else if (!strcmp(a, "--data")) data = v;
         else if (!strcmp(a, "--vocab")) vocab = v;
@@ -77,7 +82,7 @@ int cmd_eval(int argc, char **argv)
         else if (!strcmp(a, "--batch")) { if (cli_long(a, v, 1, 65536, &batch)) return 1; }
         else if (!strcmp(a, "--repeat")) { if (cli_long(a, v, 1, 1000, &repeat)) return 1; }
         else if (!strcmp(a, "--limit-test")) { if (cli_long(a, v, 1, 1000000000L, &limit)) return 1; }
-        else if (!strcmp(a, "--threads")) { if (cli_long(a, v, 1, 1024, &threads)) return 1; }
+        else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &threads)) return 1; }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind eval --help)", a);
     }
@@ -106,8 +111,9 @@ int cmd_eval(int argc, char **argv)
     if (s == CB_OK) s = cli_load_data(m, format, data, 0, limit, vocab ? &given : NULL, NULL, &test);
     cb_vocab_free(&given);
     if (s == CB_OK && cb_node_numel(&m->graph.nodes[m->input]) != (int64_t)test.c * test.h * test.w)
-        s = cb_fail(CB_ERR_SHAPE, "%s takes %lld values per sample, the data set has %dx%dx%d", weights,
-                    (long long)cb_node_numel(&m->graph.nodes[m->input]), test.c, test.h, test.w);
+        s = cb_fail(CB_ERR_SHAPE, "%s takes %lld values per sample, the data set in %s has %dx%dx%d (give "
+                    "--data DIR with the model's data)", weights, (long long)cb_node_numel(&m->graph.nodes[m->input]),
+                    data, test.c, test.h, test.w);
     if (s == CB_OK && m->n_inputs != 1)
         s = cb_fail(CB_ERR_UNSUPPORTED, "%s has %d inputs; eval feeds one (use crossbind run)", weights, m->n_inputs);
     if (s == CB_OK && m->fixed_batch && m->fixed_batch != batch)

@@ -15,9 +15,11 @@ static void help(void)
            "       crossbind run --onnx FILE --input X.npy ... --output Y.npy ...\n"
            "  Inputs feed the model's inputs in order, outputs are its outputs in order;\n"
            "  every input's first dimension is the batch. Weights: safetensors, PyTorch\n"
-           "  state dict or ONNX, recognised by content (parameters files need MODEL).\n"
-           "  --threads N  --kernels fast|reference\n"
-           "  --non-strict  load a parameters file that also holds tensors the model lacks\n");
+           "  state dict or ONNX, recognised by content (parameters files need MODEL, one of:\n"
+           "  %s).\n"
+           "  --threads N (default: all cores; at most 4 x the cores)  --kernels fast|reference\n"
+           "  --non-strict  load a parameters file that also holds tensors the model lacks\n",
+           cli_models(NULL, ", "));
 }
 
 /* Converts a float64 or int64 (token ids) array to float32 in place. Ids
@@ -70,9 +72,8 @@ int cmd_run(int argc, char **argv)
     const char *model = NULL, *weights = NULL, *v;
     const char *inputs[CB_MAX_IO], *outputs[CB_MAX_IO];
     int n_in = 0, n_out = 0, strict = 1;
-    long threads = sysconf(_SC_NPROCESSORS_ONLN);
+    long threads = cli_default_threads();
     cb_kernels kernels = CB_KERNELS_FAST;
-    if (threads < 1) threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help(); return 0; }
@@ -81,7 +82,11 @@ int cmd_run(int argc, char **argv)
             model = a;
         }
         else if (!strcmp(a, "--non-strict")) strict = 0;
-        else if (!(v = cli_value(argc, argv, &i))) return 1;
+        else if (!(v = cli_option_value("run",
+                                        (const char *const[]){"--weights", "--onnx", "--input", "--output",
+                                                              "--threads", "--kernels", NULL},
+                                        argc, argv, &i)))
+            return 1;
         else if (!strcmp(a, "--weights") || !strcmp(a, "--onnx")) {
             if (weights) return cli_error("give one --weights or --onnx");
             weights = v;
@@ -94,7 +99,7 @@ int cmd_run(int argc, char **argv)
             if (n_out == CB_MAX_IO) return cli_error("at most %d outputs", CB_MAX_IO);
             outputs[n_out++] = v;
         }
-        else if (!strcmp(a, "--threads")) { if (cli_long(a, v, 1, 1024, &threads)) return 1; }
+        else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &threads)) return 1; }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind run --help)", a);
     }

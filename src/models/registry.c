@@ -33,6 +33,13 @@ const char *const *cb_model_names(void)
     return names;
 }
 
+const char *cb_model_data_format(const char *name)
+{
+    for (size_t i = 0; i < N_MODELS; i++)
+        if (name && strcmp(models[i].name, name) == 0) return models[i].data;
+    return NULL;
+}
+
 cb_status cb_model_train_defaults(const char *name, cb_train_defaults *out)
 {
     for (size_t i = 0; i < N_MODELS; i++)

@@ -173,14 +173,15 @@ static size_t small_per_thread(const cb_conv_shape *s)
     return (size_t)small_chunk(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc) + (size_t)s->oc * kdim(s) + (size_t)s->oc;
 }
 
-size_t cb_conv2d_workspace(const cb_conv_shape *s)
+size_t cb_conv2d_workspace(const cb_conv_shape *s) { return cb_conv2d_workspace_threads(s, omp_get_max_threads()); }
+
+size_t cb_conv2d_workspace_threads(const cb_conv_shape *s, int threads)
 {
     size_t gemm = (size_t)chunk_samples(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc);
     if (small_bwd(s)) {
-        size_t small = small_per_thread(s) * (size_t)omp_get_max_threads();
+        size_t small = small_per_thread(s) * (size_t)cb_split_threads(threads, s->n);
         if (small > gemm) gemm = small;
     }
-    const int threads = omp_get_max_threads();
     size_t direct = use_direct(s) ? cb_conv2d_direct_workspace(s, threads) : 0;
     const size_t flat = use_flat(s) ? cb_conv2d_flat_workspace(s, threads) : 0;
     const size_t dflat = cb_conv2d_dgrad_own(s) ? cb_conv2d_dgrad_flat_workspace(s, threads) : 0;
@@ -329,7 +330,7 @@ static void conv2d_bwd_small(const cb_conv_shape *s, const float *x, const float
                              float *dw, float *db, float *ws)
 {
     const int K = (int)kdim(s), P = (int)ohw(s), step = small_chunk(s), OC = s->oc;
-    const int nt = omp_get_max_threads();
+    const int nt = cb_split_threads(omp_get_max_threads(), s->n);
     const size_t per = small_per_thread(s);
 #pragma omp parallel num_threads(nt)
     {

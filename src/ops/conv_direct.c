@@ -47,7 +47,7 @@ static size_t per_thread(const cb_conv_shape *s)
 
 size_t cb_conv2d_direct_workspace(const cb_conv_shape *s, int threads)
 {
-    return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
+    return per_thread(s) * (size_t)cb_split_threads(threads, s->n);
 }
 
 static void pad_sample(const cb_conv_shape *s, const float *x, float *xp)
@@ -195,7 +195,7 @@ void cb_conv2d_fwd_direct(const cb_conv_shape *s, const float *x, const float *w
     const size_t xs = (size_t)s->c * s->h * s->w, ys = (size_t)s->oc * s->oh * s->ow;
     const int by_channel = s->oc % VL == 0;
     const int taps = s->c * s->kh * s->kw, ocp = (s->oc + 15) / 16 * 16;
-#pragma omp parallel
+#pragma omp parallel num_threads(cb_split_threads(omp_get_max_threads(), s->n))
     {
         float *mine = ws + per_thread(s) * (size_t)omp_get_thread_num();
         float *xp = mine, *wt = xp + (size_t)s->c * padded_h(s) * padded_w(s), *bp = wt + (size_t)taps * ocp,

@@ -62,7 +62,7 @@ static size_t per_thread(const cb_conv_shape *s)
 size_t cb_conv2d_flat_workspace(const cb_conv_shape *s, int threads)
 {
     /* + the data gradient's flipped weights, shared */
-    return per_thread(s) * (size_t)(threads > 0 ? threads : 1) + (size_t)s->oc * s->c * s->kh * s->kw;
+    return per_thread(s) * (size_t)cb_split_threads(threads, s->n) + (size_t)s->oc * s->c * s->kh * s->kw;
 }
 
 /* A layer's sizes, worked out once per call (q_len divides). */
@@ -343,7 +343,7 @@ static void flat_run(const cb_conv_shape *s, const float *x, const float *w, con
 #endif
     /* activated after the tiles only where the registers cannot be */
     const cb_act after = (dst.map || in_registers) && act != CB_ACT_SIGMOID ? CB_ACT_NONE : act;
-#pragma omp parallel firstprivate(dst)
+#pragma omp parallel firstprivate(dst) num_threads(cb_split_threads(omp_get_max_threads(), s->n))
     {
         float *xp = ws + per_thread(s) * (size_t)omp_get_thread_num();
         dst.yp = xp + (size_t)s->c * g.plane;

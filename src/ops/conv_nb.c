@@ -57,7 +57,7 @@ static size_t per_thread(const cb_conv_shape *s)
 
 size_t cb_conv2d_bwd_nb_workspace(const cb_conv_shape *s, int threads)
 {
-    return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
+    return per_thread(s) * (size_t)cb_split_threads(threads, (s->n + NB - 1) / NB);
 }
 
 /* Samples n0 .. n0 + count - 1 into the lanes of xi and gi, whose padding
@@ -201,7 +201,7 @@ void cb_conv2d_bwd_nb(const cb_conv_shape *s, const float *x, const float *w, co
 {
     const int blocks = (s->n + NB - 1) / NB;
     const size_t nw = nw_of(s), xs = (size_t)s->c * s->h * s->w;
-    const int threads = omp_get_max_threads();
+    const int threads = cb_split_threads(omp_get_max_threads(), blocks);
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -50,7 +50,7 @@ static size_t per_thread(const cb_conv_shape *s) { return xi_floats(s) + yi_floa
 
 size_t cb_conv2d_fwd_nb_workspace(const cb_conv_shape *s, int threads)
 {
-    return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
+    return per_thread(s) * (size_t)cb_split_threads(threads, (s->n + CB_LANES - 1) / CB_LANES);
 }
 
 /* yi[o0 .. o0 + OB)[oy][x0 .. x0 + NP) = b + the correlation of xi with w. */
@@ -118,7 +118,7 @@ void cb_conv2d_fwd_nb(const cb_conv_shape *s, const float *x, const float *w, co
 {
     const int blocks = (s->n + CB_LANES - 1) / CB_LANES;
     const size_t xs = (size_t)s->c * s->h * s->w, ys = (size_t)s->oc * s->oh * s->ow;
-    const int threads = omp_get_max_threads();
+    const int threads = cb_split_threads(omp_get_max_threads(), blocks);
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -72,7 +72,7 @@ static size_t per_thread(const cb_conv_shape *s)
 
 size_t cb_conv2d_wgrad_direct_workspace(const cb_conv_shape *s, int threads)
 {
-    return per_thread(s) * (size_t)(threads > 0 ? threads : 1);
+    return per_thread(s) * (size_t)cb_split_threads(threads, s->n);
 }
 
 /* One sample's Xp and dYp into xp / gp, and its bias gradient into db.
@@ -137,7 +137,7 @@ void cb_conv2d_wgrad_direct(const cb_conv_shape *s, const float *x, const float 
                             float *ws)
 {
     const size_t xs = (size_t)s->c * s->h * s->w, ys = (size_t)s->oc * s->oh * s->ow, nw = nw_of(s);
-    const int threads = omp_get_max_threads();
+    const int threads = cb_split_threads(omp_get_max_threads(), s->n);
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -69,7 +69,21 @@ typedef struct cb_conv_shape {
 void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *b, float *y);
 void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                        float *dx, float *dw, float *db);
-size_t cb_conv2d_workspace(const cb_conv_shape *s); /* floats the fast kernels need */
+size_t cb_conv2d_workspace(const cb_conv_shape *s); /* floats the fast kernels need at OpenMP's thread count */
+/* ... when they run with at most `threads` threads (1: inside a slice of
+ * sliced inference). */
+size_t cb_conv2d_workspace_threads(const cb_conv_shape *s, int threads);
+/* The threads a kernel that splits `units` (samples, blocks of samples)
+ * across threads runs with, at most `threads`: never more than there are
+ * units, so that no thread holds a workspace with nothing to do in it (at
+ * --threads 300 a batch of 64 samples planned 300 per-thread buffers in
+ * every slice). Its workspace is sized with the same count. */
+static inline int cb_split_threads(int threads, int units)
+{
+    if (units < 1) units = 1;
+    if (threads < 1) threads = 1;
+    return units < threads ? units : threads;
+}
 /* Direct stride-1 convolution, forward (conv_direct.c): used by the fast
  * forward for small layers, where it beats im2col + SGEMM. */
 int cb_conv2d_direct_ok(const cb_conv_shape *s);

@@ -298,6 +298,28 @@ static void path_uri(const char *path, const char *query, char *out, size_t cap)
     snprintf(out + n, cap - n, "?%s", query);
 }
 
+/* Write-ahead logging, so that readers never wait for a study. Switching a
+ * store that other processes have open needs every other lock gone, and
+ * SQLite answers SQLITE_BUSY at once rather than through the busy handler
+ * when one is held: many processes opening a new store together met that.
+ * A store already in WAL mode (every store after its first open) needs no
+ * switch; otherwise the switch is retried for up to 10 s. */
+static cb_status use_wal(cb_store *s)
+{
+    for (int attempt = 0;; attempt++) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &q, NULL) != SQLITE_OK) return db_fail(s, "setting up");
+        int rc = sqlite3_step(q);
+        int wal = rc == SQLITE_ROW && sqlite3_column_text(q, 0) &&
+                  !strcmp((const char *)sqlite3_column_text(q, 0), "wal");
+        sqlite3_finalize(q);
+        if (wal) return exec_plain(s, "PRAGMA synchronous=NORMAL", "setting up");
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_ROW) return db_fail(s, "setting up");
+        if (attempt >= 1000) return cb_fail(CB_ERR_IO, "%s: setting up: the store stayed locked for 10 s", s->path);
+        usleep(10000);
+    }
+}
+
 static int nonempty_file(const char *path)
 {
     struct stat sb;
@@ -369,7 +391,7 @@ cb_status cb_store_open(const char *path, cb_store_mode mode, cb_store **out)
     /* Nothing is written before the file is known sound. */
     if (st == CB_OK) st = check_integrity(s);
     if (st == CB_OK) st = verify_schema(s);
-    if (st == CB_OK && !s->readonly) st = exec_plain(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "setting up");
+    if (st == CB_OK && !s->readonly) st = use_wal(s);
     if (st != CB_OK) {
         sqlite3_close(s->db);
         free(s);

@@ -27,7 +27,10 @@ cb_status cb_evaluator_create(cb_model *m, int batch, int64_t max_samples, cb_ke
     ev->m = m;
     ev->batch = batch;
     ev->max_samples = max_samples;
-    cb_status s = cb_exec_create(&m->graph, batch, 0, kernels, &ev->ex);
+    /* No pass is larger than the data set: the plan (values, slices) need
+     * not be either. */
+    const int plan = max_samples > 0 && max_samples < batch ? (int)max_samples : batch;
+    cb_status s = cb_exec_create(&m->graph, plan, 0, kernels, &ev->ex);
     if (s == CB_OK) {
         ev->pred = malloc((size_t)max_samples * sizeof *ev->pred);
         ev->scores = malloc((size_t)max_samples * (size_t)m->classes * sizeof *ev->scores);
