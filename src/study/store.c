@@ -310,11 +310,11 @@ static cb_status use_wal(cb_store *s)
         sqlite3_stmt *q;
         if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &q, NULL) != SQLITE_OK) return db_fail(s, "setting up");
         int rc = sqlite3_step(q);
-        int wal = rc == SQLITE_ROW && sqlite3_column_text(q, 0) &&
-                  !strcmp((const char *)sqlite3_column_text(q, 0), "wal");
         sqlite3_finalize(q);
-        if (wal) return exec_plain(s, "PRAGMA synchronous=NORMAL", "setting up");
-        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_ROW) return db_fail(s, "setting up");
+        /* A row names the mode now in force: "wal", or "memory" for an
+         * in-memory store, which has no log to switch to. */
+        if (rc == SQLITE_ROW) return exec_plain(s, "PRAGMA synchronous=NORMAL", "setting up");
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) return db_fail(s, "setting up");
         if (attempt >= 1000) return cb_fail(CB_ERR_IO, "%s: setting up: the store stayed locked for 10 s", s->path);
         usleep(10000);
     }
