@@ -64,6 +64,12 @@ cb_status cb_lock_acquire(const char *path, const char *what, int wait, int quie
         }
         cb_lock_holder h;
         read_record(fd, &h);
+        /* The holder writes its record just after it takes the lock: a
+         * moment's wait lets the message name it rather than "not recorded". */
+        for (int tries = 0; !h.pid && tries < 50; tries++) {
+            usleep(10000);
+            read_record(fd, &h);
+        }
         char who[400];
         describe(&h, who, sizeof who);
         if (!wait) {
