@@ -715,6 +715,24 @@ static cb_status failures_table(rdata *d, cb_out *html, cb_out *md, const char *
 }
 
 /* The first screen: which data, which machine, which threads and versions. */
+/* One "name (framework, language): version" item of the tool versions, as an
+ * HTML list item or a Markdown one: the same fields, other delimiters. */
+static void binding_item(cb_out *o, int html, sqlite3_stmt *q)
+{
+    if (html) cb_out_lit(o, "<li><b>");
+    else cb_out_lit(o, "- ");
+    cb_out_text(o, col_text(q, 0));
+    if (html) cb_out_lit(o, "</b> (");
+    else cb_out_lit(o, " (");
+    cb_out_text(o, col_text(q, 1));
+    cb_out_lit(o, ", ");
+    cb_out_text(o, col_text(q, 2));
+    cb_out_lit(o, "): ");
+    cb_out_text(o, col_text(q, 3));
+    if (html) cb_out_lit(o, "</li>\n");
+    else cb_out_lit(o, "\n");
+}
+
 static cb_status header(rdata *d, cb_out *html, cb_out *md)
 {
     sqlite3_stmt *q;
@@ -788,24 +806,8 @@ static cb_status header(rdata *d, cb_out *html, cb_out *md)
     sqlite3_bind_int64(q, 1, d->id);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        cb_out_lit(html, "<li><b>");
-        cb_out_text(html, col_text(q, 0));
-        cb_out_lit(html, "</b> (");
-        cb_out_text(html, col_text(q, 1));
-        cb_out_lit(html, ", ");
-        cb_out_text(html, col_text(q, 2));
-        cb_out_lit(html, "): ");
-        cb_out_text(html, col_text(q, 3));
-        cb_out_lit(html, "</li>\n");
-        cb_out_lit(md, "- ");
-        cb_out_text(md, col_text(q, 0));
-        cb_out_lit(md, " (");
-        cb_out_text(md, col_text(q, 1));
-        cb_out_lit(md, ", ");
-        cb_out_text(md, col_text(q, 2));
-        cb_out_lit(md, "): ");
-        cb_out_text(md, col_text(q, 3));
-        cb_out_lit(md, "\n");
+        binding_item(html, 1, q);
+        binding_item(md, 0, q);
     }
     if ((st = query_end(d, q, rc, "binding")) != CB_OK) return st;
     cb_out_lit(html, "<li>report written by crossbind ");
