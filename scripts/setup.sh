@@ -54,3 +54,21 @@ if [ ! -f "$BROWSER/node_modules/playwright-core/package.json" ]; then
     echo "setup: installing playwright-core (npm)"
     (cd "$BROWSER" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# The other bindings' environments (runners/*/install.sh): the shared
+# PyTorch 2.7.1 of runners/pytorch-python first (the C++, Rust and Java
+# runners build against its libtorch), then each runner's own build. Each
+# install is idempotent and checks free disk space itself. A binding whose
+# install fails is reported here and, by the study, as unavailable with the
+# command that installs it; the other bindings still run, so setup goes on.
+runner_installs=(runners/pytorch-python/install.sh)
+for f in runners/*/install.sh; do
+    [ "$f" = runners/pytorch-python/install.sh ] || runner_installs+=("$f")
+done
+failed_installs=()
+for f in "${runner_installs[@]}"; do
+    bash "$f" || failed_installs+=("$f")
+done
+if [ ${#failed_installs[@]} -gt 0 ]; then
+    echo "setup: these binding environments could not be installed (the study reports them as unavailable): ${failed_installs[*]}" >&2
+    [ -z "${CROSSBIND_REQUIRE_ALL_BINDINGS:-}" ] || exit 1
+fi

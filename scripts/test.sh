@@ -6,11 +6,12 @@
 # ONNX Runtime, the statistics against SciPy, the study harness (store,
 # resume, failures, the report in headless Chromium), the training-parity
 # test, the performance regression guard (instruction counts against a
-# baseline), the benchmark command's checks and a bounded fuzzing run.
+# baseline), the benchmark command's checks, each binding's runner tests
+# (tests/runner_*_test.sh) and a bounded fuzzing run.
 # Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+CROSSBIND_REQUIRE_ALL_BINDINGS=1 bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 JOBS=$(nproc)
 make -j"$JOBS" >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 make -j"$JOBS" SAN=1 >/dev/null || { echo "sanitizer build failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -60,6 +61,16 @@ run_suite "the study (sanitizers)" bash tests/study_test.sh build-san
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
 run_suite "performance regression guard (instruction counts)" bash scripts/perf_guard.sh
 run_suite "benchmark command" bash tests/bench_test.sh build
+# Each binding's runner against its framework's default binding (parity from
+# one initial state, loading the other's files, bad input, its bench worker).
+# They read the CIFAR- and IMDb-format stand-ins the study makes (data/).
+[ -d data/cifar-stand-in ] || ./build/crossbind data cifar-stand-in --out data/cifar-stand-in
+[ -d data/imdb-stand-in ] || ./build/crossbind data imdb-stand-in --out data/imdb-stand-in
+[ -d data/imdb-prepared ] || ./build/crossbind data imdb-prepare --out data/imdb-prepared
+for t in tests/runner_*_test.sh; do
+    b=${t#tests/runner_}; b=${b%_test.sh}
+    run_suite "the $b binding" bash "$t"
+done
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
 echo "$total_pass passed, $total_fail failed"
