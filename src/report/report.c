@@ -396,7 +396,7 @@ static void organise(rdata *d)
         int k = 0;
         while (k < d->nsec && strcmp(d->sec_fw[k], d->b[i].framework)) k++;
         if (k == d->nsec) {
-            snprintf(d->sec_fw[k], sizeof d->sec_fw[k], "%s", d->b[i].framework);
+            memcpy(d->sec_fw[k], d->b[i].framework, sizeof d->sec_fw[k]); /* both 64 bytes, NUL-terminated */
             d->sec_n[d->nsec++] = 0;
         }
         d->section[i] = k;
@@ -970,7 +970,7 @@ static void list_names(const rdata *d, const int *idx, int n, char *out, size_t 
 /* One framework's section: its bindings against its default binding, RQ1 to RQ4. */
 static cb_status framework_section(rdata *d, int g, rtabs *T, cb_out *html, cb_out *md)
 {
-    char id[16], title[200], text[2400], names[1200];
+    char id[16], title[200], text[4096], names[1200];
     group_id(d, g, id, sizeof id);
     int n = d->sec_n[g], def = d->def[d->sec_member[g][0]];
     snprintf(title, sizeof title, "Framework %s", d->sec_fw[g]);
@@ -1036,7 +1036,7 @@ static cb_status framework_section(rdata *d, int g, rtabs *T, cb_out *html, cb_o
 static cb_status cross_section(rdata *d, rtabs *T, cb_out *html, cb_out *md)
 {
     int g = d->nsec;
-    char text[2400], lone[1200], defs[1200];
+    char text[4096], lone[1200], defs[1200];
     int li[MAXN], di[MAXN], nl = 0, nd = 0;
     for (int i = 0; i < d->nbindings; i++) {
         int in_x = 0, in_y = 0;
