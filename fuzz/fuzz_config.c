@@ -38,6 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < c.nmodels; i++)
         if (c.runs[i] < 1 || c.runs[i] > 5 || c.epochs[i] < 1 || cb_study_model_index(&c, c.models[i]) != i) abort();
     if (!cb_runners_find(&runners, c.reference)) abort();
+    for (int i = 0; i < c.nbindings; i++) /* every binding here can run: each has its framework's default */
+        if (c.default_of[i] < 0 || c.default_of[i] >= c.nbindings ||
+            strcmp(cb_runners_find(&runners, c.bindings[c.default_of[i]])->framework,
+                   cb_runners_find(&runners, c.bindings[i])->framework))
+            abort();
     cb_study_config_free(&c);
     return 0;
 }

@@ -72,16 +72,23 @@ MANIFEST = {
 
 
 def study_seeds():
-    put("manifest", "pytorch.json", json.dumps(MANIFEST, indent=1))
+    # The manifest target: first byte even = manifest.json, odd = unavailable.json.
+    put("manifest", "pytorch.json", "0" + json.dumps(MANIFEST, indent=1))
     m = dict(MANIFEST, train=["m%d" % i for i in range(5000)])
-    put("manifest", "many-models.json", json.dumps(m))
+    put("manifest", "many-models.json", "0" + json.dumps(m))
     m = dict(MANIFEST, command=["{dir}{crossbind}" * 2000])
-    put("manifest", "long-command.json", json.dumps(m))
+    put("manifest", "long-command.json", "0" + json.dumps(m))
     m = dict(MANIFEST, framework="<script>alert(1)</script>" + "x" * 50, language="\u00e9" * 40)
-    put("manifest", "markup.json", json.dumps(m))
-    put("manifest", "nested.json", '{"format": ' + "[" * 60 + "]" * 60 + "}")
+    put("manifest", "markup.json", "0" + json.dumps(m))
+    put("manifest", "nested.json", '0{"format": ' + "[" * 60 + "]" * 60 + "}")
+    m = dict(MANIFEST, binding="second", framework_default=True, library="libtorch <shared>")
+    put("manifest", "two-defaults.json", "0" + json.dumps(m))
+    put("manifest", "unavailable.json", "1" + json.dumps({"binding": "pytorch-csharp", "framework": "PyTorch",
+                                                           "language": "C#", "library": "TorchSharp (NuGet)",
+                                                           "reason": "no .NET SDK"}))
 
-    quick = {"models": "all", "bindings": "all", "reference": "pytorch",
+    quick = {"models": "all", "bindings": "all", "reference": "pytorch", "init": "shared",
+             "defaults": {"PyTorch": "pytorch"},
              "runs": {"default": 3, "vgg16": 2, "lstm": 1}, "epochs": {"default": 3, "vgg16": 2},
              "limit_train": {"default": 2048, "vgg16": 256}, "limit_test": {"default": 1000},
              "devices": ["cpu"], "repeat": 5, "optimizer": "lr-only", "timeout_s": 900, "subactivities": True}

@@ -15,7 +15,7 @@ import re
 import sys
 
 # Every element and attribute the report and the bench pages write.
-TAGS = {"html", "head", "meta", "title", "style", "body", "section", "h1", "h2", "h3", "p", "b", "ul", "li", "code",
+TAGS = {"html", "head", "meta", "title", "style", "body", "section", "h1", "h2", "h3", "h4", "p", "b", "ul", "li", "code",
         "table", "tr", "th", "td", "details", "summary", "figure", "figcaption", "svg", "rect", "line", "text", "g",
         "polyline", "circle"}
 ATTRS = {"lang", "charset", "http-equiv", "content", "id", "class", "data-series", "data-name", "xmlns", "width",
@@ -106,7 +106,7 @@ def check_md(path, needles):
                 problems.append(f"line {no}: {n} cell separators, the table's header has {header_pipes}: {line[:80]!r}")
         else:
             header_pipes = None
-        if re.match(r"\s*(#|>|[-+*]\s|\d+[.)](\s|$))", line) and not re.match(r"(#{1,3} |- )", line):
+        if re.match(r"\s*(#|>|[-+*]\s|\d+[.)](\s|$))", line) and not re.match(r"(#{1,4} |- )", line):
             problems.append(f"line {no}: data starts a block: {line[:80]!r}")
         if re.match(r"- (#|>|[-+*]\s|\d+[.)](\s|$))", line):
             problems.append(f"line {no}: data starts a block inside a list item: {line[:80]!r}")

@@ -15,6 +15,12 @@
 #   train-good train-correct-above train-wrong-ntest train-wrong-ntrain
 #   train-short-epochs train-acc-above-one train-negative-time train-duplicate-key
 #   train-epoch-number
+# and train-slow: as train-good, twice the training time.
+# Initial weights (the study's "init": "shared"): a training given --init
+# FILE writes "FILE SHA256" to OUT/init-used.txt and starts from FILE (its
+# OUT/init.safetensors and final.safetensors are copies of it); without
+# --init it starts from $CB_FAKE_INIT when that is set (a real model's
+# initial weights), else from nothing (it writes no init.safetensors).
 mode="$1"
 case "$mode" in
     crash) echo "fake runner: about to crash" >&2; kill -SEGV $$ ;;
@@ -26,7 +32,7 @@ case "$mode" in
 esac
 shift
 exec /usr/bin/python3 - "$mode" "$@" <<'PY'
-import json, math, os, struct, sys
+import hashlib, json, math, os, shutil, struct, sys
 mode, cmd = sys.argv[1], sys.argv[2]
 args = sys.argv[4:]
 opt = {args[i][2:]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
@@ -45,10 +51,22 @@ def npy(path, shape, dtype="<f4", values=None, cut=0):
 if cmd == "train":
     out, n_train, n_test, epochs = opt["out"], int(opt["limit-train"]), int(opt["limit-test"]), int(opt["epochs"])
     correct = n_test // 2
+    init = opt.get("init") or os.environ.get("CB_FAKE_INIT")
+    if "init" in opt:
+        with open(opt["init"], "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        with open(os.path.join(out, "init-used.txt"), "w") as f:
+            f.write("%s %s\n" % (opt["init"], digest))
+    if init:
+        shutil.copyfile(init, os.path.join(out, "init.safetensors"))
+        shutil.copyfile(init, os.path.join(out, "final.safetensors"))
+    else:
+        open(os.path.join(out, "final.safetensors"), "wb").close()
+    step = 0.02 if mode == "train-slow" else 0.01
     run = {"format": "crossbind-run/1", "status": "complete", "n_train": n_train, "n_test": n_test,
            "epochs": [{"epoch": e + 1, "train_acc": 0.5, "test_acc": 0.5, "train_loss": 1.0, "test_loss": None,
-                       "train_time_s": 0.01, "eval_time_s": 0.01} for e in range(epochs)],
-           "training_time_s": 0.01 * epochs, "eval_time_s": 0.01 * epochs, "total_time_s": 0.02 * epochs,
+                       "train_time_s": step, "eval_time_s": 0.01} for e in range(epochs)],
+           "training_time_s": step * epochs, "eval_time_s": 0.01 * epochs, "total_time_s": (step + 0.01) * epochs,
            "test_accuracy": correct / n_test, "test_correct": correct, "f1_macro": 0.5, "auc_macro": None}
     text = None
     if mode == "train-correct-above": run["test_correct"] = n_test + 1; run["test_accuracy"] = 1.0

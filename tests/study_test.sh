@@ -218,7 +218,7 @@ fi
 # ---- the tiny study with every real binding, uninterrupted ----
 cat > "$T/tiny.json" <<'JSON'
 {"models": ["lenet1"], "bindings": ["crossbind", "pytorch", "onnxruntime-node"], "runs": 2, "epochs": 2,
- "limit_train": 512, "limit_test": 256, "threads": 1, "repeat": 2, "timeout_s": 300}
+ "limit_train": 512, "limit_test": 256, "threads": 1, "repeat": 2, "timeout_s": 300, "init": "shared"}
 JSON
 start=$(date +%s.%N)
 expect_ok "the tiny study runs end to end" "$BIN" study --profile "$T/tiny.json" --store "$T/a/study.sqlite" $R
@@ -257,7 +257,36 @@ check "/dev/full is still a device" test -c /dev/full
 check "report tables written" test -s "$T/a/report/tables/reproduction.csv" -a -s "$T/a/report/report.md"
 check "Table 3 lists every binding from its manifest" test "$(tail -n +2 "$T/a/report/tables/supported_features.csv" | wc -l)" = 3
 check "the reproduction table says reproduced" grep -q "crossbind,serialization,cpu,reproduced" "$T/a/report/tables/reproduction.csv"
-check "DTW row for the binding pair" grep -q "lenet1,cpu,crossbind,pytorch,2," "$T/a/report/tables/dtw.csv"
+check "DTW row for the binding pair (across frameworks: each is alone in its framework)" \
+    grep -q "^across frameworks,lenet1,cpu,crossbind,pytorch,2," "$T/a/report/tables/dtw.csv"
+# Shared initial weights: PyTorch's (the reference binding, trained first) for every binding.
+check "one shared initial-weights file per run, from the reference binding" \
+    test "$(q "$T/a/study.sqlite" "select group_concat(run || ':' || source || ':' || length(sha256), ',') from init_weights order by run")" = "1:pytorch:64,2:pytorch:64"
+check "each file is where the store says, with its SHA-256" $PY - "$T/a/study.sqlite" <<'PY'
+import hashlib, sqlite3, sys
+for path, sha in sqlite3.connect(sys.argv[1]).execute("select path, sha256 from init_weights"):
+    assert hashlib.sha256(open(path, "rb").read()).hexdigest() == sha, path
+PY
+# crossbind saves the weights it starts from as init.safetensors: the shared tensors exactly.
+same_tensors() { $PY - "$@" <<'PY'
+import json, struct, sys
+def tensors(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    return {k: (v["dtype"], v["shape"], b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
+            for k, v in h.items() if k != "__metadata__"}
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+assert a and a == b, (sorted(a), sorted(b))
+PY
+}
+for run in 1 2; do
+    check "crossbind's run $run started from PyTorch's initial weights (--init), tensor for tensor" \
+        same_tensors "$(q "$T/a/study.sqlite" "select path from init_weights where run=$run")" "$T/a/study-files/train/crossbind/lenet1/run$run-cpu/init.safetensors"
+done
+check "the report says the initial weights were shared, and lists the files" \
+    grep -q "^Initial weights: shared" "$T/a/report/report.md"
+check "(the initial weights' table)" test "$(tail -n +2 "$T/a/report/tables/initial_weights.csv" | grep -c ',pytorch,cpu,')" = 2
 
 # ---- SIGKILL at a random point, then the same command ----
 kill_at=$($PY -c "import random; print(round(random.uniform(0.2, 0.8) * $secs, 1))")
@@ -310,6 +339,165 @@ check "a crashing trainer is recorded as a failed run" test "$(q "$T/f/study.sql
 check "the good binding's measurements are all there" test "$(q "$T/f/study.sqlite" "select count(*) from inference where binding='crossbind' and status='ok'")" = 3
 check "the report shows the failures" grep -q "crashy,serialization,cpu,failed" "$T/f/report/tables/reproduction.csv"
 check "the report's Table 3 flags a binding that never worked" grep -q "badtrainer.*declares training, no run completed" "$T/f/report/tables/supported_features.csv"
+
+# ---- frameworks: each compared within itself against its default binding ----
+# Fake bindings of two frameworks (Alpha: three, Beta: two) beside crossbind
+# (alone in its framework), and an Alpha binding that cannot be installed
+# here (unavailable.json): defaults from the manifests or the configuration,
+# one report section per framework, shared initial weights.
+FW="$T/fw"
+mkdir -p "$FW"
+sed 's/"loads": \["pt", "safetensors", "onnx"\]/"loads": ["pt", "onnx"]/' runners/crossbind/manifest.json > "$T/cb-manifest.json"
+mkdir -p "$FW/crossbind" && cp "$T/cb-manifest.json" "$FW/crossbind/manifest.json"
+ffake() { # ffake NAME FRAMEWORK MODE [EXTRA-MANIFEST-KEYS]
+    mkdir -p "$FW/$1"
+    cat > "$FW/$1/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$1", "framework": "$2", "language": "sh",
+ "command": ["/bin/sh", "$PWD/tests/fake_runner.sh", "$3"], "train": ["lenet1"], "infer": ["lenet1"],
+ "writes": ["safetensors"], "native_format": "safetensors", "loads": ["safetensors"], "devices": ["cpu"]${4:-}}
+JSON
+}
+ffake alpha-py Alpha train-good ', "framework_default": true, "library": "libalpha 2.0 <shared> | `x`"'
+ffake alpha-c Alpha train-slow ', "library": "libalpha 2.0, the same build"'
+ffake alpha-j Alpha train-slow
+ffake beta-one Beta train-good ', "framework_default": true'
+ffake beta-two Beta train-slow
+mkdir -p "$FW/alpha-cs"
+AREASON='Alpha# needs an SDK these machines lack <b>|</b> `no` [x](javascript:alert(1))'
+cat > "$FW/alpha-cs/unavailable.json" <<JSON
+{"binding": "alpha-cs", "framework": "Alpha", "language": "C#", "library": "libalpha bundled by its package",
+ "reason": "$(printf '%s' "$AREASON" | sed 's/"/\\"/g')"}
+JSON
+# The initial weights a fake starts from when it is the source: crossbind's of LeNet-1.
+"$BIN" train lenet1 --epochs 1 --limit-train 128 --limit-test 128 --threads 1 --out "$T/fw-init" --quiet >/dev/null 2>&1
+export CB_FAKE_INIT="$T/fw-init/init.safetensors"
+cat > "$T/fw.json" <<'JSON'
+{"models": ["lenet1"], "bindings": ["crossbind", "alpha-py", "alpha-c", "alpha-j", "beta-one", "beta-two"],
+ "reference": "alpha-py", "init": "shared", "runs": 3, "epochs": 1, "limit_train": 256, "limit_test": 128,
+ "threads": 1, "repeat": 2, "timeout_s": 120}
+JSON
+expect_ok "a study of two frameworks' fakes, crossbind and an uninstallable binding" \
+    "$BIN" study --profile "$T/fw.json" --store "$T/fws/s.sqlite" --work "$T/fws/w" --runners "$FW"
+FR="$T/fws/report"
+check "the uninstallable binding is named at the start" grep -q "binding alpha-cs (Alpha) cannot be installed on this machine" "$T/err"
+check "it is never run: no training or evaluation of it" test "$(q "$T/fws/s.sqlite" "select (select count(*) from train_run where binding='alpha-cs') + (select count(*) from inference where binding='alpha-cs')")" = 0
+check "it is recorded with its unavailable.json" test "$(q "$T/fws/s.sqlite" "select framework || '|' || language || '|' || version from binding where name='alpha-cs'")" = "Alpha|C#|not installable on this machine"
+check "the report has a section per framework in the study's order, then across frameworks" \
+    test "$(grep -E '^## (Framework|Across)' "$FR/report.md" | tr '\n' '/')" = "## Framework crossbind/## Framework Alpha/## Framework Beta/## Across frameworks/"
+check "the manifests' defaults: alpha-py and beta-one" \
+    test "$(grep -c 'default of \(Alpha\|Beta\) (its manifest says' "$FR/tables/bindings.csv")" = 2
+check "the others are compared with their framework's default" \
+    bash -c "grep -q '^alpha-c,Alpha,sh,\"compared with alpha-py, the default of Alpha\"' '$FR/tables/bindings.csv' && grep -q '^beta-two,Beta,sh,\"compared with beta-one' '$FR/tables/bindings.csv'"
+check "crossbind, alone in its framework, is compared across frameworks" \
+    grep -q '^crossbind,crossbind,C,alone in its framework' "$FR/tables/bindings.csv"
+check "DTW within Alpha and Beta against the default, crossbind against each default, nothing else" \
+    test "$(tail -n +2 "$FR/tables/dtw.csv" | cut -d, -f1,4,5 | tr '\n' '/')" = "Alpha,alpha-c,alpha-py/Alpha,alpha-j,alpha-py/Beta,beta-two,beta-one/across frameworks,crossbind,alpha-py/across frameworks,crossbind,beta-one/"
+check "final models: p and Cliff's delta against the default; the default's row compares with none" \
+    bash -c "grep -q '^Alpha,lenet1,cpu,alpha-py,– (the default),3,' '$FR/tables/final_models.csv' && grep -q '^Alpha,lenet1,cpu,alpha-c,alpha-py,3,' '$FR/tables/final_models.csv'"
+# Bonferroni within framework x model x device: Alpha has 2 comparisons, Beta 1, across frameworks 2.
+check "Bonferroni's correction counts the comparisons of its own section" $PY - "$FR/tables/training_time.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+m = {"Alpha": 2, "Beta": 1, "across frameworks": 2}
+seen = {}
+for r in rows:
+    if r["p (MWU)"] == "–":
+        continue
+    p, adj = float(r["p (MWU)"]), float(r["p (Bonferroni)"])
+    assert abs(adj - min(1.0, m[r["section"]] * p)) < 1e-3, r
+    seen[r["section"]] = seen.get(r["section"], 0) + 1
+assert seen == m, seen
+# 3 runs at 0.02 s against 3 at 0.01 s: every run slower (Cliff's delta of the default against it -1), twice the time.
+a = [r for r in rows if r["binding"] == "alpha-c"][0]
+assert a["Cliff's delta (compared with vs binding)"].startswith("-1.000") and a["ratio to compared"] == "2.000x", a
+PY
+check "RQ2 per framework: the reference's models loaded by Alpha's and Beta's bindings" \
+    bash -c "grep -q '^Alpha,alpha-c,parameters,cpu,reproduced' '$FR/tables/reproduction.csv' && grep -q '^Beta,beta-one,parameters,cpu,reproduced' '$FR/tables/reproduction.csv'"
+check "Table 3 lists the uninstallable binding with its reason and library" $PY tests/check_escaped.py csv "$FR/tables/supported_features.csv" \
+    "cannot be installed on this machine: $AREASON" "libalpha bundled by its package" 'libalpha 2.0 <shared> | `x`'
+check "the library texts and the reason are text in the page" $PY tests/check_escaped.py html "$FR/index.html" "$AREASON" 'libalpha 2.0 <shared> | `x`'
+check "and in the Markdown" $PY tests/check_escaped.py md "$FR/report.md" "$AREASON" 'libalpha 2.0 <shared> | `x`'
+check "the framework's section says what did not run and why" grep -q "Not run: alpha-cs (C#) cannot be installed" "$FR/report.md"
+# Shared initial weights: alpha-py (the reference) trains each run first; everyone else starts from its file.
+check "3 shared files, from the reference binding" test "$(q "$T/fws/s.sqlite" "select count(*) || ':' || group_concat(distinct source) from init_weights")" = "3:alpha-py"
+check "every other fake got --init with that file, the same bytes" $PY - "$T/fws/s.sqlite" "$T/fws/w" <<'PY'
+import hashlib, sqlite3, sys
+db, work = sqlite3.connect(sys.argv[1]), sys.argv[2]
+stored = {run: (path, sha) for run, path, sha in db.execute("select run, path, sha256 from init_weights")}
+for b in ["alpha-c", "alpha-j", "beta-one", "beta-two"]:
+    for run in (1, 2, 3):
+        used = open(f"{work}/train/{b}/lenet1/run{run}-cpu/init-used.txt").read().split()
+        assert used == list(stored[run]), (b, run, used, stored[run])
+for run in (1, 2, 3):  # the source itself started from what it saved, and no --init
+    import os
+    assert not os.path.exists(f"{work}/train/alpha-py/lenet1/run{run}-cpu/init-used.txt")
+    assert hashlib.sha256(open(f"{work}/train/alpha-py/lenet1/run{run}-cpu/init.safetensors", "rb").read()).hexdigest() == stored[run][1]
+PY
+check "crossbind (a real binding) started from the same file, byte for byte" \
+    cmp -s "$(q "$T/fws/s.sqlite" "select path from init_weights where run=2")" "$T/fws/w/train/crossbind/lenet1/run2-cpu/init.safetensors"
+# The configuration's "defaults" overrides the manifests (a study of its own).
+sed 's/"init": "shared",/"init": "shared", "defaults": {"Alpha": "alpha-c"},/' "$T/fw.json" > "$T/fw-override.json"
+expect_ok "a study with \"defaults\": {\"Alpha\": \"alpha-c\"}" \
+    "$BIN" study --profile "$T/fw-override.json" --store "$T/fwo/s.sqlite" --work "$T/fwo/w" --runners "$FW"
+check "alpha-c is Alpha's default, chosen by the configuration" \
+    grep -q "^alpha-c,Alpha,sh,\"default of Alpha (chosen by the configuration's \"\"defaults\"\")\"" "$T/fwo/report/tables/bindings.csv"
+check "the others are compared with it, Beta's default is unchanged" \
+    test "$(tail -n +2 "$T/fwo/report/tables/dtw.csv" | cut -d, -f1,4,5 | tr '\n' '/')" = "Alpha,alpha-py,alpha-c/Alpha,alpha-j,alpha-c/Beta,beta-two,beta-one/across frameworks,crossbind,alpha-c/across frameworks,crossbind,beta-one/"
+cfg bad-default '{"models": ["lenet1"], "bindings": ["alpha-py", "beta-one"], "defaults": {"Alpha": "beta-one"}}'
+expect_error "a default from another framework is refused" '"defaults".Alpha is "beta-one"' \
+    "$BIN" study --profile "$T/bad-default.json" --store "$T/c/s.sqlite" --runners "$FW"
+cfg unknown-fw '{"models": ["lenet1"], "bindings": ["alpha-py"], "defaults": {"Gamma": "alpha-py"}}'
+expect_error "a default for a framework not in the study is refused" 'names the framework "Gamma"' \
+    "$BIN" study --profile "$T/unknown-fw.json" --store "$T/c/s.sqlite" --runners "$FW"
+cfg unav-default '{"models": ["lenet1"], "bindings": ["alpha-py", "alpha-cs"], "defaults": {"Alpha": "alpha-cs"}}'
+expect_error "an uninstallable default is refused" 'that can run here' \
+    "$BIN" study --profile "$T/unav-default.json" --store "$T/c/s.sqlite" --runners "$FW"
+# Two manifests claiming one framework's default: refused before anything runs, naming both.
+cp -r "$FW" "$T/fw2"
+sed -i 's/"framework": "Alpha",/"framework": "Alpha", "framework_default": true,/' "$T/fw2/alpha-j/manifest.json"
+expect_error "two defaults of one framework are refused, naming both" \
+    "$T/fw2/alpha-j/manifest.json and $T/fw2/alpha-py/manifest.json both declare \"framework_default\": true for the framework \"Alpha\" (bindings alpha-j and alpha-py)" \
+    "$BIN" study --profile "$T/fw.json" --store "$T/fw2/s.sqlite" --runners "$T/fw2"
+check "and nothing was created" test ! -e "$T/fw2/s.sqlite"
+
+# Shared initial weights that cannot be had, or that changed: the runs that need them fail, saying why.
+mkdir -p "$T/fwi" && cp -r "$FW/alpha-py" "$FW/crossbind" "$T/fwi/"
+ffake_dir=$FW; FW="$T/fwi"; ffake crash-alpha Alpha crash; FW=$ffake_dir
+cat > "$T/fwi.json" <<'JSON'
+{"models": ["lenet1"], "bindings": ["alpha-py", "crash-alpha", "crossbind"], "reference": "alpha-py", "init": "shared",
+ "runs": 1, "epochs": 1, "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 1, "timeout_s": 60}
+JSON
+CB_FAKE_INIT= "$BIN" study --profile "$T/fwi.json" --store "$T/fwi/s.sqlite" --runners "$T/fwi" --no-report >"$T/out" 2>"$T/err"
+check "a source that writes no init.safetensors: its run fails, saying so" \
+    test "$(q "$T/fwi/s.sqlite" "select status from train_run where binding='alpha-py' and error like '%wrote no init.safetensors%'")" = failed
+check "and the others' runs fail for want of the shared weights, naming the source" \
+    test "$(q "$T/fwi/s.sqlite" "select count(*) from train_run where binding<>'alpha-py' and status='failed' and error like 'no shared initial weights for lenet1 run 1 yet: they come from alpha-py%'")" = 2
+"$BIN" study --profile "$T/fwi.json" --store "$T/fwi/s.sqlite" --runners "$T/fwi" --no-report >"$T/out" 2>"$T/err"
+check "rerun with the source fixed: it provides them, crossbind trains from them" \
+    test "$(q "$T/fwi/s.sqlite" "select group_concat(binding || ':' || status, ',') from (select binding, status from train_run order by binding)")" = "alpha-py:complete,crash-alpha:failed,crossbind:complete"
+printf 'x' >> "$(q "$T/fwi/s.sqlite" "select path from init_weights")"
+"$BIN" study --profile "$T/fwi.json" --store "$T/fwi/s.sqlite" --runners "$T/fwi" --no-report >"$T/out" 2>"$T/err"
+check "a shared file changed since it was stored is refused, not used" \
+    test "$(q "$T/fwi/s.sqlite" "select count(*) from train_run where binding='crash-alpha' and error like 'the study''s shared initial weights % changed since they were stored%'")" = 1
+
+# A binding whose environment is missing (the real pytorch-python manifest without its .venv):
+# unavailable with its install command; the others still run.
+mkdir -p "$T/envm/pytorch-python" && cp runners/pytorch-python/manifest.json "$T/envm/pytorch-python/"
+cp -r runners/crossbind "$T/envm/"
+cat > "$T/envm.json" <<'JSON'
+{"models": ["lenet1"], "bindings": ["crossbind", "pytorch-python"], "init": "shared", "runs": 1, "epochs": 1,
+ "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 1, "timeout_s": 120}
+JSON
+"$BIN" study --profile "$T/envm.json" --store "$T/envm/s.sqlite" --runners "$T/envm" >"$T/out" 2>"$T/err"
+check "the missing environment is named at the start with its install command" \
+    grep -q "binding pytorch-python is unavailable: .*install it with: bash runners/pytorch-python/install.sh" "$T/err"
+check "its measurements are stored as unavailable, with the command" \
+    test "$(q "$T/envm/s.sqlite" "select count(*) from train_run where binding='pytorch-python' and status='unavailable' and error like '%install it with: bash runners/pytorch-python/install.sh'")" = 1
+check "the reference is PyTorch's default (the manifest's flag) even so" test "$(q "$T/envm/s.sqlite" "select json_extract(config, '$.reference') from study")" = pytorch-python
+check "crossbind still trains, from its own initial weights (the source when the reference cannot run)" \
+    test "$(q "$T/envm/s.sqlite" "select (select status from train_run where binding='crossbind') || ':' || (select source from init_weights)")" = "complete:crossbind"
+check "the report's bindings table says the environment is missing" grep -q "^pytorch-python,PyTorch,Python,.*its environment is missing here" "$T/envm/report/tables/bindings.csv"
+unset CB_FAKE_INIT
 
 # ---- runners' answers: every value checked, a bad one is "malformed output" naming the key ----
 # Each fake binding answers with one bad value (tests/fake_runner.sh); the
@@ -485,9 +673,18 @@ mkdir -p "$T/runners/hostile"
 cat > "$T/runners/hostile/manifest.json" <<JSON
 {"format": "crossbind-runner/1", "binding": "hostile", "framework": "<script>alert(\"fw\")</script>",
  "language": "\"onmouseover=alert(1)|\`x\`", "command": ["/bin/sh", "$PWD/tests/fake_runner.sh", "hostile"],
+ "library": "<b>lib</b> | \`l\` [l](javascript:alert(13)) \"q\"",
  "version_command": ["/bin/sh", "$PWD/tests/fake_runner.sh", "hostile-version"],
  "infer": ["lenet1"], "loads": ["onnx"], "devices": ["cpu"]}
 JSON
+# An uninstallable binding of the same framework whose reason is markup.
+mkdir -p "$T/runners/hostile-cs"
+cat > "$T/runners/hostile-cs/unavailable.json" <<'JSON'
+{"binding": "hostile-cs", "framework": "<script>alert(\"fw\")</script>", "language": "C#",
+ "reason": "no SDK | <script>alert(14)</script> `r` [r](javascript:alert(15)) \"q\"\n# not a heading"}
+JSON
+LIB='<b>lib</b> | `l` [l](javascript:alert(13)) "q"'
+REASON=$'no SDK | <script>alert(14)</script> `r` [r](javascript:alert(15)) "q"\n# not a heading'
 cat > "$T/hostile.json" <<'JSON'
 {"models": ["lenet1"], "bindings": ["crossbind", "hostile"], "reference": "crossbind", "runs": 1, "epochs": 1,
  "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 2, "timeout_s": 60}
@@ -532,6 +729,14 @@ check "report.md: the same strings are escaped (no HTML, link, code span, cell o
     $PY tests/check_escaped.py md "$T/h/report/report.md" "$FW" "$LANG_" "$VER" "$ERR"
 check "CSV: the version and the error come back exactly, one field each" \
     $PY tests/check_escaped.py csv "$T/h/report/tables/supported_features.csv" "$FW" "$LANG_" "$VER"
+check "index.html: a manifest's library and an unavailable.json's reason are text only" \
+    $PY tests/check_escaped.py html "$T/h/report/index.html" "$LIB" "$REASON"
+check "report.md: the library and the reason escaped" \
+    $PY tests/check_escaped.py md "$T/h/report/report.md" "$LIB" "$REASON"
+check "CSV: Table 3 keeps the library and the reason exactly" \
+    $PY tests/check_escaped.py csv "$T/h/report/tables/supported_features.csv" "$LIB" "cannot be installed on this machine: $REASON"
+check "CSV: the bindings table too" \
+    $PY tests/check_escaped.py csv "$T/h/report/tables/bindings.csv" "$LIB" "cannot be installed on this machine: $REASON"
 check "the failed evaluation's reason is in the report's failures table" \
     $PY tests/check_escaped.py csv "$T/h/report/tables/failures.csv" "$ERR"
 RB='<img src=x onerror=alert(9)>|' RM='`m`|[x](javascript:alert(6))'
@@ -553,15 +758,18 @@ check "the exported inference table keeps the error exactly" $PY tests/check_esc
 
 # ---- the report in headless Chromium ----
 cat > "$T/expect.json" <<'JSON'
-{"figures": {"curves-lenet1-cpu": 2, "reproduction": 6, "training-time-lenet1-cpu": 2, "inference-time-lenet1-cpu": 3},
- "min_figures": 4, "bindings": ["crossbind", "pytorch", "onnxruntime-node"]}
+{"figures": {"fw1-curves-lenet1-cpu": 1, "fw1-reproduction": 2, "fw2-reproduction": 2, "fw3-reproduction": 2,
+             "cross-curves-lenet1-cpu": 2, "cross-training-time-lenet1-cpu": 2, "cross-inference-time-lenet1-cpu": 3},
+ "min_figures": 10, "bindings": ["crossbind", "pytorch", "onnxruntime-node"],
+ "tables": ["t-bindings", "t-initial_weights", "t-dtw-cross", "t-final_models-fw1", "t-reproduction-fw3",
+            "t-training_time-cross", "t-inference_time-cross", "t-subactivities", "t-supported_features", "t-failures"]}
 JSON
 if node tests/browser/report_test.js "$T/a/report/index.html" "$T/expect.json" > "$T/browser.out" 2>&1; then
     echo "ok   $SUITE: the report renders in headless Chromium ($(tail -1 "$T/browser.out"))"; pass=$((pass + 1))
 else
     echo "FAIL $SUITE: the report in headless Chromium"; sed 's/^/    /' "$T/browser.out" | tail -15; fail=$((fail + 1))
 fi
-echo '{"figures": {"reproduction": 12}, "min_figures": 2, "bindings": ["crashy", "hangy"]}' > "$T/expect-f.json"
+echo '{"figures": {"fw2-reproduction": 10}, "min_figures": 2, "bindings": ["crashy", "hangy"]}' > "$T/expect-f.json"
 if node tests/browser/report_test.js "$T/f/report/index.html" "$T/expect-f.json" > "$T/browser.out" 2>&1; then
     echo "ok   $SUITE: the failures' report renders too"; pass=$((pass + 1))
 else

@@ -343,6 +343,9 @@ cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int 
     for (int b = 0; b < c->nbindings; b++) {
         r.runners[b] = cb_runners_find(runners, c->bindings[b]);
         if (!r.runners[b]) return cb_fail(CB_ERR_NOT_FOUND, "no runner manifest for binding '%s'", c->bindings[b]);
+        if (r.runners[b]->declared_unavailable)
+            return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' cannot be installed on this machine (%s/unavailable.json): %s",
+                           c->bindings[b], r.runners[b]->dir, r.runners[b]->reason);
         if (!r.runners[b]->nbench)
             return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' has no benchmark worker (its manifest lists no \"bench\")",
                            c->bindings[b]);

@@ -43,7 +43,10 @@ static const char study_usage[] =
     "  (default " DEFAULT_STORE "), then writes the report (default: report/ beside the\n"
     "  store). Interrupted, it resumes with the same command: measurements in the store\n"
     "  are kept and not repeated. Profiles: quick (package stand-ins, subsets, short\n"
-    "  schedules), paper (the full protocol), or a JSON configuration (docs/study.md).\n"
+    "  schedules, one file of initial weights per model and run shared by every binding),\n"
+    "  paper (the full protocol, each binding's own initialisation), or a JSON\n"
+    "  configuration (docs/study.md). Each framework's bindings are compared with its\n"
+    "  default binding (runners/README.md); the report has a section per framework.\n"
     "  One study at a time writes a store (and a work directory): a second one refuses,\n"
     "  naming the process that holds it (lock file STORE.lock), or with --wait waits\n"
     "  until that one has finished, then goes on.\n";

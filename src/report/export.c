@@ -7,7 +7,14 @@
 #include "out.h"
 #include "report.h"
 
-static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass", NULL};
+/* init_weights: schema 2 (a schema-1 store read as it is has none; its study used no shared weights). */
+static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass",
+                                     "init_weights", NULL};
+
+static int skip_table(cb_store *store, const char *table)
+{
+    return !strcmp(table, "init_weights") && cb_store_schema(store) < 2;
+}
 
 static cb_status query(cb_store *store, const char *table, int64_t id, sqlite3_stmt **q)
 {
@@ -56,6 +63,7 @@ cb_status cb_results_export_csv(cb_store *store, int64_t id, const char *dir)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
     for (int t = 0; tables[t]; t++) {
+        if (skip_table(store, tables[t])) continue;
         sqlite3_stmt *q;
         cb_status st = query(store, tables[t], id, &q);
         if (st != CB_OK) return st;
@@ -86,6 +94,7 @@ cb_status cb_results_export_json(cb_store *store, int64_t id, const char *path)
     cb_buf b = {0};
     cb_buf_printf(&b, "{\"format\": \"crossbind-results/1\", \"study\": %lld", (long long)id);
     for (int t = 0; tables[t]; t++) {
+        if (skip_table(store, tables[t])) continue;
         sqlite3_stmt *q;
         cb_status st = query(store, tables[t], id, &q);
         if (st != CB_OK) { cb_buf_free(&b); return st; }

@@ -3,7 +3,8 @@
  * A configuration is a JSON object; per-model settings take a number or an
  * object of model names with an optional "default":
  *   {"models": ["lenet5", "vgg16"], "bindings": ["crossbind", "pytorch"],
- *    "reference": "pytorch", "runs": 5, "epochs": {"default": 200},
+ *    "reference": "pytorch", "defaults": {"PyTorch": "pytorch"}, "init": "shared",
+ *    "runs": 5, "epochs": {"default": 200},
  *    "limit_train": 0, "limit_test": 0, "devices": ["cpu"], "threads": 2,
  *    "repeat": 5, "optimizer": "lr-only", "timeout_s": 86400,
  *    "subactivities": true, "data": {"mnist": "DIR", "cifar": "DIR", "imdb": "DIR"}}
@@ -23,7 +24,7 @@
  * package stand-ins, with subsets and short schedules sized to finish in
  * about a quarter of an hour on a 2-core machine. */
 static const char quick_profile[] =
-    "{\"models\": \"all\", \"bindings\": \"all\", \"reference\": \"pytorch\","
+    "{\"models\": \"all\", \"bindings\": \"all\", \"init\": \"shared\","
     " \"runs\": {\"default\": 3, \"vgg16\": 2, \"lstm\": 1, \"gru\": 1, \"gru-rb\": 1},"
     " \"epochs\": {\"default\": 3, \"vgg16\": 2, \"lstm\": 2, \"gru\": 2, \"gru-rb\": 2},"
     " \"limit_train\": {\"default\": 2048, \"vgg16\": 256, \"lstm\": 256, \"gru\": 256, \"gru-rb\": 256},"
@@ -33,12 +34,12 @@ static const char quick_profile[] =
 
 /* The full protocol: five runs, 200 epochs (CNNs) or 30 (RNNs), full data. */
 static const char paper_profile[] =
-    "{\"models\": \"all\", \"bindings\": \"all\", \"reference\": \"pytorch\", \"runs\": 5,"
+    "{\"models\": \"all\", \"bindings\": \"all\", \"init\": \"own\", \"runs\": 5,"
     " \"epochs\": {\"default\": 200, \"lstm\": 30, \"gru\": 30, \"gru-rb\": 30}, \"limit_train\": 0,"
     " \"limit_test\": 0, \"devices\": [\"cpu\"], \"repeat\": 5, \"optimizer\": \"lr-only\","
     " \"timeout_s\": 1209600, \"subactivities\": true}";
 
-static const char *const known_keys[] = {"name", "models", "bindings", "reference", "runs", "epochs", "limit_train",
+static const char *const known_keys[] = {"name", "models", "bindings", "reference", "defaults", "init", "runs", "epochs", "limit_train",
                                          "limit_test", "devices", "threads", "repeat", "optimizer", "timeout_s",
                                          "subactivities", "data", NULL};
 
@@ -160,6 +161,55 @@ void cb_data_describe(cb_data_source *d)
     }
 }
 
+/* "defaults": {"FRAMEWORK": "binding", ...} overrides the manifests'
+ * "framework_default"; then every binding's framework default is resolved
+ * (cb_framework_defaults). */
+static cb_status defaults(const cb_json *cfg, const char *what, const cb_runners *runners, cb_study_config *c)
+{
+    const cb_json *v = cb_json_get(cfg, "defaults");
+    c->ndefaults = 0;
+    if (v && (v->type != CB_JSON_OBJ || v->count > CB_MAX_LIST))
+        return cb_fail(CB_ERR_INVALID_ARG, "%s: \"defaults\" must be an object of at most %d frameworks, each naming "
+                       "its default binding: {\"PyTorch\": \"pytorch-python\"}", what, CB_MAX_LIST);
+    for (int k = 0; v && k < v->count; k++) {
+        const char *fw = v->keys[k];
+        const cb_json *b = &v->items[k];
+        if (b->type != CB_JSON_STR)
+            return cb_fail(CB_ERR_INVALID_ARG, "%s: \"defaults\".%s must be a binding's name", what, fw);
+        int known_fw = 0;
+        for (int i = 0; i < c->nbindings; i++)
+            known_fw |= !strcmp(cb_runners_find(runners, c->bindings[i])->framework, fw);
+        if (!known_fw || strlen(fw) >= sizeof c->def_framework[0])
+            return cb_fail(CB_ERR_NOT_FOUND, "%s: \"defaults\" names the framework \"%.80s\", which no binding of the "
+                           "study belongs to", what, fw);
+        const cb_runner *r = NULL;
+        for (int i = 0; i < c->nbindings; i++) if (!strcmp(c->bindings[i], b->str)) r = cb_runners_find(runners, b->str);
+        if (!r || r->declared_unavailable || strcmp(r->framework, fw))
+            return cb_fail(CB_ERR_INVALID_ARG, "%s: \"defaults\".%s is \"%.60s\": the default of a framework must be "
+                           "one of the study's bindings of that framework that can run here", what, fw, b->str);
+        snprintf(c->def_framework[c->ndefaults], sizeof c->def_framework[0], "%s", fw);
+        snprintf(c->def_binding[c->ndefaults++], CB_NAME, "%s", b->str);
+    }
+    /* In a fixed order, so that the canonical configuration does not depend on the file's. */
+    for (int i = 1; i < c->ndefaults; i++)
+        for (int j = i; j > 0 && strcmp(c->def_framework[j - 1], c->def_framework[j]) > 0; j--) {
+            char f[64], b[CB_NAME];
+            memcpy(f, c->def_framework[j], sizeof f); memcpy(c->def_framework[j], c->def_framework[j - 1], sizeof f);
+            memcpy(c->def_framework[j - 1], f, sizeof f);
+            memcpy(b, c->def_binding[j], sizeof b); memcpy(c->def_binding[j], c->def_binding[j - 1], sizeof b);
+            memcpy(c->def_binding[j - 1], b, sizeof b);
+        }
+    cb_fw_member m[CB_MAX_LIST];
+    cb_fw_override ov[CB_MAX_LIST];
+    for (int i = 0; i < c->nbindings; i++) {
+        const cb_runner *r = cb_runners_find(runners, c->bindings[i]);
+        m[i] = (cb_fw_member){r->name, r->framework, !r->declared_unavailable, r->framework_default, r->ntrain > 0};
+    }
+    for (int k = 0; k < c->ndefaults; k++) ov[k] = (cb_fw_override){c->def_framework[k], c->def_binding[k]};
+    cb_framework_defaults(m, c->nbindings, ov, c->ndefaults, c->default_of, NULL);
+    return CB_OK;
+}
+
 static cb_status parse(const cb_json *cfg, const char *what, const cb_runners *runners, cb_study_config *c)
 {
     if (cfg->type != CB_JSON_OBJ) return cb_fail(CB_ERR_INVALID_ARG, "%s: a study configuration is a JSON object", what);
@@ -191,9 +241,11 @@ static cb_status parse(const cb_json *cfg, const char *what, const cb_runners *r
         snprintf(c->data_format[i], CB_NAME, "%s", m->data_format[0] ? m->data_format : "mnist");
         cb_model_free(m);
     }
-    st = name_list(cfg, "bindings", what, c->bindings, 8, &c->nbindings, &all);
+    st = name_list(cfg, "bindings", what, c->bindings, CB_MAX_LIST, &c->nbindings, &all);
     if (st != CB_OK) return st;
-    if (all) for (int r = 0; r < runners->count && c->nbindings < 8; r++) strcpy(c->bindings[c->nbindings++], runners->items[r].name);
+    if (all) /* every binding that can run: unavailable.json directories are listed by the report anyway */
+        for (int r = 0; r < runners->count && c->nbindings < CB_MAX_LIST; r++)
+            if (!runners->items[r].declared_unavailable) strcpy(c->bindings[c->nbindings++], runners->items[r].name);
     for (int i = 0; i < c->nbindings; i++)
         if (!cb_runners_find(runners, c->bindings[i])) {
             cb_buf known = {0};
@@ -203,15 +255,39 @@ static cb_status parse(const cb_json *cfg, const char *what, const cb_runners *r
             cb_buf_free(&known);
             return st;
         }
+    if ((st = defaults(cfg, what, runners, c)) != CB_OK) return st;
     const cb_json *v = cb_json_get(cfg, "reference");
-    snprintf(c->reference, sizeof c->reference, "%s", v && v->type == CB_JSON_STR ? v->str : "pytorch");
     if (v && v->type != CB_JSON_STR) return cb_fail(CB_ERR_INVALID_ARG, "%s: \"reference\" must be a binding's name", what);
+    if (v) snprintf(c->reference, sizeof c->reference, "%s", v->str);
+    else { /* PyTorch's default binding when it trains, else the first binding that trains */
+        for (int i = 0; i < c->nbindings && !c->reference[0]; i++) {
+            const cb_runner *r = cb_runners_find(runners, c->bindings[i]);
+            if (!r->declared_unavailable && !strcmp(r->framework, "PyTorch") && c->default_of[i] >= 0) {
+                const cb_runner *d = cb_runners_find(runners, c->bindings[c->default_of[i]]);
+                if (d->ntrain) snprintf(c->reference, sizeof c->reference, "%s", d->name);
+            }
+        }
+        for (int i = 0; i < c->nbindings && !c->reference[0]; i++) {
+            const cb_runner *r = cb_runners_find(runners, c->bindings[i]);
+            if (!r->declared_unavailable && r->ntrain) snprintf(c->reference, sizeof c->reference, "%s", r->name);
+        }
+        if (!c->reference[0])
+            return cb_fail(CB_ERR_INVALID_ARG, "%s: no binding of the study trains a model, so there are no reference "
+                           "models: add a binding that trains", what);
+    }
     int ref_listed = 0;
     for (int i = 0; i < c->nbindings; i++) ref_listed |= !strcmp(c->bindings[i], c->reference);
     const cb_runner *ref = cb_runners_find(runners, c->reference);
     if (!ref_listed || !ref || !ref->ntrain)
         return cb_fail(CB_ERR_INVALID_ARG, "%s: the reference binding \"%s\" must be one of the study's bindings and "
                        "able to train", what, c->reference);
+    if ((v = cb_json_get(cfg, "init"))) {
+        if (v->type != CB_JSON_STR || (strcmp(v->str, "shared") && strcmp(v->str, "own")))
+            return cb_fail(CB_ERR_INVALID_ARG, "%s: \"init\" must be \"shared\" (every binding starts a model's run "
+                           "from one file of initial weights) or \"own\" (each binding's own initialisation from the "
+                           "run's seed, as the published study)", what);
+        c->init_shared = !strcmp(v->str, "shared");
+    }
     st = name_list(cfg, "devices", what, c->devices, 4, &c->ndevices, NULL);
     if (st != CB_OK) return st;
     if (c->ndevices == 0) { strcpy(c->devices[0], "cpu"); c->ndevices = 1; }
@@ -295,6 +371,18 @@ static char *canonical(const cb_study_config *c)
     }
     cb_buf_printf(&b, "], \"reference\": ");
     cb_buf_json_string(&b, c->reference);
+    /* Written only when set, so that a study configured as before keeps its identity. */
+    if (c->ndefaults) {
+        cb_buf_printf(&b, ", \"defaults\": {");
+        for (int i = 0; i < c->ndefaults; i++) {
+            if (i) cb_buf_printf(&b, ", ");
+            cb_buf_json_string(&b, c->def_framework[i]);
+            cb_buf_printf(&b, ": ");
+            cb_buf_json_string(&b, c->def_binding[i]);
+        }
+        cb_buf_printf(&b, "}");
+    }
+    if (c->init_shared) cb_buf_printf(&b, ", \"init\": \"shared\"");
     cb_buf_printf(&b, ", \"devices\": [");
     for (int i = 0; i < c->ndevices; i++) {
         if (i) cb_buf_printf(&b, ", ");

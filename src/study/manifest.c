@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../core/file.h"
 #include "../core/json.h"
 #include "study.h"
@@ -133,6 +134,13 @@ static cb_status parse_manifest(const char *file, const char *dir, const char *s
     if (st == CB_OK) st = get_str(&m, "language", file, r->language, sizeof r->language, 1);
     if (st == CB_OK) st = get_name(&m, "native_format", file, r->native, sizeof r->native, 0);
     if (st == CB_OK) st = get_str(&m, "install", file, r->install, sizeof r->install, 0);
+    if (st == CB_OK) st = get_str(&m, "library", file, r->library, sizeof r->library, 0);
+    if (st == CB_OK) {
+        const cb_json *v = cb_json_get(&m, "framework_default");
+        if (v && v->type != CB_JSON_BOOL)
+            st = cb_fail(CB_ERR_FORMAT, "%s: \"framework_default\" must be true or false", file);
+        r->framework_default = v && v->num != 0;
+    }
     if (st == CB_OK) st = get_argv(&m, "command", file, dir, self, r->command, &r->ncommand, 1);
     if (st == CB_OK) st = get_argv(&m, "version_command", file, dir, self, r->version_cmd, &r->nversion, 0);
     if (st == CB_OK) st = get_list(&m, "train", file, r->train, CB_MAX_LIST, &r->ntrain, 1);
@@ -167,6 +175,34 @@ static cb_status parse_manifest(const char *file, const char *dir, const char *s
     return st;
 }
 
+/* runners/<name>/unavailable.json: {"binding", "framework", "language",
+ * "reason"}: a binding that cannot be installed on this kind of machine. */
+static cb_status parse_unavailable(const char *file, const char *dir, cb_runner *r)
+{
+    unsigned char *text;
+    size_t len;
+    cb_status st = cb_read_file(file, 1 << 16, &text, &len);
+    if (st != CB_OK) return st;
+    cb_json m;
+    st = cb_json_parse((const char *)text, len, file, &m);
+    if (st != CB_OK) { free(text); return st; }
+    r->manifest = malloc(len + 1);
+    if (!r->manifest) { cb_json_free(&m); free(text); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
+    memcpy(r->manifest, text, len);
+    r->manifest[len] = 0;
+    free(text);
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    r->declared_unavailable = 1;
+    if (m.type != CB_JSON_OBJ) st = cb_fail(CB_ERR_FORMAT, "%s: unavailable.json is a JSON object", file);
+    if (st == CB_OK) st = get_name(&m, "binding", file, r->name, sizeof r->name, 1);
+    if (st == CB_OK) st = get_str(&m, "framework", file, r->framework, sizeof r->framework, 1);
+    if (st == CB_OK) st = get_str(&m, "language", file, r->language, sizeof r->language, 1);
+    if (st == CB_OK) st = get_str(&m, "reason", file, r->reason, sizeof r->reason, 1);
+    if (st == CB_OK) st = get_str(&m, "library", file, r->library, sizeof r->library, 0);
+    cb_json_free(&m);
+    return st;
+}
+
 static void runner_free(cb_runner *r)
 {
     for (int i = 0; i < r->ncommand; i++) free(r->command[i]);
@@ -193,18 +229,24 @@ cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out)
         char sub[768], file[800];
         snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
         snprintf(file, sizeof file, "%s/manifest.json", sub);
-        FILE *f = fopen(file, "rb");
-        if (!f) continue; /* not a runner */
-        fclose(f);
+        char unav[800];
+        snprintf(unav, sizeof unav, "%s/unavailable.json", sub);
+        int has_manifest = access(file, F_OK) == 0, has_unav = access(unav, F_OK) == 0;
+        if (!has_manifest && !has_unav) continue; /* not a runner */
+        if (has_manifest && has_unav) {
+            st = cb_fail(CB_ERR_FORMAT, "%s: both manifest.json and unavailable.json: a binding either runs here (a "
+                         "manifest) or cannot be installed here (unavailable.json); remove one", sub);
+            break;
+        }
         cb_runner *grown = realloc(out->items, (size_t)(out->count + 1) * sizeof *grown);
         if (!grown) { st = cb_fail(CB_ERR_NOMEM, "out of memory"); break; }
         out->items = grown;
         cb_runner *r = &out->items[out->count];
         memset(r, 0, sizeof *r);
-        st = parse_manifest(file, sub, self, r);
+        st = has_manifest ? parse_manifest(file, sub, self, r) : parse_unavailable(unav, sub, r);
         if (st != CB_OK) { runner_free(r); break; }
         if (cb_runners_find(out, r->name)) {
-            st = cb_fail(CB_ERR_FORMAT, "%s: binding \"%s\" is declared twice", file, r->name);
+            st = cb_fail(CB_ERR_FORMAT, "%s: binding \"%s\" is declared twice", has_manifest ? file : unav, r->name);
             runner_free(r);
             break;
         }
@@ -214,6 +256,18 @@ cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out)
     if (st == CB_OK && out->count == 0) st = cb_fail(CB_ERR_NOT_FOUND, "%s: no runner manifests (*/manifest.json)", dir);
     if (st != CB_OK) { cb_runners_free(out); return st; }
     qsort(out->items, (size_t)out->count, sizeof *out->items, cmp_runner);
+    /* At most one default binding per framework. */
+    for (int i = 0; i < out->count; i++)
+        for (int j = i + 1; j < out->count; j++) {
+            const cb_runner *a = &out->items[i], *b = &out->items[j];
+            if (a->framework_default && b->framework_default && !strcmp(a->framework, b->framework)) {
+                st = cb_fail(CB_ERR_FORMAT, "%s/manifest.json and %s/manifest.json both declare \"framework_default\": "
+                             "true for the framework \"%s\" (bindings %s and %s): a framework has one default binding; "
+                             "remove the flag from one", a->dir, b->dir, a->framework, a->name, b->name);
+                cb_runners_free(out);
+                return st;
+            }
+        }
     return CB_OK;
 }
 

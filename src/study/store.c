@@ -14,7 +14,7 @@
 
 struct cb_store {
     sqlite3 *db;
-    int readonly;
+    int readonly, schema;
     char path[1024];
 };
 
@@ -48,7 +48,16 @@ static const char schema_sql[] =
     "  pass INTEGER NOT NULL, time_s REAL, correct INTEGER,"
     "  PRIMARY KEY(study_id, trainer, binding, model, run, device, format, pass));";
 
+/* Schema 2: with "init": "shared", the one file of initial weights every
+ * binding's training of a model and run starts from: where it came from,
+ * where it is, its SHA-256. */
+static const char schema2_sql[] =
+    "CREATE TABLE init_weights(study_id INTEGER NOT NULL REFERENCES study(id), model TEXT NOT NULL,"
+    "  run INTEGER NOT NULL, source TEXT NOT NULL, device TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,"
+    "  bytes INTEGER, created TEXT, PRIMARY KEY(study_id, model, run));";
+
 sqlite3 *cb_store_db(cb_store *s) { return s->db; }
+int cb_store_schema(const cb_store *s) { return s->schema; }
 const char *cb_store_path(const cb_store *s) { return s->path; }
 
 /* The table a statement reads or writes, for messages ("" when not found). */
@@ -128,9 +137,9 @@ static cb_status create_schema(cb_store *s)
     int64_t tables, app, version;
     st = read_identity(s, &tables, &app, &version);
     if (st == CB_OK && tables == 0 && app == 0) {
-        char sql[sizeof schema_sql + 200];
-        snprintf(sql, sizeof sql, "%s PRAGMA application_id=%d; PRAGMA user_version=%d;", schema_sql, CB_STORE_APP_ID,
-                 CB_STORE_SCHEMA);
+        char sql[sizeof schema_sql + sizeof schema2_sql + 200];
+        snprintf(sql, sizeof sql, "%s%s PRAGMA application_id=%d; PRAGMA user_version=%d;", schema_sql, schema2_sql,
+                 CB_STORE_APP_ID, CB_STORE_SCHEMA);
         st = exec_plain(s, sql, "creating the schema");
     }
     if (st == CB_OK) st = exec_plain(s, "COMMIT", "creating the schema");
@@ -138,12 +147,32 @@ static cb_status create_schema(cb_store *s)
     return st;
 }
 
-/* The database as this crossbind defines it, to compare a store with. */
-static sqlite3 *reference_schema(void)
+/* A schema-1 store opened for writing gets schema 2's table, in one
+ * immediate transaction that looks at the version again once it holds the
+ * write lock (another process may have done it meanwhile). */
+static cb_status upgrade_schema(cb_store *s)
+{
+    cb_status st = exec_plain(s, "BEGIN IMMEDIATE", "upgrading the store's schema");
+    if (st != CB_OK) return st;
+    int64_t version = 0;
+    st = pragma_int(s, "PRAGMA user_version", "reading the schema version", &version);
+    if (st == CB_OK && version == 1) {
+        char sql[sizeof schema2_sql + 64];
+        snprintf(sql, sizeof sql, "%s PRAGMA user_version=2;", schema2_sql);
+        st = exec_plain(s, sql, "upgrading the store's schema to version 2");
+    }
+    if (st == CB_OK) st = exec_plain(s, "COMMIT", "upgrading the store's schema");
+    if (st != CB_OK) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return st;
+}
+
+/* The database as this crossbind defines it in schema `version`, to compare a store with. */
+static sqlite3 *reference_schema(int version)
 {
     sqlite3 *ref = NULL;
     if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
-        sqlite3_exec(ref, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(ref, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        (version >= 2 && sqlite3_exec(ref, schema2_sql, NULL, NULL, NULL) != SQLITE_OK)) {
         sqlite3_close(ref);
         return NULL;
     }
@@ -187,12 +216,12 @@ static cb_status schema_fail(cb_store *s, const char *fmt, const char *a, const 
 /* Every table, column (type, NOT NULL, key) and uniqueness constraint that
  * crossbind relies on, exactly as it defines them. Extra tables are left
  * alone; tables crossbind knows must be exactly as it made them. */
-static cb_status verify_schema(cb_store *s)
+static cb_status verify_schema(cb_store *s, int version)
 {
     static const char cols_sql[] = "SELECT name, type, \"notnull\", pk, dflt_value FROM pragma_table_info(?1) ORDER BY cid";
     static const char uniq_sql[] = "SELECT (SELECT group_concat(name, ',') FROM pragma_index_info(l.name)) FROM "
                                    "pragma_index_list(?1) l WHERE l.\"unique\" ORDER BY 1";
-    sqlite3 *ref = reference_schema();
+    sqlite3 *ref = reference_schema(version);
     if (!ref) return cb_fail(CB_ERR_NOMEM, "out of memory");
     sqlite3_stmt *q;
     cb_status st = CB_OK;
@@ -244,12 +273,19 @@ static cb_status verify_schema(cb_store *s)
 /* The tables crossbind defines whose rows cannot all be read, as "a, b". */
 static void unreadable_tables(cb_store *s, cb_buf *out)
 {
-    static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass"};
+    static const char *const tables[] = {"study", "binding", "train_run", "epoch", "inference", "inference_pass",
+                                         "init_weights"};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT * FROM %s", tables[t]);
         sqlite3_stmt *q;
         int rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
+        if (rc != SQLITE_OK && !strcmp(tables[t], "init_weights")) {
+            int64_t has = 0; /* a schema-1 store has none */
+            if (pragma_int(s, "SELECT count(*) FROM sqlite_master WHERE name='init_weights'", "reading the schema",
+                           &has) == CB_OK && !has)
+                continue;
+        }
         if (rc == SQLITE_OK) {
             while ((rc = sqlite3_step(q)) == SQLITE_ROW) {}
             sqlite3_finalize(q);
@@ -390,8 +426,13 @@ cb_status cb_store_open(const char *path, cb_store_mode mode, cb_store **out)
     }
     /* Nothing is written before the file is known sound. */
     if (st == CB_OK) st = check_integrity(s);
-    if (st == CB_OK) st = verify_schema(s);
+    if (st == CB_OK) st = verify_schema(s, (int)version);
     if (st == CB_OK && !s->readonly) st = use_wal(s);
+    if (st == CB_OK && !s->readonly && version < 2 && (st = upgrade_schema(s)) == CB_OK) {
+        st = verify_schema(s, 2);
+        version = 2;
+    }
+    s->schema = (int)version;
     if (st != CB_OK) {
         sqlite3_close(s->db);
         free(s);

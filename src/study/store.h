@@ -15,7 +15,10 @@
 #include <stdint.h>
 #include "crossbind/status.h"
 
-#define CB_STORE_SCHEMA 1
+/* Schema 2 added the table init_weights (the study's shared initial
+ * weights); a schema-1 store gets it when opened for writing, and is read
+ * as it is. */
+#define CB_STORE_SCHEMA 2
 #define CB_STORE_APP_ID 0x43425354 /* "CBST": tells a crossbind store from any other SQLite file */
 
 typedef struct cb_store cb_store;
@@ -34,6 +37,9 @@ typedef enum {
 cb_status cb_store_open(const char *path, cb_store_mode mode, cb_store **out);
 void cb_store_close(cb_store *s);
 sqlite3 *cb_store_db(cb_store *s);
+/* The store's schema version (1 or 2): a schema-1 store opened read-only
+ * has no table init_weights. */
+int cb_store_schema(const cb_store *s);
 const char *cb_store_path(const cb_store *s);
 
 /* Runs `sql` with parameters bound from `types` ('i' int64, 'd' double with

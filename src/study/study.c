@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "../core/file.h"
 #include "../core/json.h"
+#include "../core/sha256.h"
 #include "../train/clock.h"
 #include "crossbind/data.h"
 #include "crossbind/formats.h"
@@ -54,7 +55,8 @@ typedef struct {
     double t_start;
     int failures;
     int64_t n_train[CB_MAX_LIST], n_test[CB_MAX_LIST], classes[CB_MAX_LIST]; /* per model, -1 until known */
-    char unavailable[8][1000];  /* per configured binding: why its environment is missing ("" if it is not) */
+    char unavailable[CB_MAX_LIST][1000];  /* per configured binding: why it cannot run ("" if it can) */
+    const cb_runner *init_source[CB_MAX_LIST]; /* "init": "shared": per model, the binding whose initial weights all start from */
 } study;
 
 /* A runner's answer that breaks the protocol (runners/README.md): kept
@@ -168,8 +170,26 @@ static double num(const cb_json *o, const char *key)
 
 /* ---- training ---- */
 
+/* The study's shared initial weights of one model and run ("init": "shared"). */
+typedef struct {
+    char path[1100], sha256[65];
+    char source[CB_NAME], device[CB_NAME];
+    int64_t bytes;
+} init_rec;
+
+static cb_status store_train_init(study *s, const task *t, const char *status, const char *error, const cb_json *run,
+                                  double wall, const char *dir, const init_rec *init);
+
 static cb_status store_train(study *s, const task *t, const char *status, const char *error, const cb_json *run,
                              double wall, const char *dir)
+{
+    return store_train_init(s, t, status, error, run, wall, dir, NULL);
+}
+
+/* A training run's row and epochs, and with `init` the shared initial
+ * weights it provided, in one transaction. */
+static cb_status store_train_init(study *s, const task *t, const char *status, const char *error, const cb_json *run,
+                                  double wall, const char *dir, const init_rec *init)
 {
     const cb_study_config *c = s->c;
     const char *model = c->models[t->model];
@@ -204,9 +224,122 @@ static cb_status store_train(study *s, const task *t, const char *status, const 
                            num(ep, "test_acc"), num(ep, "train_loss"), num(ep, "test_loss"), num(ep, "train_time_s"),
                            num(ep, "eval_time_s"));
     }
+    if (st == CB_OK && init)
+        st = cb_store_exec(s->store, "INSERT INTO init_weights(study_id, model, run, source, device, path, sha256, bytes,"
+                           " created) VALUES(?,?,?,?,?,?,?,?,?)", "itittttit", s->id, model, (int64_t)t->run,
+                           init->source, init->device, init->path, init->sha256, init->bytes, when);
     if (st == CB_OK) st = cb_store_commit(s->store);
     if (st != CB_OK) cb_store_rollback(s->store);
     return st;
+}
+
+/* The stored shared initial weights of (model, run); *have = 0 when none yet. */
+static cb_status init_lookup(study *s, int model, int run, init_rec *rec, int *have)
+{
+    *have = 0;
+    memset(rec, 0, sizeof *rec);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(cb_store_db(s->store), "SELECT path, sha256, source, device, bytes FROM init_weights WHERE"
+                           " study_id=? AND model=? AND run=?", -1, &q, NULL) != SQLITE_OK)
+        return cb_fail(CB_ERR_IO, "%s: reading the table init_weights: %s", cb_store_path(s->store),
+                       sqlite3_errmsg(cb_store_db(s->store)));
+    sqlite3_bind_int64(q, 1, s->id);
+    sqlite3_bind_text(q, 2, s->c->models[model], -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 3, run);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *v[4];
+        for (int i = 0; i < 4; i++) v[i] = sqlite3_column_text(q, i);
+        snprintf(rec->path, sizeof rec->path, "%s", v[0] ? (const char *)v[0] : "");
+        snprintf(rec->sha256, sizeof rec->sha256, "%s", v[1] ? (const char *)v[1] : "");
+        snprintf(rec->source, sizeof rec->source, "%s", v[2] ? (const char *)v[2] : "");
+        snprintf(rec->device, sizeof rec->device, "%s", v[3] ? (const char *)v[3] : "");
+        rec->bytes = sqlite3_column_int64(q, 4);
+        *have = 1;
+    }
+    cb_status st = rc == SQLITE_ROW || rc == SQLITE_DONE ? CB_OK
+                   : cb_fail(CB_ERR_IO, "%s: reading the table init_weights: %s", cb_store_path(s->store),
+                             sqlite3_errmsg(cb_store_db(s->store)));
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* Initial weights are at most this large (VGG-16's are 60 MB). */
+#define INIT_MAX_BYTES ((size_t)1 << 31)
+
+/* 0 when the stored shared initial weights are still the file they were;
+ * otherwise why not, in `why`. */
+static int init_check(const init_rec *rec, char *why, size_t cap)
+{
+    unsigned char *data = NULL;
+    size_t len = 0;
+    if (cb_read_file(rec->path, INIT_MAX_BYTES, &data, &len) != CB_OK) {
+        snprintf(why, cap, "the study's shared initial weights cannot be read (%s); restore the file or give the "
+                 "study a new --store", cb_last_error());
+        return -1;
+    }
+    char hex[65];
+    cb_sha256_hex(data, len, hex);
+    free(data);
+    if (strcmp(hex, rec->sha256)) {
+        snprintf(why, cap, "the study's shared initial weights %s changed since they were stored (SHA-256 %.12s..., "
+                 "stored %.12s...); restore the file or give the study a new --store", rec->path, hex, rec->sha256);
+        return -1;
+    }
+    return 0;
+}
+
+/* After the shared-init source's run: its OUT/init.safetensors must hold
+ * exactly the model's parameters under PyTorch's names and shapes (loaded
+ * strictly, by name); it is copied to WORK/init/<model>/run<I>.safetensors
+ * with its digest. 0 on success, else why not. */
+static int init_take(study *s, const task *t, const char *dir, init_rec *rec, char *why, size_t cap)
+{
+    const char *model = s->c->models[t->model];
+    char src[1100], rel[200];
+    snprintf(src, sizeof src, "%s/init.safetensors", dir);
+    if (access(src, R_OK) != 0) {
+        snprintf(why, cap, "the run wrote no init.safetensors, which \"init\": \"shared\" needs from %s (the binding "
+                 "whose initial weights every binding of %s starts from)", t->binding->name, model);
+        return -1;
+    }
+    cb_model *m = NULL;
+    cb_load_info info;
+    memset(&info, 0, sizeof info);
+    if (cb_model_load_ex(model, src, 0, 1, &m, &info) != CB_OK || info.serialized || info.match != CB_MATCH_BY_NAME ||
+        info.kind != CB_FILE_SAFETENSORS) {
+        snprintf(why, cap, "its init.safetensors is not %s's parameters under PyTorch's names and shapes: %s", model,
+                 m ? "they match by order only, not by name" : cb_last_error());
+        cb_model_free(m);
+        return -1;
+    }
+    cb_model_free(m);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    if (cb_read_file(src, INIT_MAX_BYTES, &data, &len) != CB_OK) {
+        snprintf(why, cap, "reading its init.safetensors: %s", cb_last_error());
+        return -1;
+    }
+    memset(rec, 0, sizeof *rec);
+    cb_sha256_hex(data, len, rec->sha256);
+    rec->bytes = (int64_t)len;
+    snprintf(rec->source, sizeof rec->source, "%s", t->binding->name);
+    snprintf(rec->device, sizeof rec->device, "%s", t->device);
+    snprintf(rel, sizeof rel, "init/%s/run%d.safetensors", model, t->run);
+    char parent[1100];
+    cb_status st = cb_work_path(s->opt->work_dir, rel, rec->path, sizeof rec->path);
+    if (st == CB_OK) {
+        snprintf(parent, sizeof parent, "%s", rec->path);
+        *strrchr(parent, '/') = 0;
+        st = cb_mkdirs(parent);
+    }
+    if (st == CB_OK) st = cb_write_file_atomic(rec->path, data, len);
+    free(data);
+    if (st != CB_OK) {
+        snprintf(why, cap, "keeping its init.safetensors as the shared initial weights: %s", cb_last_error());
+        return -1;
+    }
+    return 0;
 }
 
 static cb_status do_train(study *s, const task *t, int *ok)
@@ -215,6 +348,27 @@ static cb_status do_train(study *s, const task *t, int *ok)
     int m = t->model;
     char dir[1024], rel[300], out_path[1100], err_path[1100], buf[8][32];
     *ok = 0;
+    /* "init": "shared": the stored file, or this run makes it (its binding is the source). */
+    init_rec init;
+    int have_init = 0, make_init = 0;
+    if (c->init_shared) {
+        cb_status ist = init_lookup(s, m, t->run, &init, &have_init);
+        if (ist != CB_OK) return ist;
+        char why[1400] = "";
+        if (have_init) init_check(&init, why, sizeof why);
+        else if (t->binding == s->init_source[m]) make_init = 1;
+        else if (s->init_source[m])
+            snprintf(why, sizeof why, "no shared initial weights for %s run %d yet: they come from %s's training of "
+                     "that run (it trains first), which has not completed (see its row)", c->models[m], t->run,
+                     s->init_source[m]->name);
+        else snprintf(why, sizeof why, "no binding that can run here trains %s, so it has no shared initial weights",
+                      c->models[m]);
+        if (why[0]) {
+            task_dir(s, t->binding, m, t->run, t->device, dir, sizeof dir, rel, sizeof rel);
+            if (!s->opt->quiet) fprintf(stderr, "[study]   failed: %s\n", why);
+            return store_train(s, t, "failed", why, NULL, 0, dir);
+        }
+    }
     cb_status made = task_dir(s, t->binding, m, t->run, t->device, dir, sizeof dir, rel, sizeof rel);
     /* A half-written earlier attempt goes first: nothing of it may pass for this run's answer. */
     if (made == CB_OK) made = cb_remove_tree(s->opt->work_dir, rel);
@@ -251,11 +405,12 @@ static cb_status do_train(study *s, const task *t, int *ok)
         if (!strcmp(c->models[m], "vgg16")) { argv[n++] = "--lr"; argv[n++] = "0.1"; argv[n++] = "--weight-decay"; argv[n++] = "1e-4"; }
     }
     if (strcmp(t->device, "cpu")) { argv[n++] = "--device"; argv[n++] = (char *)t->device; }
+    if (have_init) { argv[n++] = "--init"; argv[n++] = init.path; }
     argv[n] = NULL;
 
     cb_proc_result r;
     cb_status st = cb_proc_run(argv, out_path, err_path, c->timeout_s, &r);
-    char error[800] = "";
+    char error[1400] = "";
     int malformed = 0;
     if (st != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
     if (r.interrupted) return CB_OK; /* nothing stored: the task is redone on resume */
@@ -298,10 +453,13 @@ static cb_status do_train(study *s, const task *t, int *ok)
         snprintf(native, sizeof native, "%s/final.%s", dir, t->binding->native);
         if (access(native, R_OK) != 0) snprintf(error, sizeof error, "the runner saved no final.%s", t->binding->native);
     }
+    if (!error[0] && make_init && init_take(s, t, dir, &init, error, sizeof error) == 0 && !s->opt->quiet)
+        fprintf(stderr, "[study]   shared initial weights of %s run %d: %s (SHA-256 %s)\n", c->models[m], t->run,
+                init.path, init.sha256);
     *ok = !error[0];
     /* A failed run keeps the epochs it measured; a malformed answer keeps nothing. */
-    st = store_train(s, t, *ok ? "complete" : malformed ? MALFORMED : "failed", *ok ? NULL : error,
-                     have_run && !malformed ? &run : NULL, r.wall_s, dir);
+    st = store_train_init(s, t, *ok ? "complete" : malformed ? MALFORMED : "failed", *ok ? NULL : error,
+                          have_run && !malformed ? &run : NULL, r.wall_s, dir, *ok && make_init ? &init : NULL);
     if (have_run) cb_json_free(&run);
     if (!*ok && !s->opt->quiet) fprintf(stderr, "[study]   failed: %s (log: %s)\n", error, err_path);
     return st;
@@ -509,15 +667,46 @@ static int runner_device(const cb_runner *r, const char *device) { return cb_run
 
 /* Cells a binding cannot serve are stored as 'unsupported' at once (no
  * runner runs), so that the matrix and Table 3 show them. */
+static int trains_on(const cb_runner *r, const char *model, const char *device)
+{
+    return !r->declared_unavailable && cb_runner_has(r->train, r->ntrain, model) && runner_device(r, device);
+}
+
+/* Why a binding cannot run at all (NULL when it can). */
+static const char *unavailable(const study *s, const cb_runner *r);
+
+/* "init": "shared": per model, the binding whose own initial weights of
+ * each run every binding starts from: the reference binding when it can
+ * run here and trains the model, else the first binding of the study that
+ * can and does. */
+static void choose_init_sources(study *s)
+{
+    const cb_study_config *c = s->c;
+    const cb_runner *ref = cb_runners_find(s->runners, c->reference);
+    for (int m = 0; m < c->nmodels; m++) {
+        s->init_source[m] = NULL;
+        for (int b = -1; b < c->nbindings && !s->init_source[m]; b++) {
+            const cb_runner *r = b < 0 ? ref : cb_runners_find(s->runners, c->bindings[b]);
+            if (unavailable(s, r)) continue;
+            for (int d = 0; d < c->ndevices; d++)
+                if (trains_on(r, c->models[m], c->devices[d])) { s->init_source[m] = r; break; }
+        }
+    }
+}
+
+/* Cells a binding cannot serve are stored as 'unsupported' at once (no
+ * runner runs), so that the matrix and Table 3 show them. With shared
+ * initial weights, a model's source binding trains first. */
 static cb_status plan(study *s)
 {
     const cb_study_config *c = s->c;
     const cb_runner *ref = cb_runners_find(s->runners, c->reference);
     for (int m = 0; m < c->nmodels; m++)
         for (int d = 0; d < c->ndevices; d++) {
-            for (int b = 0; b < c->nbindings; b++) {
-                const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
-                if (!cb_runner_has(r->train, r->ntrain, c->models[m]) || !runner_device(r, c->devices[d])) continue;
+            const cb_runner *first = c->init_shared ? s->init_source[m] : NULL;
+            for (int b = -1; b < c->nbindings; b++) {
+                const cb_runner *r = b < 0 ? first : cb_runners_find(s->runners, c->bindings[b]);
+                if (!r || (b >= 0 && r == first) || !trains_on(r, c->models[m], c->devices[d])) continue;
                 for (int run = 1; run <= c->runs[m]; run++)
                     if (add_task(s, (task){TASK_TRAIN, r, m, run, c->devices[d], NULL, NULL})) return cb_fail(CB_ERR_NOMEM, "out of memory");
             }
@@ -527,6 +716,7 @@ static cb_status plan(study *s)
                 if (add_task(s, (task){TASK_EVAL, ref, m, run, c->devices[d], ref, ref->native})) return cb_fail(CB_ERR_NOMEM, "out of memory");
                 for (int b = 0; b < c->nbindings; b++) {
                     const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
+                    if (r->declared_unavailable) continue; /* never run, listed by the report */
                     for (int f = 0; f < ref->nwrites; f++) {
                         const char *fmt = ref->writes[f];
                         if (r == ref && !strcmp(fmt, ref->native)) continue;
@@ -593,13 +783,29 @@ static double estimate_left(const study *s, int from)
 /* Each binding's versions, as its version command prints them. The command
  * runs on every invocation: it is also the check that the binding's
  * environment is there (a resumed study may find it installed since). */
+static cb_status record_binding(study *s, const cb_runner *r, const char *version)
+{
+    /* Kept once known, unless the manifest changed since. */
+    int known;
+    cb_status st = cb_store_exists(s->store, &known, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version"
+                                   " IS NOT NULL AND version NOT LIKE 'unknown%' AND manifest IS ?", "itt", s->id,
+                                   r->name, r->manifest);
+    if (st != CB_OK || known) return st;
+    return cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
+                                   " version, manifest) VALUES(?,?,?,?,?,?)", "itttt" "t", s->id, r->name,
+                                   r->framework, r->language, version, r->manifest);
+}
+
 static cb_status record_bindings(study *s)
 {
     for (int b = 0; b < s->c->nbindings; b++) {
         const cb_runner *r = cb_runners_find(s->runners, s->c->bindings[b]);
         char version[600];
         s->unavailable[b][0] = 0;
-        if (!cb_runner_version(r, s->opt->work_dir, version, sizeof version)) {
+        if (r->declared_unavailable) {
+            snprintf(version, sizeof version, "not installable on this machine");
+            snprintf(s->unavailable[b], sizeof s->unavailable[b], "cannot be installed on this machine: %s", r->reason);
+        } else if (!cb_runner_version(r, s->opt->work_dir, version, sizeof version)) {
             snprintf(s->unavailable[b], sizeof s->unavailable[b], "unavailable: %s; %s%s", version,
                      r->install[0] ? "install it with: " : "its manifest names no install command",
                      r->install);
@@ -607,14 +813,25 @@ static cb_status record_bindings(study *s)
                 fprintf(stderr, "[study] binding %s is %s (its measurements are recorded as unavailable)\n", r->name,
                         s->unavailable[b]);
         }
-        int known;
-        cb_status st = cb_store_exists(s->store, &known, "SELECT 1 FROM binding WHERE study_id=? AND name=? AND version"
-                                       " IS NOT NULL AND version NOT LIKE 'unknown%'", "it", s->id, r->name);
+        cb_status st = record_binding(s, r, version);
         if (st != CB_OK) return st;
-        if (known) continue;
-        st = cb_store_exec(s->store, "INSERT OR REPLACE INTO binding(study_id, name, framework, language,"
-                                     " version, manifest) VALUES(?,?,?,?,?,?)", "itttt" "t", s->id, r->name,
-                                     r->framework, r->language, version, r->manifest);
+    }
+    /* Bindings that cannot be installed on this kind of machine
+     * (unavailable.json), of the frameworks the study compares: listed in
+     * the report with their reason, never run. */
+    for (int i = 0; i < s->runners->count; i++) {
+        const cb_runner *r = &s->runners->items[i];
+        int listed = 0, same_framework = 0;
+        for (int b = 0; b < s->c->nbindings; b++) {
+            const cb_runner *o = cb_runners_find(s->runners, s->c->bindings[b]);
+            listed |= o == r;
+            same_framework |= !o->declared_unavailable && !strcmp(o->framework, r->framework);
+        }
+        if (!r->declared_unavailable || listed || !same_framework) continue;
+        if (!s->opt->quiet)
+            fprintf(stderr, "[study] binding %s (%s) cannot be installed on this machine: %s; the report lists it\n",
+                    r->name, r->framework, r->reason);
+        cb_status st = record_binding(s, r, "not installable on this machine");
         if (st != CB_OK) return st;
     }
     return CB_OK;
@@ -705,6 +922,7 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
                           : cb_fail(CB_ERR_NOMEM, "out of memory");
     cb_buf_free(&data);
     if (st == CB_OK) st = record_bindings(&s);
+    if (st == CB_OK) choose_init_sources(&s);
     if (st == CB_OK) st = plan(&s);
     if (st != CB_OK) { free(s.tasks); return st; }
     s.done_s = malloc((size_t)(s.ntasks ? s.ntasks : 1) * sizeof *s.done_s);

@@ -27,13 +27,23 @@ typedef struct cb_runner {
     char *bench_cmd[8]; int nbench_cmd;        /* its benchmark worker (default: command + "bench") */
     char bench[4][CB_NAME]; int nbench;               /* benchmark kinds its `bench` command measures */
     char bench_env[4][CB_NAME]; int nbench_env;       /* alternative settings "VAR=value" to try, fastest used */
-    char *manifest;                                   /* the file's text (owned) */
+    int framework_default;                            /* "framework_default": true: its framework's default binding */
+    char library[512];                                /* "library": which library build and version, shared or bundled */
+    /* A directory with unavailable.json instead of a manifest: a binding
+     * that cannot be installed on this kind of machine. It has no command;
+     * a study lists it with the reason and never runs it. */
+    int declared_unavailable;
+    char reason[512];
+    char *manifest;                                   /* the file's text (owned): manifest.json or unavailable.json */
 } cb_runner;
 
 typedef struct cb_runners { cb_runner *items; int count; } cb_runners;
 
-/* Loads every runners/<name>/manifest.json under `dir`; `self` replaces
- * "{crossbind}" (the path of this crossbind command) in commands. */
+/* Loads every runners/<name>/manifest.json (and every unavailable.json of
+ * a directory without one) under `dir`; `self` replaces "{crossbind}" (the
+ * path of this crossbind command) in commands. Two manifests of one
+ * framework that both say "framework_default": true are refused, naming
+ * both. */
 cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out);
 void cb_runners_free(cb_runners *r);
 const cb_runner *cb_runners_find(const cb_runners *r, const char *name);
@@ -48,6 +58,23 @@ void cb_machine_describe(char *out, size_t cap);
 /* "parameters" or "serialization" for a model file format, NULL if unknown. */
 const char *cb_format_load_mode(const char *format);
 
+/* A binding of a study, as far as choosing its framework's default goes. */
+typedef struct {
+    const char *name, *framework;
+    int runnable;   /* it has a manifest (not unavailable.json) */
+    int flagged;    /* its manifest says "framework_default": true */
+    int trains;     /* it trains some model */
+} cb_fw_member;
+typedef struct { const char *framework, *binding; } cb_fw_override; /* the configuration's "defaults" */
+enum { CB_DEFAULT_NONE, CB_DEFAULT_CONFIG, CB_DEFAULT_MANIFEST, CB_DEFAULT_FIRST };
+/* def[i]: the index of member i's framework default (-1 for a member that
+ * cannot run); why[i] (may be NULL): how it was chosen. In this order: the
+ * configuration's override for the framework, the member whose manifest
+ * flags it, the first member (in the study's order) that trains, the
+ * first member. Overrides are trusted to name a runnable member of their
+ * framework (the configuration checks that). */
+void cb_framework_defaults(const cb_fw_member *m, int n, const cb_fw_override *ov, int nov, int *def, int *why);
+
 typedef struct cb_data_source { char format[CB_NAME]; char path[512]; char name[600]; int stand_in; } cb_data_source;
 
 /* Fills `name` and `stand_in` from the directory (a stand-in's README says so). */
@@ -56,8 +83,11 @@ void cb_data_describe(cb_data_source *d);
 typedef struct cb_study_config {
     char profile[256];
     char models[CB_MAX_LIST][CB_NAME]; int nmodels;
-    char bindings[8][CB_NAME]; int nbindings;
-    char reference[CB_NAME];                   /* the default binding: trains the reference models */
+    char bindings[CB_MAX_LIST][CB_NAME]; int nbindings;
+    char reference[CB_NAME];                   /* trains the reference models (RQ2): by default PyTorch's default binding */
+    char def_framework[CB_MAX_LIST][64], def_binding[CB_MAX_LIST][CB_NAME]; int ndefaults; /* "defaults" */
+    int default_of[CB_MAX_LIST];               /* per binding: the index of its framework's default (-1: cannot run) */
+    int init_shared;                           /* "init": "shared": one initial-weights file per model and run */
     char devices[4][CB_NAME]; int ndevices;
     int runs[CB_MAX_LIST], epochs[CB_MAX_LIST];  /* per model */
     long limit_train[CB_MAX_LIST], limit_test[CB_MAX_LIST];

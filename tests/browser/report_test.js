@@ -6,7 +6,8 @@
 // script ran (the page has no <script>, its Content-Security-Policy forbids
 // script, and no dialog opened: the hostile-strings test's payloads call alert).
 // usage: node report_test.js REPORT.html EXPECT.json
-//   EXPECT: {"figures": {"<figure id>": <series>, ...}, "min_figures": N}
+//   EXPECT: {"figures": {"<figure id>": <series>, ...}, "min_figures": N, "bindings": [names],
+//            "tables": [table ids, a section's suffix allowed] (default: the tables every report has)}
 // Prints "N passed, N failed".
 'use strict';
 const fs = require('fs');
@@ -65,9 +66,11 @@ async function main() {
     for (const b of expect.bindings || []) check(`the first screen gives ${b}'s version`, top.text.includes(b));
     check('the summary fits the first screen', top.bottom <= 900, `ends at ${top.bottom}px`);
     const tables = await page.$$eval('table', (t) => t.map((x) => x.id));
-    for (const t of ['t-dtw', 't-final_models', 't-reproduction', 't-training_time', 't-inference_time',
-                     't-subactivities', 't-supported_features', 't-failures'])
-      check(`table ${t} is present`, tables.includes(t));
+    // The per-framework sections' tables carry the section in their id (t-dtw-fw1, t-dtw-cross).
+    for (const t of expect.tables || ['t-final_models', 't-reproduction', 't-inference_time', 't-bindings',
+                                      't-subactivities', 't-supported_features', 't-failures'])
+      check(`table ${t} is present`, tables.some((x) => x === t || x.startsWith(t + '-')));
+    check('table ids are unique', new Set(tables).size === tables.length, tables.join(' '));
     check('no console errors', errors.length === 0, errors.join(' | '));
     const scripts = await page.evaluate(() => ({
       n: document.scripts.length,
