@@ -140,7 +140,8 @@ void load_weights(Net& model, const std::string& path) {
     try {
         file = read_safetensors(path);
     } catch (const std::runtime_error& e) {
-        fail(std::string("cannot read weights ") + path + ": " + e.what());
+        std::string why = e.what();  // the reader's messages name the file
+        fail("cannot read weights " + (why.rfind(path, 0) == 0 ? why : path + ": " + why));
     }
     auto find = [&](const std::string& k) -> torch::Tensor* {
         for (auto& nt : file)

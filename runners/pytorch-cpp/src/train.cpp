@@ -91,7 +91,11 @@ int cmd_train(const Args& args) {
     Dataset test = load_data(name, data_dir, false, limit_test);
     torch::manual_seed(uint64_t(seed));
     std::shared_ptr<Net> model = build_model(name, no_dropout);  // parity runs: each binding would draw its own masks
-    if (!init.empty()) load_weights(*model, init);
+    if (!init.empty()) {
+        std::string kind = file_kind(init);
+        if (kind != "safetensors") fail("--init needs a .safetensors file; " + init + " is " + (kind == "unknown" ? "not one" : kind));
+        load_weights(*model, init);
+    }
     save_safetensors(*model, out + "/init.safetensors", name);
     if (is_binary(name)) copy_file(data_dir + "/vocab.txt", out + "/vocab.txt");  // the vocabulary travels with the run
     std::unique_ptr<torch::optim::Optimizer> opt;
@@ -108,7 +112,7 @@ int cmd_train(const Args& args) {
         .integer("n_train", train.size()).integer("n_test", test.size()).integer("batch", batch).str("optimizer", optimizer)
         .num("lr", lr).num("momentum", momentum).num("weight_decay", weight_decay).boolean("shuffle", shuffle)
         .boolean("dropout", !no_dropout).raw("init", init.empty() ? "null" : json_string(init)).integer("threads", threads)
-        .raw("versions", JsonObject().str("libtorch", torch_version()).str("compiler", compiler_version()).dump())
+        .raw("versions", JsonObject().str("libtorch", torch_version()).str("compiler", compiler_version()).dump(2, 1))
         .str("machine", machine()).raw("epochs", "[]");
     std::vector<JsonObject> epoch_log;
     auto epochs_json = [&]() {
@@ -177,7 +181,7 @@ int cmd_train(const Args& args) {
         .num("total_time_s", total).num("test_accuracy", te.accuracy).integer("test_correct", te.correct)
         .num("f1_macro", te.f1).num("auc_macro", te.auc);
     if (subactivities)
-        info.raw("subactivities_s", JsonObject().num("load", sub_load).num("forward", sub_forward).num("backward", sub_backward).dump());
+        info.raw("subactivities_s", JsonObject().num("load", sub_load).num("forward", sub_forward).num("backward", sub_backward).dump(2, 1));
     write_run();
     std::printf("%s: test accuracy %.4f (%lld/%lld), macro F1 %.4f, AUC %.4f, training %.2fs, eval %.2fs -> %s\n", name.c_str(),
                 te.accuracy, (long long)te.correct, (long long)test.size(), te.f1, te.auc, total - eval_total, eval_total,
