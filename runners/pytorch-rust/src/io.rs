@@ -51,17 +51,29 @@ pub fn file_kind(path: &str) -> Result<FileKind, String> {
     Ok(FileKind::Unknown)
 }
 
-/// Named tensors of a parameters file: safetensors through tch's reader,
-/// a Python torch.save state dict through libtorch's unpickler
-/// (Tensor::loadz_multi).
+/// Named tensors of a parameters file: safetensors through tch's reader; a
+/// torch.save archive through libtorch's unpickler (Tensor::loadz_multi).
+/// That unpickler reads a plain dict of tensors but turns the OrderedDict
+/// that torch.save(model.state_dict()) writes into None, so "pt" is not
+/// among the formats this binding declares it loads.
 fn read_named(path: &str, kind: FileKind) -> Result<HashMap<String, Tensor>, String> {
     let named = match kind {
-        FileKind::Safetensors => Tensor::read_safetensors(path),
-        FileKind::Pt => Tensor::loadz_multi(path),
+        FileKind::Safetensors => Tensor::read_safetensors(path)
+            .map_err(|e| format!("cannot read weights {path}: {}", first_line(&e.to_string()))),
+        FileKind::Pt => Tensor::loadz_multi(path).map_err(|e| {
+            let msg = e.to_string();
+            if msg.contains("Expected GenericDict but got None") {
+                return format!(
+                    "cannot read weights {path}: libtorch's unpickler (tch's Tensor::loadz_multi) reads a plain \
+                     dict of tensors, not the OrderedDict of torch.save(model.state_dict()); use the run's \
+                     .safetensors or .ts file"
+                );
+            }
+            format!("cannot read weights {path}: {}", first_line(&msg))
+        }),
         _ => return Err(format!("{path}: unrecognised weights format")),
-    }
-    .map_err(|e| format!("cannot read weights {path}: {}", first_line(&e.to_string())))?;
-    Ok(named.into_iter().collect())
+    };
+    Ok(named?.into_iter().collect())
 }
 
 pub fn first_line(s: &str) -> String {
@@ -169,24 +181,25 @@ pub fn save_torchscript(net: &Net, path: &str) -> Result<(), String> {
     shape.extend(net.arch.input_shape());
     let kind = if net.arch.binary() { Kind::Int64 } else { Kind::Float };
     let example = Tensor::zeros(shape.as_slice(), (kind, tch::Device::Cpu));
-    // The variables enter the trace as constants, which must not require
-    // gradients: frozen while tracing (VarStore::freeze, without &mut).
+    // The variables enter the trace as constants (the same tensors), which
+    // must not require gradients when the module is traced and saved: the
+    // store is frozen meanwhile (VarStore::freeze, without &mut).
     let vars = net.vs.trainable_variables();
     for v in &vars {
         let _ = v.set_requires_grad(false);
     }
-    let traced = tch::no_grad(|| {
+    let tmp = format!("{path}.tmp");
+    let saved = tch::no_grad(|| {
         CModule::create_by_tracing(net.arch.name(), "forward", &[example], &mut |inputs| {
             vec![net.forward_t(&inputs[0], false)]
         })
-    });
+    })
+    .map_err(|e| format!("cannot trace {}: {}", net.arch.name(), first_line(&e.to_string())))
+    .and_then(|m| m.save(&tmp).map_err(|e| format!("cannot write {path}: {}", first_line(&e.to_string()))));
     for v in &vars {
         let _ = v.set_requires_grad(true);
     }
-    let module = traced
-    .map_err(|e| format!("cannot trace {}: {}", net.arch.name(), first_line(&e.to_string())))?;
-    let tmp = format!("{path}.tmp");
-    module.save(&tmp).map_err(|e| format!("cannot write {path}: {}", first_line(&e.to_string())))?;
+    saved?;
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {path}: {e}"))
 }
 
