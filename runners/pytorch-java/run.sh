@@ -6,7 +6,7 @@
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 jar="$here/target/crossbind-djl.jar"
 torch_lib="$(cd "$here/../pytorch-python/.venv/lib" 2>/dev/null && echo "$PWD"/python3*/site-packages/torch/lib)"
-if [ ! -f "$jar" ] || [ ! -f "$torch_lib/libtorch.so" ] || [ ! -f "$here/target/.crossbind-complete" ]; then
+if [ ! -f "$jar" ] || [ ! -f "$torch_lib/libtorch.so" ]; then
     echo "crossbind-djl: error: the PyTorch/Java runner is not installed; run: bash runners/pytorch-java/install.sh" >&2
     exit 1
 fi
