@@ -1,0 +1,71 @@
+package crossbind.djl;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** The PyTorch/Java binding of the study: DJL's PyTorch engine (runners/README.md's runner
+ * protocol). Commands: train, eval, bench, version. */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] argv) {
+        int status = 0;
+        try {
+            run(argv);
+        } catch (CliError e) {
+            System.err.println("crossbind-djl: error: " + e.getMessage());
+            status = 1;
+        } catch (RuntimeException | OutOfMemoryError | UnsatisfiedLinkError e) {
+            String msg = e.getMessage() == null ? e.toString() : e.getClass().getSimpleName() + ": " + e.getMessage();
+            System.err.println("crossbind-djl: error: " + Loaded.firstLine(msg));
+            status = 1;
+        }
+        System.out.flush();
+        // DJL's native resources need no orderly shutdown; exit at once with the status.
+        Runtime.getRuntime().halt(status);
+    }
+
+    private static void run(String[] argv) {
+        if (argv.length == 0) {
+            throw new CliError("usage: run.sh train|eval|bench|version ... (see runners/README.md)");
+        }
+        List<String> rest = Arrays.asList(argv).subList(1, argv.length);
+        switch (argv[0]) {
+            case "train":
+                TrainCommand.run(new Options("train", rest, TrainCommand.VALUED, TrainCommand.FLAGS, true));
+                break;
+            case "eval":
+                EvalCommand.run(new Options("eval", rest, EvalCommand.VALUED, EvalCommand.FLAGS, true));
+                break;
+            case "bench":
+                BenchCommand.run(new Options("bench", rest, BenchCommand.VALUED, BenchCommand.FLAGS, false));
+                break;
+            case "version":
+                new Options("version", rest, Set.of(), Set.of(), false);
+                Torch.start(1);
+                versions().forEach((k, v) -> System.out.println(k + " " + v));
+                break;
+            default:
+                throw new CliError("unknown command " + argv[0] + " (train, eval, bench, version)");
+        }
+    }
+
+    static void checkDevice(Options o) {
+        String d = o.str("device", "cpu");
+        if (!d.equals("cpu")) {
+            throw new CliError("device " + d + " is not supported by this binding (cpu only)");
+        }
+    }
+
+    /** Versions of the stack, as version_command prints them. */
+    static Map<String, Object> versions() {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("java", System.getProperty("java.version"));
+        v.put("djl", Torch.djlVersion());
+        v.put("libtorch", Torch.libtorchVersion());
+        return v;
+    }
+}
