@@ -13,7 +13,6 @@ import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
 import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
-import ai.djl.training.tracker.Tracker;
 import ai.djl.translate.NoopTranslator;
 import ai.djl.translate.TranslateException;
 import java.io.IOException;
@@ -143,9 +142,7 @@ final class BenchCommand {
         boolean binary = Protocol.binary(name);
         Net net = Models.build(name, 0.5f);
         Loss loss = binary ? new BinaryCrossEntropy() : Loss.softmaxCrossEntropyLoss();
-        Tracker lr = Tracker.fixed((float) Protocol.learningRate(name));
-        Optimizer opt = binary ? Optimizer.adam().optLearningRateTracker(lr).build()
-                : Optimizer.sgd().setLearningRateTracker(lr).build();
+        Optimizer opt = Optimizers.of(Protocol.optimizer(name), "torch", Protocol.learningRate(name), 0, 0);
         Engine.getInstance().setRandomSeed(Protocol.SEEDS[0]);
         try (Model model = Model.newInstance(name, Device.cpu(), "PyTorch")) {
             model.setBlock(net.block);

@@ -24,6 +24,7 @@ public final class Main {
             status = 1;
         }
         System.out.flush();
+        System.err.flush();
         // DJL's native resources need no orderly shutdown; exit at once with the status.
         Runtime.getRuntime().halt(status);
     }
