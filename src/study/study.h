@@ -72,6 +72,10 @@ typedef struct cb_study_config {
 /* Loads a profile: "quick", "paper", or a JSON file. Unknown models,
  * bindings, devices and keys are refused with a message naming them. */
 cb_status cb_study_config_load(const char *profile, const cb_runners *runners, cb_study_config *out);
+/* The same for a configuration's text in memory; `profile` names it in
+ * messages and in the study's record. */
+cb_status cb_study_config_parse(const char *text, size_t len, const char *profile, const cb_runners *runners,
+                                cb_study_config *out);
 void cb_study_config_free(cb_study_config *c);
 int cb_study_model_index(const cb_study_config *c, const char *model);
 
