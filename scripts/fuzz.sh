@@ -8,19 +8,22 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]   bounded by time (default 20): CI's run
 #   scripts/fuzz.sh --runs N [--log FILE]  bounded by executions: the recorded
 #                                          long run (e.g. --runs 10000000)
+#   --max-len N                            the longest input libFuzzer makes
+#                                          (default 65536; longer seeds are cut)
 # FUZZ_JOBS (default 2) targets run at once; FUZZ_TARGETS="json npy" runs
 # only those. Each run appends one row per target to a summary table
-# (target, executions, seconds, exec/s, coverage, result): the --log FILE,
+# (target, executions, seconds, exec/s, coverage, max input length, result): the --log FILE,
 # by default build-fuzz/summary.md. Closes with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-secs=20 runs= log=build-fuzz/summary.md
+secs=20 runs= log=build-fuzz/summary.md max_len=65536
 while [ $# -gt 0 ]; do
     case $1 in
     --runs) runs=${2:?--runs needs a count}; shift 2 ;;
     --log) log=${2:?--log needs a file}; shift 2 ;;
+    --max-len) max_len=${2:?--max-len needs a size}; shift 2 ;;
     [0-9]*) secs=$1; shift ;;
-    *) echo "usage: scripts/fuzz.sh [SECONDS] | --runs N [--log FILE]" >&2; exit 2 ;;
+    *) echo "usage: scripts/fuzz.sh [SECONDS] | --runs N [--log FILE] [--max-len N]" >&2; exit 2 ;;
     esac
 done
 jobs=${FUZZ_JOBS:-2}
@@ -36,7 +39,7 @@ run_target() {
     work=$(mktemp -d /tmp/crossbind-fuzz-XXXXXX)   # new inputs stay out of the repository
     [ -f "fuzz/$name.dict" ] && dict=(-dict="fuzz/$name.dict")
     t0=$(date +%s.%N)
-    "$bin" $bound "${dict[@]}" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    "$bin" $bound "${dict[@]}" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
         -artifact_prefix=build-fuzz/artifacts/"$name"- "$work" "fuzz/corpus/$name" >"$log" 2>&1 &
     pid=$!
     wait "$pid"; rc=$?
@@ -71,13 +74,13 @@ t_all=$(( $(date +%s) - t_all ))
 
 pass=0 fail=0
 {
-    [ -s "$log" ] || printf '| target | executions | seconds | exec/s | coverage | result |\n|---|---:|---:|---:|---|---|\n'
+    [ -s "$log" ] || printf '| target | executions | seconds | exec/s | coverage | max input | result |\n|---|---:|---:|---:|---|---:|---|\n'
 } >>"$log"
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $what per target, $jobs at once, $(nproc) cores:" \
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $what per target, inputs up to $max_len bytes, $jobs at once, $(nproc) cores:" \
      "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)" >>"$log.runs"
 for name in "${names[@]}"; do
     IFS=$'\t' read -r n execs s rate cov result <build-fuzz/results/"$name" || { n=$name execs=0 s=0 rate=0 cov=? result="FAIL: no result"; }
-    printf '| fuzz_%s | %s | %s | %s | %s | %s |\n' "$n" "$execs" "$s" "$rate" "$cov" "$result" >>"$log"
+    printf '| fuzz_%s | %s | %s | %s | %s | %s | %s |\n' "$n" "$execs" "$s" "$rate" "$cov" "$max_len" "$result" >>"$log"
     if [ "$result" = ok ]; then
         echo "ok   fuzz_$n: $execs runs in ${s}s ($rate/s, $cov), no crash"
         pass=$((pass + 1))
