@@ -35,6 +35,12 @@ typedef struct cb_runners { cb_runner *items; int count; } cb_runners;
 /* Loads every runners/<name>/manifest.json under `dir`; `self` replaces
  * "{crossbind}" (the path of this crossbind command) in commands. */
 cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out);
+/* One manifest's text (`file` names it in messages, `dir` is its runner's
+ * directory): what cb_runners_load does with each runners/NAME/manifest.json.
+ * cb_runner_release frees what a parsed runner owns. */
+cb_status cb_runner_parse(const char *text, size_t len, const char *file, const char *dir, const char *self,
+                          cb_runner *r);
+void cb_runner_release(cb_runner *r);
 void cb_runners_free(cb_runners *r);
 const cb_runner *cb_runners_find(const cb_runners *r, const char *name);
 int cb_runner_has(const char list[][CB_NAME], int n, const char *item);
