@@ -36,7 +36,10 @@ if [ -n "$runs" ]; then bound="-runs=$runs"; what="$runs executions"; else bound
 run_target() {
     local name=$1 bin=build-fuzz/fuzz_$1 log=build-fuzz/$1.log
     local work dict=() t0 t1 rc pid
-    work=$(mktemp -d /tmp/crossbind-fuzz-XXXXXX)   # new inputs stay out of the repository
+    # New inputs stay out of the repository, in memory where there is a
+    # tmpfs: libFuzzer writes and removes a file for every input it keeps
+    # or reduces.
+    work=$(mktemp -d "$tmp_base"/crossbind-fuzz-XXXXXX)
     [ -f "fuzz/$name.dict" ] && dict=(-dict="fuzz/$name.dict")
     t0=$(date +%s.%N)
     "$bin" $bound "${dict[@]}" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -57,6 +60,8 @@ run_target() {
         >build-fuzz/results/"$name"
 }
 
+tmp_base=/tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && tmp_base=/dev/shm
 names=()
 for bin in build-fuzz/fuzz_*; do
     name=${bin#build-fuzz/fuzz_}
@@ -76,7 +81,7 @@ pass=0 fail=0
 {
     [ -s "$log" ] || printf '| target | executions | seconds | exec/s | coverage | max input | result |\n|---|---:|---:|---:|---|---:|---|\n'
 } >>"$log"
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $what per target, inputs up to $max_len bytes, $jobs at once, $(nproc) cores:" \
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- 2>/dev/null || echo ' (modified)'), $what per target, inputs up to $max_len bytes, $jobs at once, $(nproc) cores:" \
      "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)" >>"$log.runs"
 for name in "${names[@]}"; do
     IFS=$'\t' read -r n execs s rate cov result <build-fuzz/results/"$name" || { n=$name execs=0 s=0 rate=0 cov=? result="FAIL: no result"; }
