@@ -298,6 +298,32 @@ TEST(json_refuses_a_key_twice_and_too_many_values)
     cb_json_free(&v);
 }
 
+/* Strings: the closing quote is the first after an even run of
+ * backslashes; raw control characters and NUL are refused whether or not
+ * the string has escapes. */
+TEST(json_strings_end_at_the_right_quote)
+{
+    static const struct { const char *text, *want; } ok[] = {
+        {"\"plain\"", "plain"},        {"\"a\\\\\"", "a\\"},           {"\"a\\\"b\"", "a\"b"},
+        {"\"\\\\\\\\\"", "\\\\"},    {"\"x\\u0022y\"", "x\"y"},  {"\"\"", ""},
+        {"\"caf\xc3\xa9\"", "caf\xc3\xa9"}, {"\"a\\\\\\\"\"", "a\\\""},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        cb_json v;
+        cb_status s = cb_json_parse(ok[i].text, strlen(ok[i].text), "s.json", &v);
+        CHECK(s == CB_OK && v.type == CB_JSON_STR && !strcmp(v.str, ok[i].want));
+        if (s == CB_OK) cb_json_free(&v);
+    }
+    static const struct { const char *text; size_t len; } bad[] = {
+        {"\"a\tb\"", 5}, {"\"a\\n\tb\"", 7}, {"\"a\0b\"", 5}, {"\"a\\\"", 4}, {"\"a\\", 3}, {"\"a", 2},
+        {"\"\\\\\\\"", 5}, {"\"\x1f\"", 3}, {"\"\\\"", 3},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cb_json v;
+        CHECK(cb_json_parse(bad[i].text, bad[i].len, "s.json", &v) == CB_ERR_FORMAT);
+    }
+}
+
 TEST(json_reader_survives_hostile_input)
 {
     cb_json v;
