@@ -27,6 +27,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 jobs=${FUZZ_JOBS:-2}
+# The commit the targets are built from (taken now: the tree may move on while they run).
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- 2>/dev/null || echo ' (modified)')"
 make -s -j"$jobs" fuzz >/dev/null || { echo "fuzz build failed"; echo "0 passed, 1 failed"; exit 1; }
 mkdir -p build-fuzz/artifacts build-fuzz/results "$(dirname "$log")"
 if [ -n "$runs" ]; then bound="-runs=$runs"; what="$runs executions"; else bound="-max_total_time=$secs"; what="${secs}s"; fi
@@ -81,7 +83,7 @@ pass=0 fail=0
 {
     [ -s "$log" ] || printf '| target | executions | seconds | exec/s | coverage | max input | result |\n|---|---:|---:|---:|---|---:|---|\n'
 } >>"$log"
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- 2>/dev/null || echo ' (modified)'), $what per target, inputs up to $max_len bytes, $jobs at once, $(nproc) cores:" \
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit, $what per target, inputs up to $max_len bytes, $jobs at once, $(nproc) cores:" \
      "$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)" >>"$log.runs"
 for name in "${names[@]}"; do
     IFS=$'\t' read -r n execs s rate cov result <build-fuzz/results/"$name" || { n=$name execs=0 s=0 rate=0 cov=? result="FAIL: no result"; }
