@@ -324,6 +324,20 @@ TEST(json_strings_end_at_the_right_quote)
     }
 }
 
+/* The number scanner once took NUL for a number character (strchr finds
+ * the terminator of its list): "[1\0]" read as [1], and "[1\0002]" as [1]
+ * too, the digits after the NUL dropped. NUL is no part of a number. */
+TEST(json_refuses_nul_in_a_number)
+{
+    static const struct { const char *text; size_t len; } bad[] = {{"[1\0]", 4}, {"[1\0002]", 5}, {"1\0", 2}, {"{\"a\": 2\0}", 9}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cb_json v;
+        cb_status s = cb_json_parse(bad[i].text, bad[i].len, "n.json", &v);
+        CHECK(s == CB_ERR_FORMAT);
+        if (s == CB_OK) cb_json_free(&v);
+    }
+}
+
 TEST(json_reader_survives_hostile_input)
 {
     cb_json v;
