@@ -36,16 +36,15 @@ int64_t cb_utf8_invalid_at(const char *s, size_t len)
  * return: Python reads text files with universal newlines, turning every
  * \r and \r\n into \n before Keras sees them. NUL separates too: words
  * are C strings, and a word holding a NUL would be stored cut short. */
-static const char filters[] = "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n\r";
+static const unsigned char is_filter[256] = {
+    [0] = 1,    ['\t'] = 1, ['\n'] = 1, ['\r'] = 1, ['!'] = 1, ['"'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1,
+    ['&'] = 1, ['('] = 1,  [')'] = 1,  ['*'] = 1,  ['+'] = 1, [','] = 1, ['-'] = 1, ['.'] = 1, ['/'] = 1,
+    [':'] = 1, [';'] = 1,  ['<'] = 1,  ['='] = 1,  ['>'] = 1, ['?'] = 1, ['@'] = 1, ['['] = 1, ['\\'] = 1,
+    [']'] = 1, ['^'] = 1,  ['_'] = 1,  ['`'] = 1,  ['{'] = 1, ['|'] = 1, ['}'] = 1, ['~'] = 1,
+};
 
 void cb_tokenize(char *text, size_t len, cb_token_fn emit, void *user)
 {
-    /* One table lookup per byte instead of a search of the filter string. */
-    static _Thread_local unsigned char is_filter[256];
-    if (!is_filter[0]) {
-        for (const char *f = filters; *f; f++) is_filter[(unsigned char)*f] = 1;
-        is_filter[0] = 1;
-    }
     unsigned char *p = (unsigned char *)text;
     for (size_t i = 0; i < len; i++) {
         if (p[i] >= 'A' && p[i] <= 'Z') p[i] = (unsigned char)(p[i] + 32);
