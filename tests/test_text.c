@@ -1,6 +1,7 @@
 /* The IMDb text pipeline: UTF-8 checking, the Keras-style tokeniser, the
  * vocabulary (ranking, reserved indices, files), sequence encoding, the
  * aclImdb reader, the prepared form and their errors. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,41 @@ TEST(vocabulary_file_refuses_nul_in_a_word)
     write_text(path, text, sizeof text - 1);
     cb_vocab v;
     CHECK(cb_vocab_load(path, &v) == CB_ERR_FORMAT && strstr(cb_last_error(), "line 3 is not a word"));
+}
+
+/* num_words is a bound on the file, not a size: a header claiming 2^24
+ * words over two words once allocated 128 MiB of word pointers before
+ * reading any. The list now grows with the words read. */
+TEST(vocabulary_file_allocates_for_the_words_it_holds)
+{
+    static const char text[] = "crossbind-vocab 1 num_words=16777216 maxlen=4 index_from=3\nthe\nfilm\n";
+    const char *path = test_tmp("vocab-claims-huge.txt");
+    write_text(path, text, sizeof text - 1);
+    cb_vocab v;
+    CHECK_OK(cb_vocab_load(path, &v));
+    CHECK(v.num_words == 16777216 && v.n_words == 2 && cb_vocab_lookup(&v, "film", 4) == 5);
+    CHECK(v.words && malloc_usable_size(v.words) < 4096);
+    cb_vocab_free(&v);
+}
+
+/* Through a stream (memory here): what is written reads back the same. */
+TEST(vocabulary_streams_round_trip)
+{
+    const char *words[] = {"one two two"};
+    cb_vocab a, b;
+    vocab_of(words, 1, 100, 8, &a);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK_OK(cb_vocab_write(&a, f, "memory"));
+    fclose(f);
+    f = fmemopen(buf, len, "rb");
+    CHECK_OK(cb_vocab_read(f, "memory", &b));
+    fclose(f);
+    CHECK(cb_vocab_equal(&a, &b));
+    free(buf);
+    cb_vocab_free(&a);
+    cb_vocab_free(&b);
 }
 
 TEST(vocabulary_files_round_trip_and_refuse_corruption)

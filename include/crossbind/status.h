@@ -18,7 +18,8 @@ typedef enum cb_status {
     CB_ERR_SHAPE,        /* tensor shapes do not fit together */
     CB_ERR_NOMEM,        /* an allocation failed */
     CB_ERR_UNSUPPORTED,  /* a valid request this build cannot serve */
-    CB_ERR_NOT_FOUND     /* a named item (model, tensor, option) does not exist */
+    CB_ERR_NOT_FOUND,    /* a named item (model, tensor, option) does not exist */
+    CB_ERR_BUSY          /* in use by another process (a study's store or work directory) */
 } cb_status;
 
 /* Short fixed name of a status code ("invalid argument", ...). */

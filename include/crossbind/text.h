@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "crossbind/status.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,10 @@ cb_status cb_vocab_encode(const cb_vocab *v, char *text, size_t len, float *seq)
  * atomically. */
 cb_status cb_vocab_save(const cb_vocab *v, const char *path);
 cb_status cb_vocab_load(const char *path, cb_vocab *out);
+/* The same file's text on a stream (an open file, fmemopen, a pipe);
+ * `name` names it in messages. cb_vocab_load and cb_vocab_save use them. */
+cb_status cb_vocab_read(FILE *f, const char *name, cb_vocab *out);
+cb_status cb_vocab_write(const cb_vocab *v, FILE *f, const char *name);
 cb_status cb_vocab_copy(const cb_vocab *v, cb_vocab *out);
 /* 1 when both hold the same words, size and length. */
 int cb_vocab_equal(const cb_vocab *a, const cb_vocab *b);

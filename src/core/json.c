@@ -81,18 +81,40 @@ static int read_hex4(parser *p, unsigned *out)
     return 0;
 }
 
+/* The control characters a string may not hold raw (NUL is found by length). */
+static const char controls[] = "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+                               "\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
+
 static int parse_string(parser *p, char **out)
 {
     p->pos++; /* opening quote */
-    size_t start = p->pos;
-    while (p->pos < p->len && p->s[p->pos] != '"') {
-        if (p->s[p->pos] == '\\') p->pos++;
-        p->pos++;
+    size_t start = p->pos, end;
+    /* The closing quote: the first one after an even run of backslashes
+     * (memchr finds each candidate without a loop over every byte). */
+    for (size_t from = start;;) {
+        const char *q = memchr(p->s + from, '"', p->len - from);
+        if (!q) { p->pos = p->len; return fail(p, "unterminated string"); }
+        end = (size_t)(q - p->s);
+        size_t run = 0;
+        while (end - run > start && p->s[end - run - 1] == '\\') run++;
+        if (run % 2 == 0) break;
+        from = end + 1;
     }
-    if (p->pos >= p->len) return fail(p, "unterminated string");
     /* Decoded text is never longer than the raw text. */
-    char *buf = malloc(p->pos - start + 1);
+    char *buf = malloc(end - start + 1);
     if (!buf) return fail(p, "out of memory");
+    /* Without escapes, the text is the raw bytes, refused if they hold a
+     * control character or NUL (checked by the C library, not byte by byte
+     * here). Otherwise, or to name the failure, the loop below decodes. */
+    if (!memchr(p->s + start, '\\', end - start)) {
+        memcpy(buf, p->s + start, end - start);
+        buf[end - start] = 0;
+        if (strlen(buf) == end - start && !buf[strcspn(buf, controls)]) {
+            p->pos = end + 1;
+            *out = buf;
+            return 0;
+        }
+    }
     size_t n = 0;
     p->pos = start;
     while (p->s[p->pos] != '"') {
@@ -145,7 +167,10 @@ static int parse_number(parser *p, cb_json *v)
     size_t start = p->pos;
     if (p->s[p->pos] == '-') p->pos++;
     if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9') return fail(p, "bad number");
-    while (p->pos < p->len && strchr("0123456789+-.eE", p->s[p->pos])) p->pos++;
+    static const unsigned char number_char[256] = {['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
+                                                   ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+                                                   ['+'] = 1, ['-'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1};
+    while (p->pos < p->len && number_char[(unsigned char)p->s[p->pos]]) p->pos++;
     char tmp[64];
     size_t n = p->pos - start;
     if (n >= sizeof tmp) return fail(p, "number too long");

@@ -17,6 +17,7 @@ const char *cb_status_name(cb_status s)
     case CB_ERR_NOMEM: return "out of memory";
     case CB_ERR_UNSUPPORTED: return "unsupported";
     case CB_ERR_NOT_FOUND: return "not found";
+    case CB_ERR_BUSY: return "busy";
     }
     return "unknown status";
 }

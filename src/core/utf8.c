@@ -1,3 +1,5 @@
+#include <stdint.h>
+#include <string.h>
 #include "utf8.h"
 
 int cb_utf8_valid(const void *s, size_t n, size_t *bad)
@@ -5,6 +7,14 @@ int cb_utf8_valid(const void *s, size_t n, size_t *bad)
     const unsigned char *p = s;
     size_t i = 0;
     while (i < n) {
+        /* ASCII runs eight bytes at a time */
+        while (n - i >= 8) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (w & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i == n) break;
         unsigned c = p[i];
         size_t len;
         unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */

@@ -93,10 +93,11 @@ static cb_status read_idx(const char *dir, const char *base, int ndim, int64_t l
     if (s == CB_OK) {
         int64_t keep = (limit > 0 && limit < dims[0]) ? limit : dims[0];
         size_t bytes = (size_t)(keep * item);
-        /* The header's size is not trusted with memory: the buffer grows
-         * with the data actually read, so a lying header cannot make the
-         * reader allocate more than about twice the file's real content. */
-        size_t cap = bytes < ((size_t)1 << 24) ? bytes : ((size_t)1 << 24), have = 0;
+        /* The header's size is not trusted with memory: the buffer starts
+         * small and grows with the data actually read, so a lying header
+         * cannot make the reader allocate (or clear, page by page) more than
+         * about twice the file's real content. */
+        size_t cap = bytes < ((size_t)1 << 16) ? bytes : ((size_t)1 << 16), have = 0;
         *data = malloc(cap ? cap : 1);
         while (*data && have < bytes) {
             if (have == cap) {

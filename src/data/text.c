@@ -36,10 +36,12 @@ int64_t cb_utf8_invalid_at(const char *s, size_t len)
  * return: Python reads text files with universal newlines, turning every
  * \r and \r\n into \n before Keras sees them. NUL separates too: words
  * are C strings, and a word holding a NUL would be stored cut short. */
-static int is_filter(unsigned char c)
-{
-    return c == 0 || c == '\t' || c == '\n' || c == '\r' || (c < 0x80 && strchr("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~", c));
-}
+static const unsigned char is_filter[256] = {
+    [0] = 1,    ['\t'] = 1, ['\n'] = 1, ['\r'] = 1, ['!'] = 1, ['"'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1,
+    ['&'] = 1, ['('] = 1,  [')'] = 1,  ['*'] = 1,  ['+'] = 1, [','] = 1, ['-'] = 1, ['.'] = 1, ['/'] = 1,
+    [':'] = 1, [';'] = 1,  ['<'] = 1,  ['='] = 1,  ['>'] = 1, ['?'] = 1, ['@'] = 1, ['['] = 1, ['\\'] = 1,
+    [']'] = 1, ['^'] = 1,  ['_'] = 1,  ['`'] = 1,  ['{'] = 1, ['|'] = 1, ['}'] = 1, ['~'] = 1,
+};
 
 void cb_tokenize(char *text, size_t len, cb_token_fn emit, void *user)
 {
@@ -52,7 +54,7 @@ void cb_tokenize(char *text, size_t len, cb_token_fn emit, void *user)
             i++;
             p[i] = (unsigned char)(p[i] + 0x20);
         }
-        else if (is_filter(p[i])) p[i] = ' ';
+        else if (is_filter[p[i]]) p[i] = ' ';
     }
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
@@ -236,18 +238,26 @@ cb_status cb_vocab_encode(const cb_vocab *v, char *text, size_t len, float *seq)
     return CB_OK;
 }
 
+cb_status cb_vocab_write(const cb_vocab *v, FILE *f, const char *name)
+{
+    fprintf(f, "crossbind-vocab 1 num_words=%d maxlen=%d index_from=%d\n", v->num_words, v->maxlen, CB_TOK_INDEX_FROM);
+    for (int i = 0; i < v->n_words; i++) {
+        fputs(v->words[i], f);
+        fputc('\n', f);
+    }
+    return fflush(f) == 0 && !ferror(f) ? CB_OK : cb_fail(CB_ERR_IO, "cannot write %s", name);
+}
+
 cb_status cb_vocab_save(const cb_vocab *v, const char *path)
 {
-    cb_buf b = {0};
-    cb_buf_printf(&b, "crossbind-vocab 1 num_words=%d maxlen=%d index_from=%d\n", v->num_words, v->maxlen,
-                  CB_TOK_INDEX_FROM);
-    for (int i = 0; i < v->n_words; i++) {
-        cb_buf_append(&b, v->words[i], strlen(v->words[i]));
-        cb_buf_append(&b, "\n", 1);
-    }
-    cb_status s = cb_buf_ok(&b) ? cb_write_file_atomic(path, b.data, b.len)
-                                : cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
-    cb_buf_free(&b);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
+    cb_status s = cb_vocab_write(v, f, path);
+    if (fclose(f) != 0 && s == CB_OK) s = cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
+    if (s == CB_OK) s = cb_write_file_atomic(path, text, len);
+    free(text);
     return s;
 }
 
@@ -256,6 +266,14 @@ cb_status cb_vocab_load(const char *path, cb_vocab *out)
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) return cb_fail(CB_ERR_IO, "cannot open vocabulary %s", path);
+    cb_status s = cb_vocab_read(f, path, out);
+    fclose(f);
+    return s;
+}
+
+cb_status cb_vocab_read(FILE *f, const char *path, cb_vocab *out)
+{
+    memset(out, 0, sizeof *out);
     char *line = NULL;
     size_t cap = 0;
     ssize_t n = getline(&line, &cap, f);
@@ -268,10 +286,18 @@ cb_status cb_vocab_load(const char *path, cb_vocab *out)
              out->num_words > (1 << 24) || out->maxlen < 1 || out->maxlen > (1 << 20))
         s = cb_fail(CB_ERR_FORMAT, "%s: unsupported vocabulary header (version %d, num_words %d, maxlen %d, "
                     "index_from %d)", path, version, out->num_words, out->maxlen, index_from);
-    int cap_words = out->num_words - CB_TOK_INDEX_FROM - 1;
-    if (s == CB_OK && !(out->words = calloc((size_t)cap_words + 1, sizeof *out->words)))
-        s = cb_fail(CB_ERR_NOMEM, "out of memory reading %s", path);
+    /* The word list grows as words arrive: num_words (up to 2^24) is a
+     * bound on the file, not a size to allocate before reading a word. */
+    int cap_words = out->num_words - CB_TOK_INDEX_FROM - 1, have = 0;
     while (s == CB_OK && (n = getline(&line, &cap, f)) > 0) {
+        if (out->n_words + 1 >= have) {
+            int grown = have ? have * 2 : 64;
+            char **w = realloc(out->words, (size_t)grown * sizeof *w);
+            if (!w) { s = cb_fail(CB_ERR_NOMEM, "out of memory reading %s", path); break; }
+            memset(w + have, 0, (size_t)(grown - have) * sizeof *w);
+            out->words = w;
+            have = grown;
+        }
         if (line[n - 1] != '\n') { s = cb_fail(CB_ERR_FORMAT, "%s: truncated (last line unterminated)", path); break; }
         line[n - 1] = 0;
         /* A NUL would cut the word short (and a space could never be read back as one word). */
@@ -283,7 +309,8 @@ cb_status cb_vocab_load(const char *path, cb_vocab *out)
         else out->n_words++;
     }
     free(line);
-    fclose(f);
+    if (s == CB_OK && !out->words && !(out->words = calloc(1, sizeof *out->words)))
+        s = cb_fail(CB_ERR_NOMEM, "out of memory reading %s", path);
     if (s == CB_OK) s = build_slots(out->words, out->n_words, &out->slots, &out->n_slots);
     for (int i = 0; s == CB_OK && i < out->n_words; i++)
         if (cb_vocab_lookup(out, out->words[i], strlen(out->words[i])) != i + CB_TOK_INDEX_FROM + 1)

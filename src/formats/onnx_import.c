@@ -181,9 +181,16 @@ cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dim
                                                     im->what, name);
     snprintf(pname, sizeof pname, "%s", name);
     /* A constant consumed twice (or an activation with the same name) gets
-     * a distinct parameter name. */
-    for (int k = 1; cb_graph_find(&im->m->graph, pname) >= 0; k++)
-        snprintf(pname, sizeof pname, "%.100s#%d", name, k);
+     * a distinct parameter name. The search for a free suffix goes on from
+     * where the constant's last copy stopped: one constant feeding m nodes
+     * costs m lookups, not m^2 / 2. */
+    value *v = imp_lookup(im, name);
+    int k = v ? v->next_copy : 0; /* 0: the name itself; k: name#k */
+    for (;; k++) {
+        if (k) snprintf(pname, sizeof pname, "%.100s#%d", name, k);
+        if (cb_graph_find(&im->m->graph, pname) < 0) break;
+    }
+    if (v) v->next_copy = k + 1;
     int64_t numel = 1;
     for (int d = 0; d < ndim; d++) numel *= dims[d];
     int64_t fan_in = ndim > 1 ? numel / dims[0] : numel;

@@ -24,6 +24,8 @@ typedef struct value {
     int node;           /* activation: its graph node; -1 for a constant */
     cb_tensor constant; /* constant: decoded data (owned) */
     imp_layout layout;  /* activation: see imp_layout */
+    int next_copy;      /* constant: where the search for its next parameter's name starts (0: the
+                         * name itself, k: "name#k"); names taken once stay taken */
 } value;
 
 /* A parameter created from a constant, filled once the graph is finalized. */

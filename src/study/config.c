@@ -229,9 +229,12 @@ static cb_status parse(const cb_json *cfg, const char *what, const cb_runners *r
                     strcpy(c->models[c->nmodels++], *n);
                     break;
                 }
+    /* The registry knows each model's data format: building the model (VGG-16's
+     * 15 million parameters) only to ask it would cost a configuration read
+     * tens of megabytes and milliseconds. */
     for (int i = 0; i < c->nmodels; i++) {
-        cb_model *m;
-        if (cb_model_create(c->models[i], &m) != CB_OK) {
+        const char *format = cb_model_data_format(c->models[i]);
+        if (!format) {
             cb_buf known = {0};
             for (const char *const *n = cb_model_names(); *n; n++) cb_buf_printf(&known, "%s%s", known.len ? ", " : "", *n);
             st = cb_fail(CB_ERR_NOT_FOUND, "%s: unknown model \"%s\" (known: %s)", what, c->models[i],
@@ -239,8 +242,7 @@ static cb_status parse(const cb_json *cfg, const char *what, const cb_runners *r
             cb_buf_free(&known);
             return st;
         }
-        snprintf(c->data_format[i], CB_NAME, "%s", m->data_format[0] ? m->data_format : "mnist");
-        cb_model_free(m);
+        snprintf(c->data_format[i], CB_NAME, "%s", format[0] ? format : "mnist");
     }
     st = name_list(cfg, "bindings", what, c->bindings, CB_MAX_LIST, &c->nbindings, &all);
     if (st != CB_OK) return st;
@@ -401,31 +403,34 @@ static char *canonical(const cb_study_config *c)
     return b.data;
 }
 
-cb_status cb_study_config_load(const char *profile, const cb_runners *runners, cb_study_config *out)
+cb_status cb_study_config_parse(const char *text, size_t len, const char *profile, const cb_runners *runners,
+                                cb_study_config *out)
 {
     memset(out, 0, sizeof *out);
-    const char *text = NULL;
-    unsigned char *file = NULL;
-    size_t len = 0;
-    if (!strcmp(profile, "quick")) text = quick_profile;
-    else if (!strcmp(profile, "paper")) text = paper_profile;
-    else {
-        cb_status st = cb_read_file(profile, 1 << 20, &file, &len);
-        if (st != CB_OK)
-            return cb_fail(st, "profile '%s' is neither quick, paper nor a readable configuration file: %s", profile,
-                           cb_last_error());
-        text = (const char *)file;
-    }
-    if (!file) len = strlen(text);
     cb_json cfg;
     cb_status st = cb_json_parse(text, len, profile, &cfg);
-    free(file);
     if (st != CB_OK) return st;
     snprintf(out->profile, sizeof out->profile, "%s", profile);
     st = parse(&cfg, profile, runners, out);
     cb_json_free(&cfg);
     if (st == CB_OK && !(out->canonical = canonical(out))) st = cb_fail(CB_ERR_NOMEM, "out of memory");
     if (st != CB_OK) cb_study_config_free(out);
+    return st;
+}
+
+cb_status cb_study_config_load(const char *profile, const cb_runners *runners, cb_study_config *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!strcmp(profile, "quick")) return cb_study_config_parse(quick_profile, strlen(quick_profile), profile, runners, out);
+    if (!strcmp(profile, "paper")) return cb_study_config_parse(paper_profile, strlen(paper_profile), profile, runners, out);
+    unsigned char *file;
+    size_t len;
+    cb_status st = cb_read_file(profile, 1 << 20, &file, &len);
+    if (st != CB_OK)
+        return cb_fail(st, "profile '%s' is neither quick, paper nor a readable configuration file: %s", profile,
+                       cb_last_error());
+    st = cb_study_config_parse((const char *)file, len, profile, runners, out);
+    free(file);
     return st;
 }
 

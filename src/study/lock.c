@@ -74,7 +74,7 @@ cb_status cb_lock_acquire(const char *path, const char *what, int wait, int quie
         describe(&h, who, sizeof who);
         if (!wait) {
             close(fd);
-            return cb_fail(CB_ERR_IO, "%s is in use by another crossbind study (%s; lock file %s): wait for it to "
+            return cb_fail(CB_ERR_BUSY, "%s is in use by another crossbind study (%s; lock file %s): wait for it to "
                            "finish, or add --wait to start when it has", what, who, path);
         }
         if (!quiet) fprintf(stderr, "[study] waiting for %s: in use by another crossbind study (%s)\n", what, who);

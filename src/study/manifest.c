@@ -109,20 +109,17 @@ static cb_status get_argv(const cb_json *m, const char *key, const char *file, c
     return CB_OK;
 }
 
-static cb_status parse_manifest(const char *file, const char *dir, const char *self, cb_runner *r)
+cb_status cb_runner_parse(const char *text, size_t len, const char *file, const char *dir, const char *self,
+                          cb_runner *r)
 {
-    unsigned char *text;
-    size_t len;
-    cb_status st = cb_read_file(file, 1 << 20, &text, &len);
-    if (st != CB_OK) return st;
+    memset(r, 0, sizeof *r);
     cb_json m;
-    st = cb_json_parse((const char *)text, len, file, &m);
-    if (st != CB_OK) { free(text); return st; }
+    cb_status st = cb_json_parse(text, len, file, &m);
+    if (st != CB_OK) return st;
     r->manifest = malloc(len + 1); /* kept as a C string for the store */
-    if (!r->manifest) { cb_json_free(&m); free(text); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
+    if (!r->manifest) { cb_json_free(&m); return cb_fail(CB_ERR_NOMEM, "out of memory"); }
     memcpy(r->manifest, text, len);
     r->manifest[len] = 0;
-    free(text);
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     char fmt[64];
     if (m.type != CB_JSON_OBJ) st = cb_fail(CB_ERR_FORMAT, "%s: a manifest is a JSON object", file);
@@ -172,6 +169,7 @@ static cb_status parse_manifest(const char *file, const char *dir, const char *s
         if (!cb_runner_has(r->infer, r->ninfer, r->train[i]))
             st = cb_fail(CB_ERR_FORMAT, "%s: it trains %s but does not list it under \"infer\"", file, r->train[i]);
     cb_json_free(&m);
+    if (st != CB_OK) cb_runner_release(r);
     return st;
 }
 
@@ -203,7 +201,18 @@ static cb_status parse_unavailable(const char *file, const char *dir, cb_runner 
     return st;
 }
 
-static void runner_free(cb_runner *r)
+static cb_status parse_manifest(const char *file, const char *dir, const char *self, cb_runner *r)
+{
+    unsigned char *text;
+    size_t len;
+    cb_status st = cb_read_file(file, 1 << 20, &text, &len);
+    if (st != CB_OK) return st;
+    st = cb_runner_parse((const char *)text, len, file, dir, self, r);
+    free(text);
+    return st;
+}
+
+void cb_runner_release(cb_runner *r)
 {
     for (int i = 0; i < r->ncommand; i++) free(r->command[i]);
     for (int i = 0; i < r->nversion; i++) free(r->version_cmd[i]);
@@ -244,10 +253,10 @@ cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out)
         cb_runner *r = &out->items[out->count];
         memset(r, 0, sizeof *r);
         st = has_manifest ? parse_manifest(file, sub, self, r) : parse_unavailable(unav, sub, r);
-        if (st != CB_OK) { runner_free(r); break; }
+        if (st != CB_OK) { cb_runner_release(r); break; }
         if (cb_runners_find(out, r->name)) {
             st = cb_fail(CB_ERR_FORMAT, "%s: binding \"%s\" is declared twice", has_manifest ? file : unav, r->name);
-            runner_free(r);
+            cb_runner_release(r);
             break;
         }
         out->count++;
@@ -273,7 +282,7 @@ cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out)
 
 void cb_runners_free(cb_runners *r)
 {
-    for (int i = 0; i < r->count; i++) runner_free(&r->items[i]);
+    for (int i = 0; i < r->count; i++) cb_runner_release(&r->items[i]);
     free(r->items);
     memset(r, 0, sizeof *r);
 }

@@ -45,6 +45,12 @@ typedef struct cb_runners { cb_runner *items; int count; } cb_runners;
  * framework that both say "framework_default": true are refused, naming
  * both. */
 cb_status cb_runners_load(const char *dir, const char *self, cb_runners *out);
+/* One manifest's text (`file` names it in messages, `dir` is its runner's
+ * directory): what cb_runners_load does with each runners/NAME/manifest.json.
+ * cb_runner_release frees what a parsed runner owns. */
+cb_status cb_runner_parse(const char *text, size_t len, const char *file, const char *dir, const char *self,
+                          cb_runner *r);
+void cb_runner_release(cb_runner *r);
 void cb_runners_free(cb_runners *r);
 const cb_runner *cb_runners_find(const cb_runners *r, const char *name);
 int cb_runner_has(const char list[][CB_NAME], int n, const char *item);
@@ -102,6 +108,10 @@ typedef struct cb_study_config {
 /* Loads a profile: "quick", "paper", or a JSON file. Unknown models,
  * bindings, devices and keys are refused with a message naming them. */
 cb_status cb_study_config_load(const char *profile, const cb_runners *runners, cb_study_config *out);
+/* The same for a configuration's text in memory; `profile` names it in
+ * messages and in the study's record. */
+cb_status cb_study_config_parse(const char *text, size_t len, const char *profile, const cb_runners *runners,
+                                cb_study_config *out);
 void cb_study_config_free(cb_study_config *c);
 int cb_study_model_index(const cb_study_config *c, const char *model);
 
