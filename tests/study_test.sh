@@ -519,7 +519,7 @@ vfake() { # vfake DIR NAME TRAINS(0|1) [EXTRA-MANIFEST-KEYS]
  "loads": ["onnx"], "devices": ["cpu"]$writes${4:-}}
 JSON
 }
-# Groups of 7 fakes beside crossbind (a study takes at most 8 bindings).
+# Groups of 7 fakes beside crossbind (small studies; a study takes at most 16 bindings).
 all_v=""
 for m in $vmodes_eval; do all_v="$all_v e:$m"; done
 for m in $vmodes_train; do all_v="$all_v t:$m"; done
