@@ -19,7 +19,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for p in gcc make libc6-dev libopenblas-dev libdnnl-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libsqlite3-dev \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
          python3-scipy python3-sklearn chromium \
-         clang libclang-rt-dev valgrind; do
+         clang libclang-rt-dev valgrind python3-venv; do
     have_pkg "$p" || need+=("$p")
 done
 # Node.js may come from another source than Debian's packages: ask for the commands.
