@@ -27,7 +27,12 @@ fi
 echo "pytorch-java: building the DJL 0.36.0 runner in $(pwd) (Maven dependencies into .m2/, about 65 MB once)"
 rm -f "$MARK"
 MVN=(mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$PWD/.m2")
-"${MVN[@]}" dependency:go-offline >/dev/null
-nice -n 10 "${MVN[@]}" -o package
+mkdir -p target
+if ! "${MVN[@]}" dependency:go-offline >target/build.log 2>&1 ||
+   ! nice -n 10 "${MVN[@]}" -o package >>target/build.log 2>&1; then
+    echo "pytorch-java install: the Maven build failed:" >&2
+    grep -a "ERROR" target/build.log | head -20 >&2
+    exit 1
+fi
 ./run.sh version >/dev/null
 digest > "$MARK"
