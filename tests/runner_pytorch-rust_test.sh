@@ -122,7 +122,15 @@ head -c 300 "$T/lenet1-py/final.safetensors" > "$T/trunc.safetensors"
 expect_error "a truncated safetensors file" "cannot read weights" $RS eval lenet1 --weights "$T/trunc.safetensors" --data "$DATA" --limit-test 10
 head -c 2000 "$T/lenet1-py/final.ts" > "$T/trunc.ts"
 expect_error "a truncated TorchScript file" "corrupt zip archive\|cannot load TorchScript" $RS eval lenet1 --weights "$T/trunc.ts" --data "$DATA" --limit-test 10
-expect_error "the wrong model's weights" "parameter conv1.weight has shape" $RS eval lenet5 --weights "$T/lenet1-py/final.safetensors" --data "$DATA" --limit-test 10
+expect_error "the wrong model's weights" "parameters missing from the file: conv3.weight" $RS eval lenet5 --weights "$T/lenet1-py/final.safetensors" --data "$DATA" --limit-test 10
+$PY - "$T/lenet1-py/final.safetensors" "$T/wide.safetensors" <<'PY'
+import sys; sys.path.insert(0, "runners/pytorch")
+import numpy as np, cb_safetensors
+t, meta = cb_safetensors.read(sys.argv[1]); t["fc.weight"] = np.zeros((10, 301), np.float32)
+cb_safetensors.write(sys.argv[2], t, meta)
+PY
+expect_error "a parameter of the wrong shape" "parameter fc.weight has shape \\[10, 301\\], the model needs \\[10, 300\\]" $RS eval lenet1 --weights "$T/wide.safetensors" --data "$DATA" --limit-test 10
+expect_error "an ONNX file (unsupported load mode)" "unsupported load mode" $RS eval lenet1 --weights "$T/lenet1-py/final.onnx" --data "$DATA" --limit-test 10
 expect_error "a torch.save state dict (OrderedDict) is refused clearly" "OrderedDict" $RS eval lenet1 --weights "$T/lenet1-py/final.pt" --data "$DATA" --limit-test 10
 expect_error "an unknown option" "unknown option --bogus" $RS train lenet1 --bogus 3 --out "$T/x"
 expect_error "an unknown model" "unknown model resnet" $RS train resnet --out "$T/x"

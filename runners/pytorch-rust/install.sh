@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 HERE=$(pwd)
-VENV=$HERE/../pytorch-python/.venv
+VENV=$(cd ../pytorch-python && pwd)/.venv
 BIN=target/release/crossbind-tch
 MARK=target/.crossbind-complete
 

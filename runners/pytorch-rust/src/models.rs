@@ -268,17 +268,19 @@ struct RnnClassifier {
     dropout: f64,
 }
 
+const HIDDEN: i64 = 512;
+
 impl RnnClassifier {
     fn new(p: &nn::Path, arch: Arch, dropout: f64) -> Self {
         let cfg = nn::RNNConfig { batch_first: true, ..Default::default() };
         let rnn = match arch {
-            Arch::Lstm => Recurrent::Lstm(nn::lstm(p / "rnn", 300, 512, cfg)),
-            _ => Recurrent::Gru(nn::gru(p / "rnn", 300, 512, cfg)),
+            Arch::Lstm => Recurrent::Lstm(nn::lstm(p / "rnn", 300, HIDDEN, cfg)),
+            _ => Recurrent::Gru(nn::gru(p / "rnn", 300, HIDDEN, cfg)),
         };
         RnnClassifier {
             embedding: nn::embedding(p / "embedding", 10000, 300, Default::default()),
             rnn,
-            fc: linear(p / "fc", 512, 1),
+            fc: linear(p / "fc", HIDDEN, 1),
             dropout,
         }
     }
@@ -287,9 +289,14 @@ impl RnnClassifier {
 impl ModuleT for RnnClassifier {
     fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
         let e = xs.apply(&self.embedding);
+        // The zero initial state [1, N, 512], as RNN::seq makes it, but
+        // derived from the input with recorded operations: a traced module
+        // (final.ts) then keeps its batch dimension free instead of the
+        // tracing example's (PyTorch's nn.LSTM traces input.size(0) alike).
+        let h0 = e.select(1, 0).narrow(1, 0, 1).zeros_like().expand([-1, HIDDEN], false).unsqueeze(0).contiguous();
         let h = match &self.rnn {
-            Recurrent::Lstm(l) => l.seq(&e).0,
-            Recurrent::Gru(g) => g.seq(&e).0,
+            Recurrent::Lstm(l) => l.seq_init(&e, &nn::LSTMState((h0.shallow_clone(), h0))).0,
+            Recurrent::Gru(g) => g.seq_init(&e, &nn::GRUState(h0)).0,
         };
         h.select(1, -1).dropout(self.dropout, train).apply(&self.fc).sigmoid()
     }
