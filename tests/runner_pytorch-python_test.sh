@@ -99,7 +99,7 @@ done
 expect_error "a missing weights file is refused" "no such file\|not found\|cannot open\|No such" \
     $NEW eval lenet1 --weights "$T/none.pt" --data $MNIST --limit-test 100 --repeat 1 --json
 head -c 300 "$T/lenet1-new/final.pt" >"$T/cut.pt"
-expect_error "a truncated .pt is refused" "" $NEW eval lenet1 --weights "$T/cut.pt" --data $MNIST --limit-test 100 --repeat 1 --json
+expect_error "a truncated .pt is refused, naming the file" "cut.pt: .*\\(corrupt\\|truncated\\|not a zip\\)" $NEW eval lenet1 --weights "$T/cut.pt" --data $MNIST --limit-test 100 --repeat 1 --json
 expect_error "an unknown option is refused" "unrecognized\|unknown" $NEW train lenet1 --no-such-option
 
 $NEW bench --model lenet1 --kind train --weights "$T/lenet1-new/init.safetensors" --batch 128 --samples 256 \
