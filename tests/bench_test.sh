@@ -31,7 +31,7 @@ expect_error "worker: training needs a whole batch" "samples >= --batch" "$BIN" 
 expect_error "worker: missing weights" "nosuch.safetensors" "$BIN" bench-worker --model lenet1 --kind infer --weights "$T/nosuch.safetensors"
 
 # One quick round of every real binding on LeNet-5.
-expect_ok "quick bench of lenet5 in all three bindings" "$BIN" bench --models lenet5 --quick --rounds 1 --out "$T/q" --doc "$T/doc/page.md" --quiet
+expect_ok "quick bench of lenet5 in three bindings" "$BIN" bench --models lenet5 --bindings crossbind,pytorch,onnxruntime-node --quick --rounds 1 --out "$T/q" --doc "$T/doc/page.md" --quiet
 J="$T/q/bench.json"
 json_check "every cell measured" "$J" "len(d['cells']) == 11 and all(c['status'] == 'ok' for c in d['cells'])"
 json_check "ONNX Runtime measures inference only" "$J" \
@@ -109,6 +109,38 @@ json_check "the faster setting chosen and kept in round 2" "$J" \
 json_check "start-up measured from the clock the worker reports" "$J" \
     "[c for c in d['cells'] if c['binding'] == 'fake-good' and c['kind'] == 'startup'][0]['times_s'][0] < 3"
 check "the page lists the failures" grep -q "^- lenet1 infer fake-hang: timed out" "$T/f/bench.md"
+
+# Without --bindings: crossbind, then each framework's default binding, then
+# every other installed binding with a worker; one not installed is named and
+# left out, one without a worker is not asked; listed by hand, a missing one
+# is refused with its install command. A default binding gets its own table.
+mkdir -p "$T/sel"
+cp -r runners/crossbind "$T/sel/"
+fake_manifest() { # NAME FRAMEWORK DEFAULT(true|false) VERSION-COMMAND-PROGRAM BENCH-KINDS
+    mkdir -p "$T/sel/$1"
+    cat > "$T/sel/$1/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$1", "framework": "$2", "language": "sh", "framework_default": $3,
+ "command": ["/bin/sh", "$PWD/tests/fake_bench_worker.sh", "good"], "version_command": ["$4"],
+ "install": "bash runners/$1/install.sh", "infer": ["lenet1"], "loads": ["onnx"], "devices": ["cpu"], "bench": [$5]}
+JSON
+}
+fake_manifest a-peer Fake false /bin/true '"infer"'
+fake_manifest b-missing Fake false /bin/false '"infer"'
+fake_manifest c-noworker Fake false /bin/true ''
+fake_manifest z-default Fake true /bin/true '"infer"'
+"$BIN" bench --models lenet1 --quick --kinds infer --rounds 1 --runners "$T/sel" --out "$T/sel-out" --quiet >"$T/out" 2>"$T/err"
+check "default bindings: the bench runs (exit 0)" test $? -eq 0
+json_check "default bindings: crossbind, the framework's default, then the installed others" "$T/sel-out/bench.json" \
+    "[b['name'] for b in d['bindings']] == ['crossbind', 'z-default', 'a-peer']"
+check "default bindings: the one not installed is named with its install command" \
+    grep -q "binding b-missing left out: not installed here.*install it with: bash runners/b-missing/install.sh" "$T/err"
+check "the page: speed relative to the framework's default binding" \
+    grep -q "^## Speed relative to z-default" "$T/sel-out/bench.md"
+check "the page: its table has every other binding, as the default's median over theirs" \
+    grep -q "^| lenet1 | infer | \*\*[0-9.]*x\*\* | \*\*1.00x\*\* |" "$T/sel-out/bench.md"
+expect_error "a listed binding that is not installed is refused with its install command" \
+    "binding 'b-missing' is not installed here.*install it with: bash runners/b-missing/install.sh" \
+    "$BIN" bench --models lenet1 --quick --kinds infer --rounds 1 --runners "$T/sel" --out "$T/sel-out2" --bindings crossbind,b-missing
 
 # Hostile strings from manifests, version commands and workers: text only on both pages.
 for mode in hostile hostile-fail; do

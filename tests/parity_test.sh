@@ -7,7 +7,8 @@
 #    stand-in for 3 epochs (Adam, the protocol's lr), dropout off (each
 #    binding draws its own masks): within 0.5 pp;
 #  - VGG-16 on 2,048 images of the CIFAR-format stand-in (SGD lr 0.05,
-#    dropout off): the first epoch within 0.5 pp and both above 30% after 3.
+#    dropout off): every epoch within PyTorch/Python's own spread between 1
+#    and 2 threads (measured here, at least 0.5 pp), both above 30% after 3.
 # Prints "N passed, N failed".
 # Environment: PARITY_EPOCHS (default 3), PARITY_DATA, PARITY_THREADS.
 set -u
@@ -57,29 +58,39 @@ sys.exit(0 if abs(c['correct'] - t['correct']) <= 2 else 1)"; then
     echo "ok   parity: crossbind evaluates PyTorch's trained LeNet-5 alike"; pass=$((pass + 1))
 else echo "FAIL parity: cross evaluation"; fail=$((fail + 1)); fi
 
-# VGG-16 on the CIFAR-format stand-in; crossbind initialises.
+# VGG-16 on the CIFAR-format stand-in; crossbind initialises. VGG-16 sits
+# on a plateau at chance before it learns, and when it leaves the plateau
+# depends on float rounding 13 batch normalisations deep, so a fixed bound
+# means little. The yardstick is PyTorch/Python's own spread: the same
+# initial weights and order at 1 and at 2 threads, in this run. Every
+# epoch's crossbind - PyTorch difference (both at $THREADS threads) must lie
+# within the largest 1-vs-2-thread difference PyTorch shows on this schedule
+# (at least 0.5 pp, the bound the first epoch had before), and both learn.
+VGG_TORCH=$TORCH
+[ -x runners/pytorch-python/.venv/bin/python ] &&
+    VGG_TORCH="runners/pytorch-python/.venv/bin/python runners/pytorch/crossbind_torch.py --binding pytorch-python"
 ./build/crossbind data cifar-stand-in --out "$T/cifar" >/dev/null || fail=$((fail + 1))
 short="--epochs $EPOCHS --run 1 --threads $THREADS --quiet --no-dropout"
-./build/crossbind train vgg16 $short --data "$T/cifar" --limit-train 2048 --limit-test 1000 --out "$T/v-c" ||
-    fail=$((fail + 1))
-$TORCH train vgg16 $short --data "$T/cifar" --limit-train 2048 --limit-test 1000 --init "$T/v-c/init.safetensors" \
-    --out "$T/v-torch" || fail=$((fail + 1))
-# VGG-16 sits on a plateau for the first epoch; when it leaves it depends on
-# float rounding (13 batch normalisations deep): crossbind against itself at
-# 1 and 2 threads drifts 6.7 pp at epoch 2, and PyTorch against itself (same
-# initial weights and order, 1 and 2 threads) 2.7 and 1.6 pp at epochs 2 and
-# 3 (25.7/62.0% against 28.4/63.6%). So the check is the first epoch within
-# 0.5 pp and both learning.
-if /usr/bin/python3 - "$T/v-c/run.json" "$T/v-torch/run.json" <<'PY'
+vgg="--epochs $EPOCHS --run 1 --quiet --no-dropout --data $T/cifar --limit-train 2048 --limit-test 1000"
+./build/crossbind train vgg16 $vgg --threads "$THREADS" --out "$T/v-c" || fail=$((fail + 1))
+$VGG_TORCH train vgg16 $vgg --threads "$THREADS" --init "$T/v-c/init.safetensors" --out "$T/v-torch" || fail=$((fail + 1))
+$VGG_TORCH train vgg16 $vgg --threads 1 --init "$T/v-c/init.safetensors" --out "$T/v-torch1" || fail=$((fail + 1))
+if /usr/bin/python3 - "$T/v-c/run.json" "$T/v-torch/run.json" "$T/v-torch1/run.json" "$THREADS" <<'PY'
 import json, sys
-c, t = (json.load(open(p))["epochs"] for p in sys.argv[1:3])
-for ec, et in zip(c, t):
-    print(f"    epoch {ec['epoch']}: test acc crossbind {ec['test_acc']:.4f}  pytorch {et['test_acc']:.4f}  "
-          f"diff {abs(ec['test_acc'] - et['test_acc']) * 100:.2f} pp")
-sys.exit(0 if len(c) == len(t) and abs(c[0]["test_acc"] - t[0]["test_acc"]) <= 0.005
-         and c[-1]["test_acc"] > 0.3 and t[-1]["test_acc"] > 0.3 else 1)
+c, t, t1 = (json.load(open(p))["epochs"] for p in sys.argv[1:4])
+assert len(c) == len(t) == len(t1), "a run did not complete"
+spread = max(abs(a["test_acc"] - b["test_acc"]) for a, b in zip(t, t1))
+band = max(spread, 0.005)
+print(f"    PyTorch's own spread (1 vs {sys.argv[4]} threads): {spread * 100:.2f} pp; band {band * 100:.2f} pp")
+worst = 0.0
+for ec, et, e1 in zip(c, t, t1):
+    d = abs(ec["test_acc"] - et["test_acc"])
+    worst = max(worst, d)
+    print(f"    epoch {ec['epoch']}: test acc crossbind {ec['test_acc']:.4f}  pytorch {et['test_acc']:.4f}"
+          f"  (1 thread {e1['test_acc']:.4f})  diff {d * 100:.2f} pp")
+sys.exit(0 if worst <= band and c[-1]["test_acc"] > 0.3 and t[-1]["test_acc"] > 0.3 else 1)
 PY
-then echo "ok   parity: vgg16 (SGD lr 0.05, 2,048 stand-in images, dropout off): epoch 1 within 0.5 pp, both learn"
+then echo "ok   parity: vgg16 (SGD lr 0.05, 2,048 stand-in images, dropout off): within PyTorch's 1-vs-2-thread spread, both learn"
      pass=$((pass + 1))
 else echo "FAIL parity: vgg16"; fail=$((fail + 1)); fi
 # GRU on the IMDb-format stand-in (needs the npm package scripts/setup.sh installs); PyTorch initialises.

@@ -20,7 +20,7 @@ T=$(mktemp -d /tmp/crossbind-pytorch-python-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 SUITE=pytorch-python
 . tests/lib.sh
-NEW="runners/pytorch-python/.venv/bin/python runners/pytorch/crossbind_torch.py"
+NEW="runners/pytorch-python/.venv/bin/python runners/pytorch/crossbind_torch.py --binding pytorch-python"
 OLD="/usr/bin/python3 runners/pytorch/crossbind_torch.py"
 MNIST=/usr/share/datasets/fashion-mnist
 THREADS=2
@@ -66,6 +66,8 @@ for m in ${PT_LENETS:-lenet1 lenet5}; do
     $OLD train $m $common --init "$T/$m-new/init.safetensors" --out "$T/$m-old" >/dev/null 2>"$T/err" ||
         sed 's/^/    /' "$T/err" | tail -3
     same_curves "$m: torch 2.7.1 and 1.13 curves equal from one initial state" "$T/$m-new/run.json" "$T/$m-old/run.json"
+    check "$m: each run.json names its own binding (pytorch-python, pytorch)" test \
+        "$(/usr/bin/python3 -c 'import json,sys; print(*(json.load(open(p))["binding"] for p in sys.argv[1:]))' "$T/$m-new/run.json" "$T/$m-old/run.json")" = "pytorch-python pytorch"
     want=$(correct "$T/$m-new/run.json")
     for f in pt safetensors ts; do
         check "$m: torch 1.13 evaluates 2.7.1's final.$f to the trainer's count ($want)" bash -c \

@@ -490,6 +490,9 @@ cat > "$T/envm.json" <<'JSON'
  "limit_train": 256, "limit_test": 128, "threads": 1, "repeat": 1, "timeout_s": 120}
 JSON
 "$BIN" study --profile "$T/envm.json" --store "$T/envm/s.sqlite" --runners "$T/envm" >"$T/out" 2>"$T/err"
+rc=$?
+check "a binding not installed is not a failure: exit 0, its measurements counted as unavailable" \
+    test $rc -eq 0 -a -n "$(grep "crossbind: $(q "$T/envm/s.sqlite" "select (select count(*) from train_run where status='unavailable') + (select count(*) from inference where status='unavailable')") measurement(s) are unavailable: their binding is not installed here" "$T/err")"
 check "the missing environment is named at the start with its install command" \
     grep -q "binding pytorch-python is unavailable: .*install it with: bash runners/pytorch-python/install.sh" "$T/err"
 check "its measurements are stored as unavailable, with the command" \

@@ -28,8 +28,8 @@ def batch_of(ct, name, s0, n):
 
 def predict(ct, name, model, x):
     out = model(x)
-    if ct.binary(name):
-        return (torch.sigmoid(out).reshape(-1) >= 0.5).long()
+    if ct.binary(name):  # the IMDb models end in a sigmoid: out is already a probability
+        return (out.reshape(-1) >= 0.5).long()
     return out.argmax(1)
 
 

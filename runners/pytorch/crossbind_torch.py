@@ -445,7 +445,7 @@ def cmd_train(args):
                               weight_decay=args.weight_decay)
     gen = torch.Generator().manual_seed(seed)
     info = {
-        "format": "crossbind-run/1", "status": "incomplete", "binding": "pytorch", "model": args.model,
+        "format": "crossbind-run/1", "status": "incomplete", "binding": args.binding, "model": args.model,
         "seed": seed, "run": args.run or (0 if args.seed is not None else 1), "data": args.data or DEFAULT_DIRS[DATA_FORMATS[args.model]],
         "n_train": len(xtr), "n_test": len(xte), "batch": args.batch, "optimizer": args.optimizer,
         "lr": args.lr, "momentum": args.momentum, "weight_decay": args.weight_decay,
@@ -526,7 +526,7 @@ def cmd_eval(args):
                 f.write(f"{i},{int(yte[i])},{int(r[6][i])}," + ",".join(f"{v:.9g}" for v in r[7][i]) + "\n")
     if args.logits:
         np.save(args.logits, r[8].astype(np.float32))
-    res = {"binding": "pytorch", "model": args.model, "load_mode": mode, "format": kind,
+    res = {"binding": args.binding, "model": args.model, "load_mode": mode, "format": kind,
            "weights": args.weights, "correct": r[0], "total": len(xte),
            "accuracy": r[1], "loss": r[2], "f1_macro": r[3], "auc_macro": r[4], "batch": args.batch,
            "threads": args.threads, "times_s": times, "correct_per_pass": counts,
@@ -746,6 +746,9 @@ def cmd_golden(args):
 
 def main():
     p = argparse.ArgumentParser(prog="crossbind_torch.py", description=__doc__)
+    # One file serves two bindings (Debian's torch and PyPI's): the manifest
+    # that runs it says which one its results belong to.
+    p.add_argument("--binding", default="pytorch", help="the binding named in the results (default: pytorch)")
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train")
     t.add_argument("model", choices=sorted(MODELS))

@@ -333,24 +333,64 @@ static void utc_date(char *out, size_t cap)
     strftime(out, cap, "%Y-%m-%d %H:%M UTC", &tm);
 }
 
-cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int *failures)
+/* Without --bindings: crossbind first (the ratios of the tables are its),
+ * then each framework's default binding, then every other binding with a
+ * benchmark worker whose environment is installed here; the ones left out
+ * are named. An explicitly listed binding that is not installed is refused
+ * with its install command. */
+static cb_status choose_bindings(cb_bench_config *c, const cb_runners *runners, char (*versions)[600])
+{
+    const int chosen_by_user = c->nbindings > 0;
+    if (!chosen_by_user) {
+        const cb_runner *self = cb_runners_find(runners, "crossbind");
+        if (self) strcpy(c->bindings[c->nbindings++], self->name);
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < runners->count; i++) {
+                const cb_runner *rn = &runners->items[i];
+                if (rn == self || rn->declared_unavailable || !rn->nbench || rn->framework_default != !pass) continue;
+                if (c->nbindings == (int)(sizeof c->bindings / sizeof c->bindings[0])) {
+                    fprintf(stderr, "bench: binding %s left out: at most %d bindings at once (--bindings chooses)\n",
+                            rn->name, c->nbindings);
+                    continue;
+                }
+                strcpy(c->bindings[c->nbindings++], rn->name);
+            }
+    }
+    int kept = 0;
+    for (int b = 0; b < c->nbindings; b++) {
+        const cb_runner *rn = cb_runners_find(runners, c->bindings[b]);
+        if (!rn) return cb_fail(CB_ERR_NOT_FOUND, "no runner manifest for binding '%s'", c->bindings[b]);
+        if (rn->declared_unavailable)
+            return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' cannot be installed on this machine (%s/unavailable.json): %s",
+                           c->bindings[b], rn->dir, rn->reason);
+        if (!rn->nbench)
+            return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' has no benchmark worker (its manifest lists no \"bench\")",
+                           c->bindings[b]);
+        if (!cb_runner_version(rn, c->work_dir, versions[kept], sizeof versions[kept])) {
+            if (chosen_by_user)
+                return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' is not installed here: %s; %s%s", rn->name, versions[kept],
+                               rn->install[0] ? "install it with: " : "its manifest names no install command", rn->install);
+            fprintf(stderr, "bench: binding %s left out: not installed here (%s); %s%s\n", rn->name, versions[kept],
+                    rn->install[0] ? "install it with: " : "its manifest names no install command", rn->install);
+            continue;
+        }
+        if (kept != b) memcpy(c->bindings[kept], c->bindings[b], sizeof c->bindings[b]);
+        kept++;
+    }
+    c->nbindings = kept;
+    if (!kept) return cb_fail(CB_ERR_NOT_FOUND, "no binding with a benchmark worker is installed here");
+    return CB_OK;
+}
+
+cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failures)
 {
     *failures = 0;
     cb_bench_results r = {.c = c};
     cb_status st = cb_mkdirs(c->work_dir);
     if (st == CB_OK) st = cb_mkdirs(c->out_dir);
+    if (st == CB_OK) st = choose_bindings(c, runners, r.versions);
     if (st != CB_OK) return st;
-    for (int b = 0; b < c->nbindings; b++) {
-        r.runners[b] = cb_runners_find(runners, c->bindings[b]);
-        if (!r.runners[b]) return cb_fail(CB_ERR_NOT_FOUND, "no runner manifest for binding '%s'", c->bindings[b]);
-        if (r.runners[b]->declared_unavailable)
-            return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' cannot be installed on this machine (%s/unavailable.json): %s",
-                           c->bindings[b], r.runners[b]->dir, r.runners[b]->reason);
-        if (!r.runners[b]->nbench)
-            return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' has no benchmark worker (its manifest lists no \"bench\")",
-                           c->bindings[b]);
-        cb_runner_version(r.runners[b], c->work_dir, r.versions[b], sizeof r.versions[b]);
-    }
+    for (int b = 0; b < c->nbindings; b++) r.runners[b] = cb_runners_find(runners, c->bindings[b]);
     cb_machine_describe(r.machine, sizeof r.machine);
     utc_date(r.date, sizeof r.date);
     r.cells = calloc((size_t)c->nmodels * CB_BENCH_KINDS * (size_t)c->nbindings, sizeof *r.cells);

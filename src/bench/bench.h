@@ -11,7 +11,7 @@ extern const char *const cb_bench_kind_names[CB_BENCH_KINDS];
 
 typedef struct cb_bench_config {
     char models[CB_MAX_LIST][CB_NAME]; int nmodels;
-    char bindings[8][CB_NAME]; int nbindings; /* the first is the one the ratios are of */
+    char bindings[8][CB_NAME]; int nbindings; /* the first is the one the ratios are of; none: every installed one */
     int kinds[CB_BENCH_KINDS];  /* 1: measured */
     int threads, rounds;
     int quick;          /* smaller sample counts: a check of the instrument, not a measurement */
@@ -63,8 +63,10 @@ cb_bench_cell *cb_bench_find(const cb_bench_results *r, int model, int kind, int
 /* Runs the benchmarks (rounds x models x kinds x bindings, alternating the
  * binding order), writing the results after every measurement so that an
  * interruption or a later failure loses nothing measured. *failures counts
- * the cells that could not be measured. */
-cb_status cb_bench_run(const cb_bench_config *c, const cb_runners *runners, int *failures);
+ * the cells that could not be measured. With no bindings configured it
+ * fills c->bindings with crossbind, each framework's default binding and
+ * every other installed binding that has a benchmark worker. */
+cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failures);
 
 /* SGEMM throughput of this machine's BLAS at `threads` threads, GFLOP/s
  * (2048^3, the best of 5 after 2 warm-ups). */

@@ -175,6 +175,41 @@ static void binding_columns(cb_out *b, const cb_bench_config *c)
     cb_out_lit(b, "\n");
 }
 
+/* The study's view of speed: per framework default binding D in the
+ * bench, D's median time over each other binding's (above 1: the binding
+ * is faster than D), as the paper states "tch 3.08x faster than Python". */
+static void write_relative_speed(const cb_bench_results *r, cb_out *b)
+{
+    const cb_bench_config *c = r->c;
+    for (int d = 0; d < c->nbindings; d++) {
+        if (!r->runners[d]->framework_default) continue;
+        cb_out_lit(b, "\n## Speed relative to ");
+        cb_out_text(b, c->bindings[d]);
+        cb_out_lit(b, "\n\n");
+        cb_out_text(b, c->bindings[d]);
+        cb_out_lit(b, " is ");
+        cb_out_text(b, r->runners[d]->framework);
+        cb_out_lit(b, "'s default binding. Each cell is its median time over the binding's: above 1, the binding is"
+                      " faster.\n\n| model | measurement |");
+        for (int i = 0; i < c->nbindings; i++)
+            if (i != d) cell(b, c->bindings[i]);
+        cb_out_lit(b, "\n|---|---|");
+        for (int i = 1; i < c->nbindings; i++) cb_out_lit(b, "---|");
+        cb_out_lit(b, "\n");
+        for (int m = 0; m < c->nmodels; m++)
+            for (int k = 0; k < CB_BENCH_KINDS; k++) {
+                const cb_bench_cell *ref = cb_bench_find(r, m, k, d);
+                if (!ref) continue;
+                cb_out_lit(b, "|");
+                cell(b, c->models[m]);
+                cell(b, cb_bench_kind_names[k]);
+                for (int i = 0; i < c->nbindings; i++)
+                    if (i != d) ratio_cell(b, ref, cb_bench_find(r, m, k, i));
+                cb_out_lit(b, "\n");
+            }
+    }
+}
+
 static void write_markdown(const cb_bench_results *r, cb_out *b)
 {
     const cb_bench_config *c = r->c;
@@ -234,6 +269,7 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
             for (int i = 1; i < c->nbindings; i++) ratio_cell(b, cb_bench_find(r, m, k, 0), cb_bench_find(r, m, k, i));
             cb_out_lit(b, "\n");
         }
+    write_relative_speed(r, b);
     cb_out_lit(b, "\n## Peak resident memory\n\nThe largest peak resident set (VmHWM, as each worker"
                   " reads it from /proc/self/status when it answers) of the measurement's processes, MiB.\n\n| model | measurement |");
     binding_columns(b, c);

@@ -15,7 +15,8 @@ static const char *usage_text =
     "  binding whose runner has a benchmark worker, side by side (alternating, after warm-up, same threads),\n"
     "  and this machine's SGEMM throughput. The first binding is the one the ratios are of.\n"
     "  Kinds: train, infer, latency, startup (default: all).\n"
-    "  Defaults: all models; crossbind,pytorch,onnxruntime-node; 2 threads; 3 rounds; --out runs/bench;\n"
+    "  Defaults: all models; crossbind, each framework's default binding, then every other installed binding with\n"
+    "  a benchmark worker (the ones not installed are named and left out); 2 threads; 3 rounds; --out runs/bench;\n"
     "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
 
 static int split_list(const char *opt, const char *v, char (*out)[CB_NAME], int cap, int *n)
@@ -36,7 +37,7 @@ static int split_list(const char *opt, const char *v, char (*out)[CB_NAME], int 
 int cmd_bench(int argc, char **argv)
 {
     cb_bench_config c = {.threads = 2, .rounds = 3, .timeout_s = 1800};
-    const char *models = NULL, *bindings = "crossbind,pytorch,onnxruntime-node", *runners_dir = NULL, *work = NULL,
+    const char *models = NULL, *bindings = NULL, *runners_dir = NULL, *work = NULL,
                *kinds = NULL;
     snprintf(c.out_dir, sizeof c.out_dir, "runs/bench");
     for (int i = 1; i < argc; i++) {
@@ -85,7 +86,7 @@ int cmd_bench(int argc, char **argv)
         }
     } else
         for (int k = 0; k < CB_BENCH_KINDS; k++) c.kinds[k] = 1;
-    if (split_list("--bindings", bindings, c.bindings, 8, &c.nbindings)) return 2;
+    if (bindings && split_list("--bindings", bindings, c.bindings, 8, &c.nbindings)) return 2;
     if (c.doc_path[0]) { /* refused now rather than after the measurements */
         char dir[600];
         snprintf(dir, sizeof dir, "%s", c.doc_path);

@@ -122,9 +122,9 @@ int cmd_study(int argc, char **argv)
     }
     cb_proc_catch_interrupts();
     cb_study_options opt = {.self = self, .work_dir = wdir, .quiet = quiet, .lock = store_lock};
-    int64_t id = 0;
-    int failures = 0;
-    st = cb_study_run(&cfg, &runners, store, &opt, &id, &failures);
+    cb_study_outcome out = {0};
+    st = cb_study_run(&cfg, &runners, store, &opt, &out);
+    int64_t id = out.study_id;
     int rc = 0;
     if (cb_proc_interrupted()) {
         fprintf(stderr, "crossbind: study interrupted; what was measured is in %s; run the same command to resume\n",
@@ -140,9 +140,13 @@ int cmd_study(int argc, char **argv)
     }
     if (rc == 0) {
         printf("store: %s (study %lld)\n", store_path, (long long)id);
-        if (failures) {
+        if (out.unavailable)
+            fprintf(stderr, "crossbind: %d measurement(s) are unavailable: their binding is not installed here (the "
+                    "report names it and its install command); install it and run the same command to add them\n",
+                    out.unavailable);
+        if (out.failures) {
             fprintf(stderr, "crossbind: %d measurement(s) failed; the report and the store name them; run the same "
-                    "command to try them again\n", failures);
+                    "command to try them again\n", out.failures);
             rc = 1;
         }
     }

@@ -764,6 +764,7 @@ static double estimate_left(const study *s, int from)
     for (int i = from; i < s->ntasks; i++) {
         if (s->done_s[i] >= 0) continue;
         const task *t = &s->tasks[i];
+        if (unavailable(s, t->binding)) continue; /* stored at once, without running */
         double exact = 0, near = 0;
         int ne = 0, nn = 0;
         for (int j = 0; j < s->ntasks; j++) {
@@ -884,11 +885,11 @@ static cb_status prepare_data(study *s)
 }
 
 cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_store *store,
-                       const cb_study_options *opt, int64_t *study_id, int *failures)
+                       const cb_study_options *opt, cb_study_outcome *outcome)
 {
     study s = {.c = c, .runners = runners, .store = store, .opt = opt, .t_start = cb_now()};
     for (int m = 0; m < CB_MAX_LIST; m++) s.n_train[m] = s.n_test[m] = s.classes[m] = -1;
-    *failures = 0;
+    *outcome = (cb_study_outcome){0};
     cb_status made = cb_mkdirs(opt->work_dir);
     if (made != CB_OK) return made;
     char machine[600], hw[500];
@@ -897,7 +898,7 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
     int created;
     cb_status st = cb_store_study(store, c->profile, c->canonical, machine, &s.id, &created);
     if (st != CB_OK) return st;
-    *study_id = s.id;
+    outcome->study_id = s.id;
     cb_lock_set_study(opt->lock, s.id);
     if (!opt->quiet)
         fprintf(stderr, "[study] %s study %lld (profile %s) in this store\n", created ? "new" : "resuming",
@@ -960,9 +961,13 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
         double t0 = cb_now();
         int ok = 0;
         const char *why = unavailable(&s, t->binding);
-        if (why) st = t->kind == TASK_TRAIN ? store_train(&s, t, "unavailable", why, NULL, 0, NULL)
-                                            : store_eval(&s, t, "unavailable", why, NULL, -1, NAN, NAN, 0);
-        else st = t->kind == TASK_TRAIN ? do_train(&s, t, &ok) : do_eval(&s, t, &ok);
+        if (why) {
+            st = t->kind == TASK_TRAIN ? store_train(&s, t, "unavailable", why, NULL, 0, NULL)
+                                       : store_eval(&s, t, "unavailable", why, NULL, -1, NAN, NAN, 0);
+            if (st == CB_OK) outcome->unavailable++;
+            continue; /* no time of its own: it would pull the estimate of what is left towards zero */
+        }
+        st = t->kind == TASK_TRAIN ? do_train(&s, t, &ok) : do_eval(&s, t, &ok);
         if (cb_proc_interrupted()) break;
         s.done_s[i] = cb_now() - t0;
         if (st == CB_OK && !ok) s.failures++;
@@ -984,7 +989,7 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
                       wall, s.id);
         st = cb_fail(keep, "%s", msg);
     }
-    *failures = s.failures;
+    outcome->failures = s.failures;
     free(s.tasks);
     free(s.done_s);
     if (st == CB_OK && interrupted) return cb_fail(CB_ERR_IO, "interrupted");

@@ -122,10 +122,19 @@ typedef struct cb_study_options {
     struct cb_lock *lock;    /* the store's lock this process holds (records the study id), or NULL */
 } cb_study_options;
 
+/* What a run of the study left to look at. A measurement of a binding whose
+ * environment is missing is 'unavailable', not failed: the user chose not
+ * to install it, and the other bindings' results are complete without it. */
+typedef struct cb_study_outcome {
+    int64_t study_id;
+    int failures;     /* measurements that ran and failed this time */
+    int unavailable;  /* measurements stored as unavailable this time */
+} cb_study_outcome;
+
 /* Runs (or resumes) the study in `store`. Failed runs are recorded and the
  * study goes on; it stops early only when interrupted or when the store
- * cannot be written. *study_id receives the study's id. */
+ * cannot be written. */
 cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_store *store,
-                       const cb_study_options *opt, int64_t *study_id, int *failures);
+                       const cb_study_options *opt, cb_study_outcome *outcome);
 
 #endif

@@ -28,8 +28,8 @@ std::pair<torch::Tensor, torch::Tensor> batch_of(const std::string& name, int64_
 
 torch::Tensor predict(const std::string& name, Model& model, const torch::Tensor& x) {
     torch::Tensor out = model.forward(x);
-    // The Python worker's rule, kept for equal work: sigmoid of the model's output.
-    if (is_binary(name)) return torch::sigmoid(out).reshape(-1).ge(0.5).to(torch::kLong);
+    // The IMDb models end in a sigmoid: their output is already a probability.
+    if (is_binary(name)) return out.reshape(-1).ge(0.5).to(torch::kLong);
     return out.argmax(1);
 }
 

@@ -30,12 +30,12 @@ fn batch_of(arch: Arch, s0: i64, n: i64) -> (Tensor, Tensor) {
     }
 }
 
-/// The predicted labels, computed as cb_bench.predict does (including its
-/// sigmoid on the binary models' output).
+/// The predicted labels, computed as cb_bench.predict does: argmax, or
+/// p >= 0.5 on the binary models' output, which is already a probability.
 fn predict(arch: Arch, model: &Loaded, x: &Tensor) -> Tensor {
     let out = model.forward(x);
     if arch.binary() {
-        out.sigmoid().reshape([-1]).ge(0.5).to_kind(Kind::Int64)
+        out.reshape([-1]).ge(0.5).to_kind(Kind::Int64)
     } else {
         out.argmax(1, false)
     }
