@@ -497,6 +497,8 @@ check "the missing environment is named at the start with its install command" \
     grep -q "binding pytorch-python is unavailable: .*install it with: bash runners/pytorch-python/install.sh" "$T/err"
 check "its measurements are stored as unavailable, with the command" \
     test "$(q "$T/envm/s.sqlite" "select count(*) from train_run where binding='pytorch-python' and status='unavailable' and error like '%install it with: bash runners/pytorch-python/install.sh'")" = 1
+check "crossbind's evaluations of the models it would have trained are unavailable too, saying why" \
+    test "$(q "$T/envm/s.sqlite" "select count(*) from inference where binding='crossbind' and status='unavailable' and error like 'no trained model: its trainer pytorch-python is unavailable: %install it with: bash runners/pytorch-python/install.sh'")" = 3
 check "the reference is PyTorch's default (the manifest's flag) even so" test "$(q "$T/envm/s.sqlite" "select json_extract(config, '$.reference') from study")" = pytorch-python
 check "crossbind still trains, from its own initial weights (the source when the reference cannot run)" \
     test "$(q "$T/envm/s.sqlite" "select (select status from train_run where binding='crossbind') || ':' || (select source from init_weights)")" = "complete:crossbind"

@@ -764,7 +764,8 @@ static double estimate_left(const study *s, int from)
     for (int i = from; i < s->ntasks; i++) {
         if (s->done_s[i] >= 0) continue;
         const task *t = &s->tasks[i];
-        if (unavailable(s, t->binding)) continue; /* stored at once, without running */
+        if (unavailable(s, t->binding) || (t->kind == TASK_EVAL && unavailable(s, t->trainer)))
+            continue; /* stored at once, without running */
         double exact = 0, near = 0;
         int ne = 0, nn = 0;
         for (int j = 0; j < s->ntasks; j++) {
@@ -961,6 +962,13 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
         double t0 = cb_now();
         int ok = 0;
         const char *why = unavailable(&s, t->binding);
+        char trainer_why[1200];
+        if (!why && t->kind == TASK_EVAL && unavailable(&s, t->trainer)) {
+            /* No model to load: the binding that would have trained it is not installed. */
+            snprintf(trainer_why, sizeof trainer_why, "no trained model: its trainer %s is %s", t->trainer->name,
+                     unavailable(&s, t->trainer));
+            why = trainer_why;
+        }
         if (why) {
             st = t->kind == TASK_TRAIN ? store_train(&s, t, "unavailable", why, NULL, 0, NULL)
                                        : store_eval(&s, t, "unavailable", why, NULL, -1, NAN, NAN, 0);
