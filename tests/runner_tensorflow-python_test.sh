@@ -23,8 +23,9 @@
 #    curve (TF_DETERMINISTIC_OPS); the curve next to crossbind's is printed
 #    (measured, not asserted);
 #  - (d) bad input (a missing data file, a truncated init or weights file)
-#    gets one clear error line and a non-zero exit.
-# Prints "N passed, N failed" (26 tests; about 3.5 minutes on 2 shared cores).
+#    gets one clear error line and a non-zero exit;
+#  - the benchmark worker answers with the keys crossbind bench reads.
+# Prints "N passed, N failed" (27 tests; about 3.5 minutes on 2 shared cores).
 # Needs runners/tensorflow-python/install.sh done
 # and crossbind built (make).
 set -u
@@ -169,6 +170,13 @@ expect_one_error "a missing weights file is refused" "cannot open weights" \
     $TF eval lenet1 --weights "$T/none.safetensors" --data $MNIST --limit-test 64 --repeat 1 --json
 expect_one_error "weights of another model are refused" "missing\\|shape" \
     $TF eval lenet5 --weights "$T/lenet1-cb/init.safetensors" --data $MNIST --limit-test 64 --repeat 1 --json
+
+$TF bench --model lenet1 --kind train --weights "$T/lenet1-cb/init.safetensors" --batch 128 --samples 256 \
+    --repeat 2 --threads $THREADS >"$T/bench.json" 2>"$T/err"
+check "the bench worker answers times_s (2) and vmhwm_kib" $PY -c '
+import json, sys
+a = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+assert len(a["times_s"]) == 2 and all(t > 0 for t in a["times_s"]) and a["vmhwm_kib"] > 0' "$T/bench.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -36,6 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
 import numpy as np  # noqa: E402
 import cb_data  # noqa: E402
+import cb_tf_bench  # noqa: E402
 import cb_keras_map  # noqa: E402
 import cb_safetensors  # noqa: E402
 
@@ -524,6 +525,7 @@ def main():
     e.add_argument("--logits", help="write the last pass's outputs here (.npy, float32 [N,K])")
     e.add_argument("--json", action="store_true")
     e.add_argument("--device", default="cpu", choices=["cpu"])
+    cb_tf_bench.add_parser(sub)
     args = p.parse_args()
     for opt in ("epochs", "batch", "threads", "repeat"):
         if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
@@ -531,11 +533,16 @@ def main():
     for opt in ("limit_train", "limit_test"):
         if getattr(args, opt, 0) < 0:
             fail(f"--{opt.replace('_', '-')} must be >= 0")
+    if args.cmd == "bench":
+        cb_tf_bench.check(args, fail)
     import tensorflow
     tf = tensorflow
     tf.get_logger().setLevel("ERROR")
     if os.environ.get("TF_DETERMINISTIC_OPS") == "1":
         tf.config.experimental.enable_op_determinism()
+    if args.cmd == "bench":
+        cb_tf_bench.run(sys.modules[__name__], args)
+        return
     {"train": cmd_train, "eval": cmd_eval}[args.cmd](args)
 
 
