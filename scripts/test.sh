@@ -11,6 +11,9 @@
 # Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+suite_start=$(date +%s)
+# "3 min 07 s" for a count of seconds.
+duration() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
 CROSSBIND_REQUIRE_ALL_BINDINGS=1 bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 JOBS=$(nproc)
 make -j"$JOBS" >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -22,8 +25,11 @@ trap 'rm -f "$LOG"' EXIT
 # run_suite NAME CMD...: runs a suite that ends with "N passed, N failed".
 run_suite() {
     local name="$1"; shift
+    local t0
+    t0=$(date +%s)
     echo "== $name"
     "$@" 2>&1 | tee "$LOG"
+    echo "($name: $(duration $(($(date +%s) - t0))))"
     local line p f
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1)
     if [ -z "$line" ]; then
@@ -73,5 +79,6 @@ for t in tests/runner_*_test.sh; do
 done
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
+echo "the whole command took $(duration $(($(date +%s) - suite_start))) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), setup and builds included"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
