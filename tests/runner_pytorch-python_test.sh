@@ -33,6 +33,20 @@ fi
 check "version command names torch 2.7.1" bash -c \
     "runners/pytorch-python/.venv/bin/python -c 'import torch; print(torch.__version__)' | grep -q '^2\.7\.1'"
 
+# The Python runners' metrics (runners/pytorch/cb_metrics.py): AUC equal to
+# scikit-learn's on scores full of ties, and NaN scores answered with NaN
+# at once (a tie scan that compares NaN with itself would never end).
+check "cb_metrics: AUC as scikit-learn's with ties; NaN scores give NaN without hanging" timeout 20 /usr/bin/python3 -c '
+import sys; sys.path.insert(0, "runners/pytorch")
+import math, numpy as np, cb_metrics
+from sklearn.metrics import roc_auc_score
+rng = np.random.default_rng(7)
+s = rng.integers(0, 5, 400).astype(np.float32); y = rng.integers(0, 2, 400).astype(bool)
+assert abs(cb_metrics.auc_binary(s, y) - roc_auc_score(y, s)) < 1e-12
+s[17] = np.nan
+assert math.isnan(cb_metrics.auc_binary(s, y))
+'
+
 # same_curves NAME A/run.json B/run.json: per-epoch train and test accuracy equal.
 same_curves() {
     check "$1" /usr/bin/python3 - "$2" "$3" <<'PY'

@@ -28,6 +28,7 @@ import torch.nn.functional as F  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cb_bench  # noqa: E402
 import cb_data  # noqa: E402
+from cb_metrics import auc_binary, auc_macro, f1_macro  # noqa: E402
 import cb_safetensors  # noqa: E402
 
 SEEDS = [287426343, 1850616268, 2068338201, 1202616822, 868822724]
@@ -293,43 +294,7 @@ def save_all(model, out, stem, name):
                           dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
 
 
-# ---------------------------------------------------------------- metrics
-
-def f1_macro(pred, labels, k):
-    scores = []
-    for c in range(k):
-        tp = np.sum((pred == c) & (labels == c))
-        fp = np.sum((pred == c) & (labels != c))
-        fn = np.sum((pred != c) & (labels == c))
-        if tp + fp + fn:
-            scores.append(2 * tp / (2 * tp + fp + fn))
-    return float(np.mean(scores)) if scores else float("nan")
-
-
-def auc_binary(score, positive):
-    order = np.argsort(score, kind="mergesort")
-    s = score[order]
-    ranks = np.empty(len(s))
-    i = 0
-    while i < len(s):
-        j = i
-        while j < len(s) and s[j] == s[i]:
-            j += 1
-        ranks[i:j] = (i + 1 + j) / 2.0
-        i = j
-    pos = positive[order]
-    npos = pos.sum()
-    nneg = len(s) - npos
-    if npos == 0 or nneg == 0:
-        return float("nan")
-    return float((ranks[pos].sum() - npos * (npos + 1) / 2.0) / (npos * nneg))
-
-
-def auc_macro(probs, labels, k):
-    vals = [auc_binary(probs[:, c], labels == c) for c in range(k)]
-    vals = [v for v in vals if not np.isnan(v)]
-    return float(np.mean(vals)) if vals else float("nan")
-
+# ---------------------------------------------------------------- evaluation
 
 def evaluate(model, x, y, batch, with_metrics=False, name=None):
     """One pass in file order: (correct, accuracy, mean loss, f1, auc, seconds, pred, probs, logits).
