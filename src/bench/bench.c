@@ -367,11 +367,11 @@ static cb_status choose_bindings(cb_bench_config *c, const cb_runners *runners, 
             return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' has no benchmark worker (its manifest lists no \"bench\")",
                            c->bindings[b]);
         if (!cb_runner_version(rn, c->work_dir, versions[kept], sizeof versions[kept])) {
+            char hint[320];
+            cb_runner_install_hint(rn, hint, sizeof hint);
             if (chosen_by_user)
-                return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' is not installed here: %s; %s%s", rn->name, versions[kept],
-                               rn->install[0] ? "install it with: " : "its manifest names no install command", rn->install);
-            fprintf(stderr, "bench: binding %s left out: not installed here (%s); %s%s\n", rn->name, versions[kept],
-                    rn->install[0] ? "install it with: " : "its manifest names no install command", rn->install);
+                return cb_fail(CB_ERR_UNSUPPORTED, "binding '%s' is not installed here: %s; %s", rn->name, versions[kept], hint);
+            fprintf(stderr, "bench: binding %s left out: not installed here (%s); %s\n", rn->name, versions[kept], hint);
             continue;
         }
         if (kept != b) memcpy(c->bindings[kept], c->bindings[b], sizeof c->bindings[b]);

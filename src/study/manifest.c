@@ -18,6 +18,12 @@ const char *cb_format_load_mode(const char *format)
     return NULL;
 }
 
+void cb_runner_install_hint(const cb_runner *r, char *out, size_t cap)
+{
+    if (r->install[0]) snprintf(out, cap, "install it with: %s", r->install);
+    else snprintf(out, cap, "its manifest names no install command");
+}
+
 int cb_runner_has(const char list[][CB_NAME], int n, const char *item)
 {
     for (int i = 0; i < n; i++) if (!strcmp(list[i], item)) return 1;

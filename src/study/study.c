@@ -675,6 +675,18 @@ static int trains_on(const cb_runner *r, const char *model, const char *device)
 /* Why a binding cannot run at all (NULL when it can). */
 static const char *unavailable(const study *s, const cb_runner *r);
 
+/* Whether a task cannot run here: its binding is not installed, or (an
+ * evaluation) the binding that would have trained its model is not. The
+ * reason goes to `why` when given. */
+static int task_unavailable(const study *s, const task *t, char *why, size_t cap)
+{
+    const char *own = unavailable(s, t->binding);
+    const char *trainer = t->kind == TASK_EVAL ? unavailable(s, t->trainer) : NULL;
+    if (why && own) snprintf(why, cap, "%s", own);
+    else if (why && trainer) snprintf(why, cap, "no trained model: its trainer %s is %s", t->trainer->name, trainer);
+    return own || trainer;
+}
+
 /* "init": "shared": per model, the binding whose own initial weights of
  * each run every binding starts from: the reference binding when it can
  * run here and trains the model, else the first binding of the study that
@@ -764,8 +776,7 @@ static double estimate_left(const study *s, int from)
     for (int i = from; i < s->ntasks; i++) {
         if (s->done_s[i] >= 0) continue;
         const task *t = &s->tasks[i];
-        if (unavailable(s, t->binding) || (t->kind == TASK_EVAL && unavailable(s, t->trainer)))
-            continue; /* stored at once, without running */
+        if (task_unavailable(s, t, NULL, 0)) continue; /* stored at once, without running */
         double exact = 0, near = 0;
         int ne = 0, nn = 0;
         for (int j = 0; j < s->ntasks; j++) {
@@ -808,9 +819,9 @@ static cb_status record_bindings(study *s)
             snprintf(version, sizeof version, "not installable on this machine");
             snprintf(s->unavailable[b], sizeof s->unavailable[b], "cannot be installed on this machine: %s", r->reason);
         } else if (!cb_runner_version(r, s->opt->work_dir, version, sizeof version)) {
-            snprintf(s->unavailable[b], sizeof s->unavailable[b], "unavailable: %s; %s%s", version,
-                     r->install[0] ? "install it with: " : "its manifest names no install command",
-                     r->install);
+            char hint[320];
+            cb_runner_install_hint(r, hint, sizeof hint);
+            snprintf(s->unavailable[b], sizeof s->unavailable[b], "unavailable: %s; %s", version, hint);
             if (!s->opt->quiet)
                 fprintf(stderr, "[study] binding %s is %s (its measurements are recorded as unavailable)\n", r->name,
                         s->unavailable[b]);
@@ -961,15 +972,8 @@ cb_status cb_study_run(const cb_study_config *c, const cb_runners *runners, cb_s
         }
         double t0 = cb_now();
         int ok = 0;
-        const char *why = unavailable(&s, t->binding);
-        char trainer_why[1200];
-        if (!why && t->kind == TASK_EVAL && unavailable(&s, t->trainer)) {
-            /* No model to load: the binding that would have trained it is not installed. */
-            snprintf(trainer_why, sizeof trainer_why, "no trained model: its trainer %s is %s", t->trainer->name,
-                     unavailable(&s, t->trainer));
-            why = trainer_why;
-        }
-        if (why) {
+        char why[1200];
+        if (task_unavailable(&s, t, why, sizeof why)) {
             st = t->kind == TASK_TRAIN ? store_train(&s, t, "unavailable", why, NULL, 0, NULL)
                                        : store_eval(&s, t, "unavailable", why, NULL, -1, NAN, NAN, 0);
             if (st == CB_OK) outcome->unavailable++;

@@ -59,6 +59,9 @@ int cb_runner_has(const char list[][CB_NAME], int n, const char *item);
  * Returns 0 when the command failed: the binding's environment is missing,
  * and `version` says why. */
 int cb_runner_version(const cb_runner *r, const char *work_dir, char *version, size_t cap);
+/* "install it with: COMMAND", or that the manifest names none: the hint
+ * every message about a missing environment ends with. */
+void cb_runner_install_hint(const cb_runner *r, char *out, size_t cap);
 /* Processor, cores, memory and kernel, on one line. */
 void cb_machine_describe(char *out, size_t cap);
 /* "parameters" or "serialization" for a model file format, NULL if unknown. */
