@@ -90,9 +90,11 @@ for mode in good garbage exit3 hang short; do
  "devices": ["cpu"], "bench": ["infer", "latency", "startup"]$env}
 JSON
 done
+# The time limit kills the hanging worker; it is 10 s because a real worker (crossbind's
+# quick LeNet-1 inference) once passed 3 s on a machine busy with other jobs.
 "$BIN" bench --models lenet1 --bindings crossbind,fake-good,fake-garbage,fake-exit3,fake-hang,fake-short --quick \
     --kinds infer,latency,startup \
-    --rounds 2 --timeout 3 --runners "$T/runners" --out "$T/f" --quiet >"$T/out" 2>"$T/err"
+    --rounds 2 --timeout 10 --runners "$T/runners" --out "$T/f" --quiet >"$T/out" 2>"$T/err"
 rc=$?
 check "failures make the exit status 1, with a count" test $rc -eq 1 -a -n "$(grep 'error: bench: 12 measurement(s) failed' "$T/err")"
 J="$T/f/bench.json"
@@ -102,7 +104,7 @@ json_check "garbage: not a JSON object" "$J" \
     "all('not a JSON object' in c['error'] for c in d['cells'] if c['binding'] == 'fake-garbage')"
 json_check "exit 3: the status and the worker's message" "$J" \
     "all('exit status 3: fake worker: failing on purpose' in c['error'] for c in d['cells'] if c['binding'] == 'fake-exit3')"
-json_check "hang: timed out" "$J" "all('timed out after 3 s' in c['error'] for c in d['cells'] if c['binding'] == 'fake-hang')"
+json_check "hang: timed out" "$J" "all('timed out after 10 s' in c['error'] for c in d['cells'] if c['binding'] == 'fake-hang')"
 json_check "too few values: refused" "$J" "all('lacks the expected times_s' in c['error'] for c in d['cells'] if c['binding'] == 'fake-short' and c['kind'] != 'startup')"
 json_check "the faster setting chosen and kept in round 2" "$J" \
     "all(c['setting'] == 'FAKE_SPEED=fast' and (c['kind'] == 'startup' or set(c['times_s']) == {0.1}) for c in d['cells'] if c['binding'] == 'fake-good')"
@@ -141,6 +143,42 @@ check "the page: its table has every other binding, as the default's median over
 expect_error "a listed binding that is not installed is refused with its install command" \
     "binding 'b-missing' is not installed here.*install it with: bash runners/b-missing/install.sh" \
     "$BIN" bench --models lenet1 --quick --kinds infer --rounds 1 --runners "$T/sel" --out "$T/sel-out2" --bindings crossbind,b-missing
+
+# A binding that loads neither safetensors nor ONNX gets the same initial
+# weights converted by the export command of a binding of its framework that
+# writes the format it loads; a failed export is the cell's error.
+mkdir -p "$T/xp"
+cp -r runners/crossbind "$T/xp/"
+cat > "$T/export.sh" <<'SH'
+#!/bin/sh
+# MODE MODEL --weights FILE --format FMT --out PATH
+[ "$1" = fail ] && { echo "cannot convert $2 to $6: failing on purpose" >&2; exit 1; }
+[ "$3" = --weights ] && [ "$5" = --format ] && [ "$7" = --out ] || { echo "bad arguments: $*" >&2; exit 2; }
+cp "$4" "$8"
+SH
+xp_manifest() { # NAME FRAMEWORK EXPORT-MODE
+    mkdir -p "$T/xp/$1-exporter" "$T/xp/$1-lite"
+    cat > "$T/xp/$1-exporter/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$1-exporter", "framework": "$2", "language": "sh",
+ "command": ["/bin/true"], "export_command": ["/bin/sh", "$T/export.sh", "$3"], "infer": [],
+ "writes": ["safetensors", "tflite"], "loads": [], "devices": ["cpu"]}
+JSON
+    cat > "$T/xp/$1-lite/manifest.json" <<JSON
+{"format": "crossbind-runner/1", "binding": "$1-lite", "framework": "$2", "language": "sh",
+ "command": ["/bin/sh", "$PWD/tests/fake_bench_worker.sh", "needs-tflite"], "version_command": ["/bin/true"],
+ "infer": ["lenet1"], "loads": ["tflite"], "devices": ["cpu"], "bench": ["infer"]}
+JSON
+}
+xp_manifest ok Xok ok
+xp_manifest bad Xbad fail
+"$BIN" bench --models lenet1 --quick --kinds infer --rounds 1 --runners "$T/xp" --out "$T/xp-out" \
+    --bindings crossbind,ok-lite,bad-lite >"$T/out" 2>"$T/err"
+check "exported weights: the bench finishes, with one failed cell (exit 1)" test $? -eq 1
+json_check "the binding that loads .tflite was measured on the exported copy of the shared weights" "$T/xp-out/bench.json" \
+    "[c['status'] for c in d['cells'] if c['binding'] == 'ok-lite'] == ['ok']"
+check "the export is said in the progress" grep -q "bench: lenet1's tflite file for ok-lite, by ok-exporter's export" "$T/err"
+json_check "a failed export is the cell's error, with the exporter's message" "$T/xp-out/bench.json" \
+    "[c['error'] for c in d['cells'] if c['binding'] == 'bad-lite'][0].startswith(\"bad-exporter's export of lenet1 to tflite failed: cannot convert lenet1 to tflite: failing on purpose\")"
 
 # Hostile strings from manifests, version commands and workers: text only on both pages.
 for mode in hostile hostile-fail; do

@@ -4,12 +4,17 @@
 # Modes: good (answers by the contract; FAKE_SPEED=slow|fast picks its times),
 # garbage (prints no JSON), exit3 (fails), hang (never answers), short (too
 # few times), hostile (answers, saying things full of markup), hostile-fail
-# (fails with such a message), hostile-version (prints such a version).
+# (fails with such a message), hostile-version (prints such a version),
+# needs-tflite (good, after checking that it was given
+# WORK/models/by-EXPORTER/MODEL.tflite holding exactly the canonical
+# WORK/models/MODEL.safetensors, as the fake exporter of tests/bench_test.sh
+# makes it).
 mode=$1; shift
-kind=; samples=1; repeat=1
+kind=; samples=1; repeat=1; weights=
 while [ $# -gt 0 ]; do
     case $1 in
         --kind) kind=$2; shift ;;
+        --weights) weights=$2; shift ;;
         --samples) samples=$2; shift ;;
         --repeat) repeat=$2; shift ;;
     esac
@@ -17,6 +22,15 @@ while [ $# -gt 0 ]; do
 done
 t=0.5; [ "${FAKE_SPEED:-}" = fast ] && t=0.1
 series() { n=$1; s=""; i=0; while [ $i -lt "$n" ]; do s="$s${s:+, }$t"; i=$((i + 1)); done; echo "[$s]"; }
+if [ "$mode" = needs-tflite ]; then
+    case $weights in
+        */by-*/*.tflite)
+            canonical="$(dirname "$(dirname "$weights")")/$(basename "${weights%.tflite}").safetensors"
+            cmp -s "$weights" "$canonical" || { echo "not the exported weights: $weights" >&2; exit 4; } ;;
+        *) echo "given $weights, not a .tflite file" >&2; exit 4 ;;
+    esac
+    mode=good
+fi
 case $mode in
     good)
         if [ "$kind" = startup ]; then

@@ -228,27 +228,31 @@ check "it prints where the report is" grep -q "report: $T/a/report/index.html" "
 check "progress shows an estimate of the time left" grep -q 'elapsed, about .* left\] infer' "$T/err"
 check "every training run complete" test "$(q "$T/a/study.sqlite" "select count(*) from train_run where status='complete'")" = 4
 check "an epoch row per run and epoch" test "$(q "$T/a/study.sqlite" "select count(*) from epoch")" = 8
-check "7 evaluations per trained model, all ok" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok'")" = 14
-check "2 timed passes per evaluation" test "$(q "$T/a/study.sqlite" "select count(*) from inference_pass")" = 28
-check "unsupported cells recorded, not run" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='unsupported' and wall_s = 0")" = 10
-check "every supported cell reproduced" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok' and correct = reference_correct and stable = 1")" = 14
-check "label agreement measured against the reference" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok' and label_agreement = 1.0")" = 14
+# Every binding here is alone in its framework, so each loads the models of both
+# trainers: PyTorch's (the reference: 7 evaluations per model) and crossbind's
+# (its framework's default: 6, its own safetensors being the logit reference).
+check "7 + 6 evaluations per run, all ok" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok'")" = 26
+check "crossbind's models evaluated by every binding" test "$(q "$T/a/study.sqlite" "select group_concat(distinct binding) from (select binding from inference where trainer='crossbind' and status='ok' order by 1)")" = "crossbind,onnxruntime-node,pytorch"
+check "2 timed passes per evaluation" test "$(q "$T/a/study.sqlite" "select count(*) from inference_pass")" = 52
+check "unsupported cells recorded, not run" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='unsupported' and wall_s = 0")" = 16
+check "every supported cell reproduced" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok' and correct = reference_correct and stable = 1")" = 26
+check "label agreement measured against the reference" test "$(q "$T/a/study.sqlite" "select count(*) from inference where status='ok' and label_agreement = 1.0")" = 26
 check "bindings and versions recorded" test "$(q "$T/a/study.sqlite" "select count(*) from binding where version like '%torch%' or version like '%crossbind%' or version like '%onnxruntime%'")" = 3
 check "the study is marked complete" test "$(q "$T/a/study.sqlite" "select status from study")" = complete
 
 # Resuming a complete study repeats nothing.
 before=$(q "$T/a/study.sqlite" "select group_concat(finished) from (select finished from inference order by 1)")
 expect_ok "rerunning a complete study" "$BIN" study --profile "$T/tiny.json" --store "$T/a/study.sqlite" $R
-check "it finds everything in the store" grep -q "18 measurements planned, 18 already in the store, 0 to do" "$T/err"
+check "it finds everything in the store" grep -q "30 measurements planned, 30 already in the store, 0 to do" "$T/err"
 check "no measurement repeated" test "$(q "$T/a/study.sqlite" "select group_concat(finished) from (select finished from inference order by 1)")" = "$before"
 
 # Exports.
 expect_ok "results export --json" "$BIN" results export --store "$T/a/study.sqlite" --json "$T/a/all.json"
 check "JSON export holds every row" $PY -c "
 import json; d = json.load(open('$T/a/all.json'))
-assert len(d['train_run']) == 4 and len(d['epoch']) == 8 and len(d['inference']) == 24 and len(d['inference_pass']) == 28, d.keys()"
+assert len(d['train_run']) == 4 and len(d['epoch']) == 8 and len(d['inference']) == 42 and len(d['inference_pass']) == 52, d.keys()"
 expect_ok "results export --csv" "$BIN" results export --store "$T/a/study.sqlite" --csv "$T/a/csv"
-check "CSV export: a file per table with a header and the rows" test "$(wc -l < "$T/a/csv/inference_pass.csv")" = 29
+check "CSV export: a file per table with a header and the rows" test "$(wc -l < "$T/a/csv/inference_pass.csv")" = 53
 expect_error "an unknown study id is refused" 'no study 42 in this store' "$BIN" results export --store "$T/a/study.sqlite" --study 42 --json "$T/a/none.json"
 check "and nothing is written for it" test ! -e "$T/a/none.json"
 expect_error "export never replaces a device file" 'not a regular file' "$BIN" results export --store "$T/a/study.sqlite" --json /dev/full
@@ -297,7 +301,7 @@ sleep "$kill_at"
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 partial=$(q "$T/b/study.sqlite" "select (select count(*) from train_run) + (select count(*) from inference where status='ok')" 2>/dev/null || echo 0)
-echo "    killed after ${kill_at}s of ${secs%.*}s: ${partial:-0} of 18 measurements stored"
+echo "    killed after ${kill_at}s of ${secs%.*}s: ${partial:-0} of 30 measurements stored"
 # No process may still run with the killed study's files on its command line
 # (the bracket keeps this grep from matching its own command line).
 check "the kill left no runner behind" bash -c "! grep -qas '$T/b/[s]tudy-files' /proc/[0-9]*/cmdline"
@@ -331,7 +335,11 @@ JSON
 "$BIN" study --profile "$T/bad.json" --store "$T/f/study.sqlite" $R >"$T/out" 2>"$T/err"
 rc=$?
 check "failures give a non-zero exit" test $rc = 1
-check "and say how many failed (4 evaluations, the failed training and its binding's evaluation)" grep -q "6 measurement(s) failed" "$T/err"
+# 4 evaluations of crossbind's model, the failed training and its binding's
+# evaluation, and the 6 evaluations of the model badtrainer (Fake's default)
+# failed to train: its own, the 4 others of Fake, and crossbind's.
+check "and say how many failed (4 evaluations, the failed training and its binding's evaluation, 6 evaluations of the model it lacks)" grep -q "12 measurement(s) failed" "$T/err"
+check "the evaluations of the untrained model say why" test "$(q "$T/f/study.sqlite" "select count(*) from inference where trainer='badtrainer' and error like 'no trained model: badtrainer''s training of lenet1 run 1 failed'")" = 6
 check "the crash is named" test "$(q "$T/f/study.sqlite" "select error from inference where binding='crashy'" | grep -c 'crashed (signal 11)')" = 1
 check "the hang is killed at the time limit" test "$(q "$T/f/study.sqlite" "select error from inference where binding='hangy'" | grep -c 'timed out after 5 s')" = 1
 check "malformed output is refused" test "$(q "$T/f/study.sqlite" "select error from inference where binding='garbage'" | grep -c 'malformed output')" = 1
@@ -391,15 +399,15 @@ check "the others are compared with their framework's default" \
     bash -c "grep -q '^alpha-c,Alpha,sh,\"compared with alpha-py, the default of Alpha\"' '$FR/tables/bindings.csv' && grep -q '^beta-two,Beta,sh,\"compared with beta-one' '$FR/tables/bindings.csv'"
 check "crossbind, alone in its framework, is compared across frameworks" \
     grep -q '^crossbind,crossbind,C,alone in its framework' "$FR/tables/bindings.csv"
-check "DTW within Alpha and Beta against the default, crossbind against each default, nothing else" \
-    test "$(tail -n +2 "$FR/tables/dtw.csv" | cut -d, -f1,4,5 | tr '\n' '/')" = "Alpha,alpha-c,alpha-py/Alpha,alpha-j,alpha-py/Beta,beta-two,beta-one/across frameworks,crossbind,alpha-py/across frameworks,crossbind,beta-one/"
+check "DTW within Alpha and Beta against the default, crossbind against each default, Beta's default against Alpha's, nothing else" \
+    test "$(tail -n +2 "$FR/tables/dtw.csv" | cut -d, -f1,4,5 | tr '\n' '/')" = "Alpha,alpha-c,alpha-py/Alpha,alpha-j,alpha-py/Beta,beta-two,beta-one/across frameworks,crossbind,alpha-py/across frameworks,crossbind,beta-one/across frameworks,beta-one,alpha-py/"
 check "final models: p and Cliff's delta against the default; the default's row compares with none" \
     bash -c "grep -q '^Alpha,lenet1,cpu,alpha-py,– (the default),3,' '$FR/tables/final_models.csv' && grep -q '^Alpha,lenet1,cpu,alpha-c,alpha-py,3,' '$FR/tables/final_models.csv'"
-# Bonferroni within framework x model x device: Alpha has 2 comparisons, Beta 1, across frameworks 2.
+# Bonferroni within framework x model x device: Alpha has 2 comparisons, Beta 1, across frameworks 3.
 check "Bonferroni's correction counts the comparisons of its own section" $PY - "$FR/tables/training_time.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-m = {"Alpha": 2, "Beta": 1, "across frameworks": 2}
+m = {"Alpha": 2, "Beta": 1, "across frameworks": 3}
 seen = {}
 for r in rows:
     if r["p (MWU)"] == "–":
@@ -412,8 +420,12 @@ assert seen == m, seen
 a = [r for r in rows if r["binding"] == "alpha-c"][0]
 assert a["Cliff's delta (compared with vs binding)"].startswith("-1.000") and a["ratio to compared"] == "2.000x", a
 PY
-check "RQ2 per framework: the reference's models loaded by Alpha's and Beta's bindings" \
-    bash -c "grep -q '^Alpha,alpha-c,parameters,cpu,reproduced' '$FR/tables/reproduction.csv' && grep -q '^Beta,beta-one,parameters,cpu,reproduced' '$FR/tables/reproduction.csv'"
+check "RQ2 per framework: each framework's default binding's models loaded by its bindings" \
+    bash -c "grep -q '^Alpha,alpha-py,alpha-c,parameters,cpu,reproduced' '$FR/tables/reproduction.csv' && grep -q '^Beta,beta-one,beta-two,parameters,cpu,reproduced' '$FR/tables/reproduction.csv'"
+check "across frameworks: the reference's models loaded by Beta's bindings" \
+    grep -q '^across frameworks,alpha-py,beta-one,parameters,cpu,reproduced' "$FR/tables/reproduction.csv"
+check "Beta's default's models are loaded by Beta's bindings only (and crossbind, alone, which cannot load them)" \
+    test "$(q "$T/fws/s.sqlite" "select group_concat(binding || ':' || status, ' ') from (select binding, status, count(*) from inference where trainer='beta-one' group by 1, 2 order by 1, 2)")" = "beta-one:ok beta-two:ok crossbind:unsupported"
 check "Table 3 lists the uninstallable binding with its reason and library" $PY tests/check_escaped.py csv "$FR/tables/supported_features.csv" \
     "cannot be installed on this machine: $AREASON" "libalpha bundled by its package" 'libalpha 2.0 <shared> | `x`'
 check "the library texts and the reason are text in the page" $PY tests/check_escaped.py html "$FR/index.html" "$AREASON" 'libalpha 2.0 <shared> | `x`'
@@ -443,7 +455,7 @@ expect_ok "a study with \"defaults\": {\"Alpha\": \"alpha-c\"}" \
 check "alpha-c is Alpha's default, chosen by the configuration" \
     grep -q "^alpha-c,Alpha,sh,\"default of Alpha (chosen by the configuration's \"\"defaults\"\")\"" "$T/fwo/report/tables/bindings.csv"
 check "the others are compared with it, Beta's default is unchanged" \
-    test "$(tail -n +2 "$T/fwo/report/tables/dtw.csv" | cut -d, -f1,4,5 | tr '\n' '/')" = "Alpha,alpha-py,alpha-c/Alpha,alpha-j,alpha-c/Beta,beta-two,beta-one/across frameworks,crossbind,alpha-c/across frameworks,crossbind,beta-one/"
+    test "$(tail -n +2 "$T/fwo/report/tables/dtw.csv" | cut -d, -f1,4,5 | tr '\n' '/')" = "Alpha,alpha-py,alpha-c/Alpha,alpha-j,alpha-c/Beta,beta-two,beta-one/across frameworks,crossbind,alpha-c/across frameworks,crossbind,beta-one/across frameworks,beta-one,alpha-c/"
 cfg bad-default '{"models": ["lenet1"], "bindings": ["alpha-py", "beta-one"], "defaults": {"Alpha": "beta-one"}}'
 expect_error "a default from another framework is refused" '"defaults".Alpha is "beta-one"' \
     "$BIN" study --profile "$T/bad-default.json" --store "$T/c/s.sqlite" --runners "$FW"
@@ -644,9 +656,9 @@ check "a link inside the tree is removed as a link, what it points to is kept" t
 check "the training completed after clearing" test "$(q "$T/lw/s.sqlite" "select status from train_run")" = complete
 
 # ---- a full disk: stop with a clear message, keep what was stored ----
-# The store on a 256 KiB tmpfs fills after a few measurements (needs root
+# The store on a 384 KiB tmpfs fills after a few measurements (needs root
 # to mount; CI runs as root; elsewhere the test is skipped and says so).
-if [ "$(id -u)" = 0 ] && mkdir -p "$T/small" && mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null; then
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/small" && mount -t tmpfs -o size=384k tmpfs "$T/small" 2>/dev/null; then
     "$BIN" study --profile "$T/tiny.json" --store "$T/small/study.sqlite" --work "$T/small-work" $R >"$T/out" 2>"$T/err"
     rc=$?
     check "a full disk stops the study with an error" test $rc = 1

@@ -11,6 +11,7 @@
 #include <time.h>
 #include "../core/file.h"
 #include "../core/json.h"
+#include "../study/paths.h"
 #include "../study/proc.h"
 #include "../train/clock.h"
 #include "bench.h"
@@ -140,6 +141,86 @@ static cb_status write_models(const cb_bench_config *c, cb_bench_results *r)
     return st;
 }
 
+/* ---- the file each binding's worker is given ---- */
+
+/* A binding that loads neither the canonical safetensors nor ONNX (a
+ * SavedModel, .tflite or TF.js reader) gets the same initial weights in a
+ * format it loads, converted from the safetensors by the export command of
+ * a binding of its framework that writes that format (TensorFlow/Python's
+ * `export`). Made once per exporter, model and format, as
+ * WORK/models/by-EXPORTER/MODEL.FORMAT; any failure is the cell's error,
+ * never a file from an earlier invocation. */
+static cb_status export_for(cb_bench_results *r, const cb_runner *rn, const char *model, char *file, size_t cap)
+{
+    const cb_bench_config *c = r->c;
+    for (int l = 0; l < rn->nloads; l++)
+        for (int i = 0; r->all && i < r->all->count; i++) {
+            const cb_runner *ex = &r->all->items[i];
+            const char *fmt = rn->loads[l];
+            if (!ex->nexport_cmd || strcmp(ex->framework, rn->framework) || !cb_runner_has(ex->writes, ex->nwrites, fmt))
+                continue;
+            char key[3 * CB_NAME + 8], sub[CB_NAME + 4];
+            snprintf(sub, sizeof sub, "by-%s", ex->name);
+            snprintf(key, sizeof key, "%s/%s.%s", sub, model, fmt);
+            snprintf(file, cap, "%s", key);
+            for (int k = 0; k < r->nexported; k++) if (!strcmp(r->exported[k], key)) return CB_OK;
+            char dir[700], src[800], dst[900], out[900], err[900];
+            snprintf(dir, sizeof dir, "%s/models", c->work_dir);
+            snprintf(src, sizeof src, "%s/%s.safetensors", dir, model);
+            snprintf(dst, sizeof dst, "%s/%s", dir, key);
+            snprintf(out, sizeof out, "%s/export-%s-%s.%s.out", c->work_dir, ex->name, model, fmt);
+            snprintf(err, sizeof err, "%s/export-%s-%s.%s.err", c->work_dir, ex->name, model, fmt);
+            cb_status st = cb_remove_tree(dir, key);
+            if (st == CB_OK) {
+                char subdir[800];
+                snprintf(subdir, sizeof subdir, "%s/%s", dir, sub);
+                st = cb_mkdirs(subdir);
+            }
+            if (st != CB_OK) return st;
+            char *argv[24];
+            int n = 0;
+            for (int k = 0; k < ex->nexport_cmd; k++) argv[n++] = ex->export_cmd[k];
+            char *rest[] = {(char *)model, "--weights", src, "--format", (char *)fmt, "--out", dst};
+            for (size_t k = 0; k < sizeof rest / sizeof *rest; k++) argv[n++] = rest[k];
+            argv[n] = NULL;
+            if (!c->quiet) fprintf(stderr, "bench: %s's %s file for %s, by %s's export\n", model, fmt, rn->name, ex->name);
+            cb_proc_result pr;
+            if ((st = cb_proc_run(argv, out, err, c->timeout_s, &pr)) != CB_OK) return st;
+            if (pr.interrupted) { r->interrupted = 1; return cb_fail(CB_ERR_IO, "interrupted"); }
+            if (pr.timed_out || !pr.exited || pr.exit_code != 0) {
+                char msg[300] = "";
+                unsigned char *text;
+                size_t len;
+                if (cb_read_file(err, 1 << 20, &text, &len) == CB_OK) {
+                    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+                    size_t s0 = len;
+                    while (s0 && text[s0 - 1] != '\n') s0--;
+                    snprintf(msg, sizeof msg, "%.*s", (int)(len - s0), (const char *)text + s0);
+                    free(text);
+                }
+                return cb_fail(CB_ERR_IO, "%s's export of %s to %s failed: %s", ex->name, model, fmt,
+                               pr.timed_out ? "timed out" : msg[0] ? msg : "no message");
+            }
+            if (r->nexported < (int)(sizeof r->exported / sizeof r->exported[0]))
+                snprintf(r->exported[r->nexported++], sizeof r->exported[0], "%s", key);
+            snprintf(file, cap, "%s", key);
+            return CB_OK;
+        }
+    return cb_fail(CB_ERR_UNSUPPORTED, "%s loads none of safetensors, onnx or a format a binding of %s exports", rn->name,
+                   rn->framework);
+}
+
+static cb_status weights_for(cb_bench_results *r, const cb_runner *rn, const char *model, char *path, size_t cap)
+{
+    char file[3 * CB_NAME + 8];
+    cb_status st = CB_OK;
+    if (cb_runner_has(rn->loads, rn->nloads, "safetensors")) snprintf(file, sizeof file, "%s.safetensors", model);
+    else if (cb_runner_has(rn->loads, rn->nloads, "onnx")) snprintf(file, sizeof file, "%s.onnx", model);
+    else st = export_for(r, rn, model, file, sizeof file);
+    snprintf(path, cap, "%s/models/%s", r->c->work_dir, file);
+    return st;
+}
+
 /* ---- one worker process ---- */
 
 static int binding_does(const cb_runner *rn, const char *model, int kind)
@@ -189,8 +270,11 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
     const cb_runner *rn = r->runners[cl->binding];
     const char *model = c->models[cl->model];
     char weights[800], sbatch[16], ssamples[24], srepeat[16], sthreads[16], out[800], err[800];
-    const char *fmt = cb_runner_has(rn->loads, rn->nloads, "safetensors") ? "safetensors" : "onnx";
-    snprintf(weights, sizeof weights, "%s/models/%s.%s", c->work_dir, model, fmt);
+    if (weights_for(r, rn, model, weights, sizeof weights) != CB_OK) {
+        snprintf(cl->error, sizeof cl->error, "%s", cb_last_error());
+        cl->failed = 1;
+        return -1;
+    }
     snprintf(sbatch, sizeof sbatch, "%d", cl->sz.batch);
     snprintf(ssamples, sizeof ssamples, "%ld", cl->sz.samples);
     snprintf(srepeat, sizeof srepeat, "%d", cl->sz.repeat);
@@ -385,7 +469,7 @@ static cb_status choose_bindings(cb_bench_config *c, const cb_runners *runners, 
 cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failures)
 {
     *failures = 0;
-    cb_bench_results r = {.c = c};
+    cb_bench_results r = {.c = c, .all = runners};
     cb_status st = cb_mkdirs(c->work_dir);
     if (st == CB_OK) st = cb_mkdirs(c->out_dir);
     if (st == CB_OK) st = choose_bindings(c, runners, r.versions);

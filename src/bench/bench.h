@@ -6,12 +6,15 @@
 
 #include "../study/study.h"
 
+/* Bindings measured side by side at most (both frameworks' families, crossbind and ONNX Runtime fit). */
+#define CB_BENCH_MAX_BINDINGS 16
+
 enum { CB_BENCH_TRAIN, CB_BENCH_INFER, CB_BENCH_LATENCY, CB_BENCH_STARTUP, CB_BENCH_KINDS };
 extern const char *const cb_bench_kind_names[CB_BENCH_KINDS];
 
 typedef struct cb_bench_config {
     char models[CB_MAX_LIST][CB_NAME]; int nmodels;
-    char bindings[8][CB_NAME]; int nbindings; /* the first is the one the ratios are of; none: every installed one */
+    char bindings[CB_BENCH_MAX_BINDINGS][CB_NAME]; int nbindings; /* the first is the one the ratios are of; none: every installed one */
     int kinds[CB_BENCH_KINDS];  /* 1: measured */
     int threads, rounds;
     int quick;          /* smaller sample counts: a check of the instrument, not a measurement */
@@ -47,8 +50,10 @@ typedef struct cb_bench_cell {
 
 typedef struct cb_bench_results {
     const cb_bench_config *c;
-    const cb_runner *runners[8]; /* per configured binding */
-    char versions[8][600];
+    const cb_runner *runners[CB_BENCH_MAX_BINDINGS]; /* per configured binding */
+    const cb_runners *all;  /* every runner: the exporters of formats a binding needs */
+    char exported[CB_BENCH_MAX_BINDINGS * 2][3 * CB_NAME + 8]; int nexported; /* "by-EXPORTER/MODEL.FORMAT" made this invocation */
+    char versions[CB_BENCH_MAX_BINDINGS][600];
     char machine[600], date[40];
     double sgemm[2][2];     /* [before, after][1 thread, c->threads] GFLOP/s */
     double flops[CB_MAX_LIST], conv_flops[CB_MAX_LIST]; /* forward, per sample */

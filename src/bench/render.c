@@ -415,7 +415,7 @@ static void write_html(const cb_bench_results *r, cb_out *b)
     cb_out_lit(b, "</ul>\n");
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {
-            svg_box boxes[8];
+            svg_box boxes[CB_BENCH_MAX_BINDINGS];
             int n = 0;
             for (int i = 0; i < c->nbindings; i++) {
                 const cb_bench_cell *cl = cb_bench_find(r, m, k, i);

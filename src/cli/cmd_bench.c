@@ -86,7 +86,7 @@ int cmd_bench(int argc, char **argv)
         }
     } else
         for (int k = 0; k < CB_BENCH_KINDS; k++) c.kinds[k] = 1;
-    if (bindings && split_list("--bindings", bindings, c.bindings, 8, &c.nbindings)) return 2;
+    if (bindings && split_list("--bindings", bindings, c.bindings, CB_BENCH_MAX_BINDINGS, &c.nbindings)) return 2;
     if (c.doc_path[0]) { /* refused now rather than after the measurements */
         char dir[600];
         snprintf(dir, sizeof dir, "%s", c.doc_path);

@@ -66,7 +66,7 @@ typedef struct {
     int def[MAXN], why[MAXN];   /* per configured binding: its framework default's index and how it was chosen */
     int section[MAXN];          /* per configured binding: its framework's section, -1 when it cannot run */
     char sec_fw[MAXN][64]; int sec_member[MAXN][MAXN], sec_n[MAXN], nsec;
-    cmp_row pairs[MAXN * MAXN]; int npairs;  /* across frameworks: alone in its framework x another framework's default */
+    cmp_row pairs[MAXN * MAXN]; int npairs;  /* across frameworks: alone in its framework (or a default) x another framework's default */
     trun *tr; int ntr;
     infer *in; int nin;
 } rdata;
@@ -380,7 +380,8 @@ static cb_status load_bindings(rdata *d)
 /* Each framework's default binding (as the harness chose it), one section
  * per framework in the order of the study's bindings, and the pairs
  * compared across frameworks: every binding alone in its framework against
- * every other framework's default (a pair of two lone bindings once). */
+ * every other framework's default (a pair of two lone bindings once), and
+ * the defaults of two frameworks with several bindings against each other. */
 static void organise(rdata *d)
 {
     cb_fw_member m[MAXN];
@@ -411,6 +412,16 @@ static void organise(rdata *d)
             d->pairs[d->npairs++] = (cmp_row){a, def};
         }
     }
+    /* The default bindings of two frameworks that both have several
+     * bindings (PyTorch/Python and TensorFlow/Python): the later framework's
+     * against the earlier's, the comparison the published study could not
+     * make from one initial state. */
+    for (int k2 = 0; k2 < d->nsec; k2++)
+        for (int k1 = 0; k1 < k2; k1++) {
+            if (d->sec_n[k1] < 2 || d->sec_n[k2] < 2) continue;
+            int d1 = d->def[d->sec_member[k1][0]], d2 = d->def[d->sec_member[k2][0]];
+            if (d1 >= 0 && d2 >= 0) d->pairs[d->npairs++] = (cmp_row){d2, d1};
+        }
 }
 
 /* The rows of section g: a framework's default first, then each other
@@ -487,14 +498,15 @@ static void curves(rdata *d, int g, cb_out *html)
 
 /* RQ2: a binding x load mode x device cell of one model is reproduced when
  * every run's model gives the reference's count in every timed pass. */
-static const char *cell_status(const rdata *d, const char *binding, const char *mode, const char *device,
-                               const char *model, int runs, char *why, size_t cap)
+static const char *cell_status(const rdata *d, const char *trainer, const char *binding, const char *mode,
+                               const char *device, const char *model, int runs, char *why, size_t cap)
 {
     int ok = 0, bad = 0, unsup = 0, any = 0;
     char first[100] = "";
     for (int i = 0; i < d->nin; i++) {
         const infer *x = &d->in[i];
-        if (strcmp(x->binding, binding) || strcmp(x->mode, mode) || strcmp(x->device, device) || strcmp(x->model, model))
+        if (strcmp(x->trainer, trainer) || strcmp(x->binding, binding) || strcmp(x->mode, mode) ||
+            strcmp(x->device, device) || strcmp(x->model, model))
             continue;
         any++;
         if (!strcmp(x->status, "unsupported")) unsup++;
@@ -513,11 +525,13 @@ static const char *cell_status(const rdata *d, const char *binding, const char *
     return "reproduced";
 }
 
-/* RQ2 of one framework's bindings: the heat map and its table, then every evaluation. */
-static cb_status reproduction(rdata *d, int g, rtable *rep, rtable *inf, cb_out *html, cb_out *md)
+/* RQ2: one trainer's models loaded by the given bindings (members, indices
+ * of the configuration's bindings): the heat map and its table, then every
+ * evaluation. Rows go to table group tg; gid names the figure and tables. */
+static cb_status reproduction(rdata *d, int tg, const char *gid, const char *trainer, const int *members, int nm,
+                              rtable *rep, rtable *inf, cb_out *html, cb_out *md)
 {
     const char *modes[2] = {"parameters", "serialization"};
-    int members[MAXN], nm = group_bindings(d, g, members);
     int nrows = nm * 2 * d->ndevices;
     char (*rows)[96] = calloc((size_t)nrows + 1, sizeof *rows);
     const char **rowp = calloc((size_t)nrows + 1, sizeof *rowp), **status = calloc((size_t)nrows * d->nmodels + 1, sizeof *status);
@@ -529,7 +543,7 @@ static cb_status reproduction(rdata *d, int g, rtable *rep, rtable *inf, cb_out 
         return cb_fail(CB_ERR_NOMEM, "out of memory");
     }
     for (int m = 0; m < d->nmodels; m++) cols[m] = d->models[m];
-    rtable_group(rep, g);
+    rtable_group(rep, tg);
     int r = 0;
     for (int k = 0; k < nm; k++)
         for (int mo = 0; mo < 2; mo++)
@@ -537,35 +551,36 @@ static cb_status reproduction(rdata *d, int g, rtable *rep, rtable *inf, cb_out 
                 const char *b = d->bindings[members[k]];
                 snprintf(rows[r], sizeof rows[r], "%s / %s / %s", b, modes[mo], d->devices[dv]);
                 rowp[r] = rows[r];
-                rtable_cell(rep, "%s", group_label(d, g));
+                rtable_cell(rep, "%s", group_label(d, tg));
+                rtable_cell(rep, "%s", trainer);
                 rtable_cell(rep, "%s", b);
                 rtable_cell(rep, "%s", modes[mo]);
                 rtable_cell(rep, "%s", d->devices[dv]);
                 for (int m = 0; m < d->nmodels; m++) {
                     int c = r * d->nmodels + m;
-                    status[c] = cell_status(d, b, modes[mo], d->devices[dv], d->models[m], d->runs[m], why[c], sizeof why[c]);
+                    status[c] = cell_status(d, trainer, b, modes[mo], d->devices[dv], d->models[m], d->runs[m], why[c], sizeof why[c]);
                     whyp[c] = why[c][0] ? why[c] : NULL;
                     rtable_cell(rep, "%s", status[c] ? status[c] : why[c][0] ? why[c] : "not measured");
                 }
             }
-    char gid[16], id[64], title[300];
-    group_id(d, g, gid, sizeof gid);
+    char id[96], title[300];
     snprintf(id, sizeof id, "%s-reproduction", gid);
-    snprintf(title, sizeof title, "%s: reproduction of the reference models' accuracy (RQ2), binding x load mode x "
-             "device against model", group_label(d, g));
+    snprintf(title, sizeof title, "%s: reproduction of %s's models' accuracy (RQ2), binding x load mode x device "
+             "against model", group_label(d, tg), trainer);
     if (nrows) svg_heat_map(html, id, title, rowp, nrows, cols, d->nmodels, status, whyp);
-    rtable_emit_group(rep, g, 1, html, md, gid);
+    rtable_emit_group(rep, tg, 1, html, md, gid);
     /* Per evaluation: counts, label agreement and logit differences. */
-    rtable_group(inf, g);
+    rtable_group(inf, tg);
     int shown = 0;
     for (int i = 0; i < d->nin; i++) {
         const infer *x = &d->in[i];
         int mine = 0;
         for (int k = 0; k < nm; k++) mine |= !strcmp(x->binding, d->bindings[members[k]]);
-        if (!mine) continue;
+        if (!mine || strcmp(x->trainer, trainer)) continue;
         char b1[48], b2[48], b3[48];
         shown++;
-        rtable_cell(inf, "%s", group_label(d, g));
+        rtable_cell(inf, "%s", group_label(d, tg));
+        rtable_cell(inf, "%s", x->trainer);
         rtable_cell(inf, "%s", x->model); rtable_cell(inf, "%s", x->binding); rtable_cell(inf, "%s", x->format);
         rtable_cell(inf, "%s", x->mode); rtable_cell(inf, "%s", x->device); rtable_cell(inf, "%d", x->run);
         rtable_cell(inf, "%s", x->status);
@@ -576,7 +591,7 @@ static cb_status reproduction(rdata *d, int g, rtable *rep, rtable *inf, cb_out 
     }
     if (shown) {
         cb_out_lit(html, "<details><summary>Every evaluation</summary>\n");
-        rtable_emit_group(inf, g, 1, html, md, gid);
+        rtable_emit_group(inf, tg, 1, html, md, gid);
         cb_out_lit(html, "</details>\n");
     }
     free(rows); free(rowp); free(status); free(why); free(whyp);
@@ -834,17 +849,17 @@ static void rtabs_init(rtabs *T, const rdata *d)
     const char *h_dtw[] = {"section", "model", "device", "binding", "compared with", "run pairs", "DTW mean", "DTW max"};
     const char *h_fin[] = {"section", "model", "device", "binding", "compared with", "runs", "test accuracy", "macro F1",
                            "AUC", "largest accuracy difference", "p (MWU)", "Cliff's delta (compared with vs binding)"};
-    const char *h_rep[MAXN + 4] = {"section", "binding", "load mode", "device"};
-    for (int m = 0; m < d->nmodels; m++) h_rep[4 + m] = d->models[m];
-    const char *h_inf[] = {"section", "model", "binding", "format", "load mode", "device", "run", "status", "correct",
+    const char *h_rep[MAXN + 5] = {"section", "trained by", "binding", "load mode", "device"};
+    for (int m = 0; m < d->nmodels; m++) h_rep[5 + m] = d->models[m];
+    const char *h_inf[] = {"section", "trained by", "model", "binding", "format", "load mode", "device", "run", "status", "correct",
                            "reference", "stable", "label agreement", "max |logit diff|", "mean time (s)"};
     const char *h_time[] = {"section", "model", "device", "binding", "compared with", "n", "median (s)",
                             "ratio to compared", "p (MWU)", "p (Bonferroni)", "significant (alpha 0.05)",
                             "Cliff's delta (compared with vs binding)"};
     rtable_init(&T->dtw, "dtw", 8, h_dtw);
     rtable_init(&T->fin, "final_models", 12, h_fin);
-    rtable_init(&T->rep, "reproduction", 4 + d->nmodels, h_rep);
-    rtable_init(&T->inf, "inference", 14, h_inf);
+    rtable_init(&T->rep, "reproduction", 5 + d->nmodels, h_rep);
+    rtable_init(&T->inf, "inference", 15, h_inf);
     rtable_init(&T->train, "training_time", 12, h_time);
     rtable_init(&T->infer, "inference_time", 12, h_time);
 }
@@ -967,6 +982,53 @@ static void list_names(const rdata *d, const int *idx, int n, char *out, size_t 
     }
 }
 
+/* Whose models a framework section's RQ2 shows: the study's reference
+ * binding when it belongs to the framework, else the framework's default
+ * binding (the harness evaluates each framework default's models by its
+ * framework's bindings: src/study/study.c, evaluates_models_of). */
+static const char *section_trainer(const rdata *d, int g)
+{
+    for (int j = 0; j < d->sec_n[g]; j++)
+        if (!strcmp(d->bindings[d->sec_member[g][j]], d->reference)) return d->reference;
+    return d->bindings[d->def[d->sec_member[g][0]]];
+}
+
+/* RQ2 across frameworks: each framework's trainer's models loaded by the
+ * bindings of other frameworks (crossbind and ONNX Runtime load every
+ * trainer's; the other frameworks' bindings the reference's). One heat map
+ * per trainer whose models another framework's binding evaluated. */
+static cb_status cross_reproduction(rdata *d, rtabs *T, cb_out *html, cb_out *md)
+{
+    int shown = 0;
+    for (int g = 0; g < d->nsec; g++) {
+        const char *trainer = section_trainer(d, g);
+        int members[MAXN], nm = 0;
+        for (int i = 0; i < d->nbindings; i++) {
+            if (d->section[i] < 0 || d->section[i] == g) continue;
+            for (int k = 0; k < d->nin; k++)
+                if (!strcmp(d->in[k].trainer, trainer) && !strcmp(d->in[k].binding, d->bindings[i])) { members[nm++] = i; break; }
+        }
+        if (!nm) continue;
+        if (!shown++)
+            subsection(html, md, "RQ2: inference of another framework's models (reproduced / failed / unsupported)",
+                       "Each framework's trained models, loaded by the bindings of the other frameworks: the parameters "
+                       "through crossbind's canonical safetensors (PyTorch's names and layouts, mapped by each binding), "
+                       "the serialization through converted files (ONNX).");
+        char gid[64], head[160];
+        snprintf(gid, sizeof gid, "cross-%s", trainer);
+        snprintf(head, sizeof head, "%s's models (%s)", trainer, d->sec_fw[g]);
+        cb_out_lit(html, "<h4>");
+        cb_out_text(html, head);
+        cb_out_lit(html, "</h4>\n");
+        cb_out_lit(md, "#### ");
+        cb_out_text(md, head);
+        cb_out_lit(md, "\n\n");
+        cb_status st = reproduction(d, d->nsec + 1 + g, gid, trainer, members, nm, &T->rep, &T->inf, html, md);
+        if (st != CB_OK) return st;
+    }
+    return CB_OK;
+}
+
 /* One framework's section: its bindings against its default binding, RQ1 to RQ4. */
 static cb_status framework_section(rdata *d, int g, rtabs *T, cb_out *html, cb_out *md)
 {
@@ -1014,11 +1076,13 @@ static cb_status framework_section(rdata *d, int g, rtabs *T, cb_out *html, cb_o
     cb_out_lit(md, "#### Final models (mean over runs)\n\n");
     final_rows(d, g, &T->fin);
     emit_or_note(d, &T->fin, g, html, md, "No complete training run of these bindings.");
-    snprintf(text, sizeof text, "The reference binding %s's trained models, loaded by every binding of %s in every load "
-             "mode it supports. Reproduced: every run's model gives the reference's count of correct test samples in "
-             "every timed pass.", d->reference, d->sec_fw[g]);
+    const char *trainer = section_trainer(d, g);
+    snprintf(text, sizeof text, "%s's trained models (%s), loaded by every binding of %s in every load mode it "
+             "supports. Reproduced: every run's model gives the count of correct test samples of its trainer's own "
+             "evaluation in every timed pass.", trainer, !strcmp(trainer, d->reference) ? "the study's reference models"
+             : "the framework's default binding", d->sec_fw[g]);
     subsection(html, md, "RQ2: cross-binding inference (reproduced / failed / unsupported)", text);
-    cb_status st = reproduction(d, g, &T->rep, &T->inf, html, md);
+    cb_status st = reproduction(d, g, id, trainer, d->sec_member[g], d->sec_n[g], &T->rep, &T->inf, html, md);
     if (st != CB_OK) return st;
     int added;
     subsection(html, md, "RQ3: training time", "Training time excludes the per-epoch evaluation.");
@@ -1032,7 +1096,7 @@ static cb_status framework_section(rdata *d, int g, rtabs *T, cb_out *html, cb_o
     return CB_OK;
 }
 
-/* Bindings alone in their framework against every framework's default binding. */
+/* Bindings alone in their framework, and the defaults of frameworks with several bindings, against the other frameworks' defaults. */
 static cb_status cross_section(rdata *d, rtabs *T, cb_out *html, cb_out *md)
 {
     int g = d->nsec;
@@ -1047,8 +1111,8 @@ static cb_status cross_section(rdata *d, rtabs *T, cb_out *html, cb_out *md)
     list_names(d, li, nl, lone, sizeof lone);
     list_names(d, di, nd, defs, sizeof defs);
     if (d->npairs)
-        snprintf(text, sizeof text, "Every binding alone in its framework in this study (%s) against each other "
-                 "framework's default binding (%s): DTW of the training-accuracy curves, final test accuracy (Mann-Whitney "
+        snprintf(text, sizeof text, "Every binding alone in its framework in this study, and the default binding of "
+                 "each framework with several (%s), against each other framework's default binding (%s): DTW of the training-accuracy curves, final test accuracy (Mann-Whitney "
                  "U, Cliff's delta), training and inference time (Mann-Whitney U with Bonferroni's correction within "
                  "model x device over this section's comparisons). These compare frameworks, not bindings of one "
                  "framework.", lone, defs);
@@ -1068,7 +1132,8 @@ static cb_status cross_section(rdata *d, rtabs *T, cb_out *html, cb_out *md)
     final_rows(d, g, &T->fin);
     emit_or_note(d, &T->fin, g, html, md, "No complete training run of these bindings.");
     int added;
-    cb_status st;
+    cb_status st = cross_reproduction(d, T, html, md);
+    if (st != CB_OK) return st;
     subsection(html, md, "RQ3: training time", NULL);
     time_boxes(d, 0, g, html);
     if ((st = time_rows(d, 0, g, &T->train, &added)) != CB_OK) return st;
@@ -1107,7 +1172,8 @@ static cb_status features_table(rdata *d, cb_out *html, cb_out *md, const char *
             for (int i = 0; tr && i < tr->count; i++) cb_buf_printf(&trains, "%s%s", i ? ", " : "", json_str(&tr->items[i]));
             for (int i = 0; lo && i < lo->count; i++) {
                 const char *f = json_str(&lo->items[i]);
-                if (!strcmp(f, "pt") || !strcmp(f, "safetensors")) declared_param = 1; else declared_ser = 1;
+                const char *mode = cb_format_load_mode(f);
+                if (mode && !strcmp(mode, "parameters")) declared_param = 1; else declared_ser = 1;
             }
             for (int i = 0; dvs && i < dvs->count; i++) cb_buf_printf(&devices, "%s%s", i ? ", " : "", json_str(&dvs->items[i]));
             ntrain = tr ? tr->count : 0;

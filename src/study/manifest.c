@@ -11,10 +11,17 @@
 #include "study.h"
 #include "validate.h"
 
+/* The model formats runners exchange, by load mode: the parameters alone
+ * (PyTorch's .pt, the canonical safetensors) or the model serialized whole
+ * (ONNX, TorchScript; Keras' .h5 and .keras, TensorFlow's SavedModel
+ * directory, LiteRT's .tflite, the TF.js layers-model directory). */
+static const char *const parameter_formats[] = {"pt", "safetensors", NULL};
+static const char *const serialization_formats[] = {"onnx", "ts", "h5", "keras", "savedmodel", "tflite", "tfjs", NULL};
+
 const char *cb_format_load_mode(const char *format)
 {
-    if (!strcmp(format, "pt") || !strcmp(format, "safetensors")) return "parameters";
-    if (!strcmp(format, "onnx") || !strcmp(format, "ts")) return "serialization";
+    for (int i = 0; parameter_formats[i]; i++) if (!strcmp(format, parameter_formats[i])) return "parameters";
+    for (int i = 0; serialization_formats[i]; i++) if (!strcmp(format, serialization_formats[i])) return "serialization";
     return NULL;
 }
 
@@ -153,6 +160,7 @@ cb_status cb_runner_parse(const char *text, size_t len, const char *file, const 
     if (st == CB_OK) st = get_list(&m, "devices", file, r->devices, 4, &r->ndevices, 1);
     if (st == CB_OK) st = get_list(&m, "bench", file, r->bench, 4, &r->nbench, 1);
     if (st == CB_OK) st = get_argv(&m, "bench_command", file, dir, self, r->bench_cmd, &r->nbench_cmd, 0);
+    if (st == CB_OK) st = get_argv(&m, "export_command", file, dir, self, r->export_cmd, &r->nexport_cmd, 0);
     if (st == CB_OK) st = get_list(&m, "bench_env", file, r->bench_env, 4, &r->nbench_env, 0);
     for (int i = 0; st == CB_OK && i < r->nbench; i++)
         if (strcmp(r->bench[i], "train") && strcmp(r->bench[i], "infer") && strcmp(r->bench[i], "latency") &&
@@ -165,7 +173,8 @@ cb_status cb_runner_parse(const char *text, size_t len, const char *file, const 
     for (int i = 0; st == CB_OK && i < r->nwrites + r->nloads; i++) {
         const char *f = i < r->nwrites ? r->writes[i] : r->loads[i - r->nwrites];
         if (!cb_format_load_mode(f))
-            st = cb_fail(CB_ERR_FORMAT, "%s: unknown model format \"%s\" (known: pt, safetensors, onnx, ts)", file, f);
+            st = cb_fail(CB_ERR_FORMAT, "%s: unknown model format \"%s\" (known: pt, safetensors, onnx, ts, h5, keras, savedmodel, tflite, "
+                         "tfjs)", file, f);
     }
     if (st == CB_OK && r->ntrain && (!r->native[0] || !cb_runner_has(r->writes, r->nwrites, r->native)))
         st = cb_fail(CB_ERR_FORMAT, "%s: a binding that trains needs a \"native_format\" among the formats it writes",
@@ -223,6 +232,7 @@ void cb_runner_release(cb_runner *r)
     for (int i = 0; i < r->ncommand; i++) free(r->command[i]);
     for (int i = 0; i < r->nversion; i++) free(r->version_cmd[i]);
     for (int i = 0; i < r->nbench_cmd; i++) free(r->bench_cmd[i]);
+    for (int i = 0; i < r->nexport_cmd; i++) free(r->export_cmd[i]);
     free(r->manifest);
     memset(r, 0, sizeof *r);
 }

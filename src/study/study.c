@@ -1,8 +1,10 @@
 /* The experiment matrix and its execution (protocol sections 3 and 4).
  *
  * Tasks, in order: for each model, every training run (binding x run x
- * device: RQ1, RQ3), then every evaluation of the reference binding's
- * trained models by every binding in every format it loads (RQ2, RQ4).
+ * device: RQ1, RQ3), then every evaluation of the trained models of the
+ * reference binding and of every other framework's default binding by the
+ * bindings that evaluate them (evaluates_models_of), in every format each
+ * loads (RQ2, RQ4).
  * A task already complete in the store is skipped; a failed one is tried
  * again. Runners are child processes with the common command line of
  * runners/README.md; whatever they print or fail to print is checked
@@ -706,13 +708,88 @@ static void choose_init_sources(study *s)
     }
 }
 
+/* Whose trained models a binding evaluates (RQ2). The reference binding's
+ * models are loaded by every binding of the study. Each other framework's
+ * default binding's models are loaded by the bindings of its framework (the
+ * paper's RQ2 within that framework) and by the bindings alone in their
+ * framework in this study (crossbind, ONNX Runtime), whose comparisons are
+ * across frameworks anyway; the other frameworks' bindings already load the
+ * reference's models, and loading every framework's models in every binding
+ * would multiply the evaluations without a question they answer. */
+static int alone_in_framework(const cb_study_config *c, const cb_runners *runners, const cb_runner *r)
+{
+    for (int b = 0; b < c->nbindings; b++) {
+        const cb_runner *o = cb_runners_find(runners, c->bindings[b]);
+        if (o != r && !strcmp(o->framework, r->framework)) return 0;
+    }
+    return 1;
+}
+
+static int evaluates_models_of(const study *s, const cb_runner *trainer, const cb_runner *r)
+{
+    if (!strcmp(trainer->name, s->c->reference)) return 1;
+    return !strcmp(trainer->framework, r->framework) || alone_in_framework(s->c, s->runners, r);
+}
+
+/* The bindings whose trained models are evaluated: the reference, then the
+ * default binding of every other framework of the study that trains. */
+static int trainers(const study *s, const cb_runner **out)
+{
+    const cb_study_config *c = s->c;
+    const cb_runner *ref = cb_runners_find(s->runners, c->reference);
+    int n = 0;
+    out[n++] = ref;
+    for (int b = 0; b < c->nbindings; b++) {
+        if (c->default_of[b] != b) continue;
+        const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
+        if (r == ref || !strcmp(r->framework, ref->framework) || r->declared_unavailable || !r->ntrain) continue;
+        out[n++] = r;
+    }
+    return n;
+}
+
+/* The evaluations of one trainer's models of model m on one device: its own
+ * native evaluation first (the logit reference), then every binding that
+ * evaluates its models, in every format the trainer writes. A binding that
+ * cannot load the format or run the model is stored as 'unsupported' at once. */
+static cb_status plan_evals(study *s, const cb_runner *tr, int m, const char *device)
+{
+    const cb_study_config *c = s->c;
+    if (!cb_runner_has(tr->train, tr->ntrain, c->models[m]) || !runner_device(tr, device)) return CB_OK;
+    for (int run = 1; run <= c->runs[m]; run++) {
+        if (add_task(s, (task){TASK_EVAL, tr, m, run, device, tr, tr->native})) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        for (int b = 0; b < c->nbindings; b++) {
+            const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
+            if (r->declared_unavailable || !evaluates_models_of(s, tr, r)) continue; /* never run, listed by the report */
+            for (int f = 0; f < tr->nwrites; f++) {
+                const char *fmt = tr->writes[f];
+                if (r == tr && !strcmp(fmt, tr->native)) continue;
+                task t = {TASK_EVAL, r, m, run, device, tr, fmt};
+                if (cb_runner_has(r->loads, r->nloads, fmt) && cb_runner_has(r->infer, r->ninfer, c->models[m]) &&
+                    runner_device(r, device)) {
+                    if (add_task(s, t)) return cb_fail(CB_ERR_NOMEM, "out of memory");
+                    continue;
+                }
+                int stored;
+                cb_status st = cb_store_exists(s->store, &stored, "SELECT 1 FROM inference WHERE study_id=? AND trainer=?"
+                                               " AND binding=? AND model=? AND run=? AND device=? AND format=?", "itttitt",
+                                               s->id, tr->name, r->name, c->models[m], (int64_t)run, device, fmt);
+                if (st == CB_OK && !stored) st = store_eval(s, &t, "unsupported", NULL, NULL, -1, NAN, NAN, 0);
+                if (st != CB_OK) return st;
+            }
+        }
+    }
+    return CB_OK;
+}
+
 /* Cells a binding cannot serve are stored as 'unsupported' at once (no
  * runner runs), so that the matrix and Table 3 show them. With shared
  * initial weights, a model's source binding trains first. */
 static cb_status plan(study *s)
 {
     const cb_study_config *c = s->c;
-    const cb_runner *ref = cb_runners_find(s->runners, c->reference);
+    const cb_runner *tr[CB_MAX_LIST + 1];
+    int ntr = trainers(s, tr);
     for (int m = 0; m < c->nmodels; m++)
         for (int d = 0; d < c->ndevices; d++) {
             const cb_runner *first = c->init_shared ? s->init_source[m] : NULL;
@@ -722,31 +799,9 @@ static cb_status plan(study *s)
                 for (int run = 1; run <= c->runs[m]; run++)
                     if (add_task(s, (task){TASK_TRAIN, r, m, run, c->devices[d], NULL, NULL})) return cb_fail(CB_ERR_NOMEM, "out of memory");
             }
-            if (!cb_runner_has(ref->train, ref->ntrain, c->models[m]) || !runner_device(ref, c->devices[d])) continue;
-            for (int run = 1; run <= c->runs[m]; run++) {
-                /* The trainer's own native evaluation first: it is the logit reference. */
-                if (add_task(s, (task){TASK_EVAL, ref, m, run, c->devices[d], ref, ref->native})) return cb_fail(CB_ERR_NOMEM, "out of memory");
-                for (int b = 0; b < c->nbindings; b++) {
-                    const cb_runner *r = cb_runners_find(s->runners, c->bindings[b]);
-                    if (r->declared_unavailable) continue; /* never run, listed by the report */
-                    for (int f = 0; f < ref->nwrites; f++) {
-                        const char *fmt = ref->writes[f];
-                        if (r == ref && !strcmp(fmt, ref->native)) continue;
-                        task t = {TASK_EVAL, r, m, run, c->devices[d], ref, fmt};
-                        if (cb_runner_has(r->loads, r->nloads, fmt) && cb_runner_has(r->infer, r->ninfer, c->models[m]) &&
-                            runner_device(r, c->devices[d])) {
-                            if (add_task(s, t)) return cb_fail(CB_ERR_NOMEM, "out of memory");
-                        } else {
-                            int stored;
-                            cb_status st = cb_store_exists(s->store, &stored, "SELECT 1 FROM inference WHERE study_id=?"
-                                                           " AND trainer=? AND binding=? AND model=? AND run=? AND"
-                                                           " device=? AND format=?", "itttitt", s->id, ref->name,
-                                                           r->name, c->models[m], (int64_t)run, c->devices[d], fmt);
-                            if (st == CB_OK && !stored) st = store_eval(s, &t, "unsupported", NULL, NULL, -1, NAN, NAN, 0);
-                            if (st != CB_OK) return st;
-                        }
-                    }
-                }
+            for (int k = 0; k < ntr; k++) {
+                cb_status st = plan_evals(s, tr[k], m, c->devices[d]);
+                if (st != CB_OK) return st;
             }
         }
     return CB_OK;

@@ -25,6 +25,7 @@ typedef struct cb_runner {
     char install[256];                                /* the command that provides its environment ("" if none) */
     char devices[4][CB_NAME]; int ndevices;
     char *bench_cmd[8]; int nbench_cmd;        /* its benchmark worker (default: command + "bench") */
+    char *export_cmd[8]; int nexport_cmd;      /* converts canonical safetensors to a format it writes (none: 0) */
     char bench[4][CB_NAME]; int nbench;               /* benchmark kinds its `bench` command measures */
     char bench_env[4][CB_NAME]; int nbench_env;       /* alternative settings "VAR=value" to try, fastest used */
     int framework_default;                            /* "framework_default": true: its framework's default binding */
