@@ -7,6 +7,8 @@ by tests/runner_tensorflow-python_test.sh with the binding's environment):
                        biases), and Keras -> canonical -> Keras is bit-exact
                        without one; every tensor, random values.
   compare A.npy B.npy TOL   largest absolute difference of two output files <= TOL.
+  close A.npy REF.npy ATOL RTOL   the tolerance rule of tests/README.md.
+  export-all MODEL WEIGHTS DIR   DIR/final.<format> for every export format.
   random-init MODEL OUT.safetensors   random canonical weights for MODEL.
   forward MODEL INIT X.npy OUT.npy     the Keras model's outputs from canonical weights.
   grurb-grad INIT X.npy Y.npy SGD_FINAL TOL   gradients of the mean BCE
@@ -29,6 +31,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import cb_keras_map  # noqa: E402
+import cb_tf_export  # noqa: E402
 import cb_safetensors  # noqa: E402
 import crossbind_tf  # noqa: E402
 
@@ -74,6 +77,30 @@ def compare(a, b, tol):
     print(f"    largest |difference| {d:.3e} over {x.size} values (bound {tol:g})"
           + (f"; same argmax {same}/{len(x)}" if same is not None else ""))
     return d <= tol
+
+
+def close(a, b, atol, rtol):
+    """The tolerance rule of tests/README.md: |a - r| <= atol + rtol |r|, r = B."""
+    x, r = np.load(a).astype(np.float64), np.load(b).astype(np.float64)
+    if x.shape != r.shape:
+        print(f"    shapes differ: {x.shape} vs {r.shape}")
+        return False
+    d = np.abs(x - r)
+    worst = float(np.max(d / (atol + rtol * np.abs(r))))
+    print(f"    largest |difference| {float(d.max()):.3e} over {x.size} values; worst ratio to the bound "
+          f"(atol {atol:g}, rtol {rtol:g}) {worst:.3f}")
+    return worst <= 1.0
+
+
+def export_all(name, weights, out):
+    """Every export format from one weights file, in one process (each
+    format's seconds printed)."""
+    model, _, _ = crossbind_tf.load_model(name, weights)
+    os.makedirs(out, exist_ok=True)
+    done, errors = crossbind_tf.export_formats(model, name, {f: os.path.join(out, f"final.{f}")
+                                                            for f in cb_tf_export.FORMATS})
+    print(f"    {name}: " + ", ".join(f"{f} {t:.2f}s" for f, t in done.items()))
+    return not errors
 
 
 def grurb_model(init):
@@ -218,6 +245,10 @@ def main():
         ok = roundtrip(a[1:])
     elif cmd == "compare":
         ok = compare(a[1], a[2], float(a[3]))
+    elif cmd == "close":
+        ok = close(a[1], a[2], float(a[3]), float(a[4]))
+    elif cmd == "export-all":
+        ok = export_all(a[1], a[2], a[3])
     elif cmd == "forward":
         ok = forward(a[1], a[2], a[3], a[4])
     elif cmd == "random-init":
