@@ -8,14 +8,14 @@
 #    LiteRT's outputs of final.tflite (64 test images; 16 sequences) agree
 #    with the Keras model's logits by the tolerance rule of tests/README.md
 #    (atol 1e-5, rtol 1e-4), and so do ONNX Runtime's (onnxruntime-node) of
-#    final.onnx; crossbind evaluates final.onnx where it can, and where it
-#    cannot it refuses it as unsupported, naming the operator (printed);
+#    final.onnx; so do crossbind's of the LeNets' final.onnx, and it refuses
+#    the LSTM's (tf2onnx's recurrent graph) as unsupported, naming the operator;
 #  - bad input (a truncated or foreign file, a model of another input shape,
 #    a missing file, `train`) gets one clear error line and a non-zero exit;
 #  - the benchmark worker answers infer, latency and startup;
-#  - a tiny `crossbind study` of tensorflow-python (trainer, the reference)
-#    and tensorflow-lite stores ok rows for every format either loads, the
-#    .tflite row with label agreement 1 and logits within 1e-4 of TF's.
+#  - a tiny `crossbind study` of tensorflow-python (trainer, the reference),
+#    tensorflow-lite, crossbind and onnxruntime-node stores ok rows for every
+#    format of TF's each loads, with label agreement 1 and logits within 1e-4.
 # Prints "N passed, N failed" (22 tests; about 4 minutes on 2 shared cores).
 # Needs runners/tensorflow-python/install.sh and runners/tensorflow-lite/install.sh
 # done, crossbind built (make), and for the ONNX Runtime checks scripts/setup.sh.
@@ -91,9 +91,12 @@ for m in lenet1 lenet5 lstm; do
     else
         echo "skip $SUITE: $m through onnxruntime-node (not installed: run scripts/setup.sh)"
     fi
-    # crossbind: its ONNX import maps PyTorch's export patterns; what it cannot read it refuses as unsupported.
+    # crossbind: its ONNX import maps PyTorch's export patterns, which the
+    # LeNets' exports follow (cb_tf_export.plain_dense); tf2onnx's recurrent
+    # graphs it refuses as unsupported.
     if $CB eval $m --weights "$T/x-$m/final.onnx" --data $data $lim --repeat 1 --threads $THREADS \
-        --logits "$T/$m-cbonnx.npy" --json >/dev/null 2>"$T/err"; then
+        --logits "$T/$m-cbonnx.npy" --json >/dev/null 2>"$T/err" || [ $m != lstm ]; then
+        sed 's/^/    /' "$T/err" | grep error | head -1
         check "$m: crossbind's outputs of TF's final.onnx agree with the Keras model's (atol 1e-5, rtol 1e-4)" \
             $CHK close "$T/$m-cbonnx.npy" "$T/$m-keras.npy" 1e-5 1e-4
     else
@@ -137,24 +140,28 @@ assert 0 <= c["label"] <= 9 and c["monotonic_s"] > 0 and min(a["vmhwm_kib"], b["
     "$T/b1" "$T/b2" "$T/b3"
 
 # A tiny study: tensorflow-python trains (and is the reference), both bindings evaluate what they load
+# (and crossbind, and ONNX Runtime where installed, evaluate TF's final.onnx)
+others='"crossbind"' want_ort=""
+[ $have_ort = 1 ] && others='"crossbind", "onnxruntime-node"' want_ort=onnxruntime-node
 cat >"$T/study.json" <<JSON
-{"models": ["lenet1"], "bindings": ["tensorflow-python", "tensorflow-lite"], "reference": "tensorflow-python",
+{"models": ["lenet1"], "bindings": ["tensorflow-python", "tensorflow-lite", $others], "reference": "tensorflow-python",
  "runs": 1, "epochs": 1, "limit_train": 256, "limit_test": 128, "threads": $THREADS, "repeat": 1, "timeout_s": 300}
 JSON
 expect_ok "crossbind study with tensorflow-python and tensorflow-lite runs" \
     $CB study --profile "$T/study.json" --store "$T/st/study.sqlite" --quiet
-check "the store holds the complete training and ok rows for tflite (LiteRT) and the 5 formats TF/Python loads" \
-    /usr/bin/python3 - "$T/st/study.sqlite" <<'PY'
+check "the store: TF's training complete, ok rows for tflite, onnx and the 5 formats TF/Python loads, labels agree" \
+    /usr/bin/python3 - "$T/st/study.sqlite" $want_ort <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 assert c.execute("select status from train_run where binding='tensorflow-python'").fetchall() == [("complete",)]
-ok = {(b, f): (agree, diff) for b, f, agree, diff in c.execute(
-    "select binding, format, label_agreement, max_abs_logit_diff from inference where status='ok'")}
+ok = {(b, f): (agree, diff) for b, f, agree, diff in c.execute("select binding, format, label_agreement,"
+      " max_abs_logit_diff from inference where status='ok' and trainer='tensorflow-python'")}
 for (b, f), (agree, diff) in sorted(ok.items()):
     print(f"    {b} {f}: label agreement {agree}, largest logit difference {diff:.3e}")
-want = {("tensorflow-lite", "tflite")} | {("tensorflow-python", f) for f in ("safetensors", "h5", "keras", "savedmodel", "tfjs")}
+want = {("tensorflow-lite", "tflite"), ("crossbind", "onnx")} | {(b, "onnx") for b in sys.argv[2:]}
+want |= {("tensorflow-python", f) for f in ("safetensors", "h5", "keras", "savedmodel", "tfjs")}
 assert set(ok) == want, sorted(set(ok) ^ want)
-assert ok[("tensorflow-lite", "tflite")][0] == 1.0 and ok[("tensorflow-lite", "tflite")][1] <= 1e-4
+assert all(agree == 1.0 and diff <= 1e-4 for agree, diff in ok.values())
 PY
 
 echo "$pass passed, $fail failed"

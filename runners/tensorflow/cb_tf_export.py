@@ -8,7 +8,7 @@ writers of one trained Keras model to each format, and the readers that
 | `keras`       | `model.save(path)`: Keras-2 `.keras` zip     | the Keras model (softmax)   |
 | `savedmodel`  | `tf.saved_model.save`, one signature         | logits (`logits_model`)     |
 | `tflite`      | `TFLiteConverter` of that signature, float32 | logits                      |
-| `onnx`        | `tf2onnx` of that signature, input NCHW      | logits                      |
+| `onnx`        | `tf2onnx` of that signature, input NCHW (1)  | logits                      |
 | `tfjs`        | TF.js layers-model: model.json + shards      | the Keras model (softmax)   |
 
 "Logits" means what `crossbind_tf.logits_model` returns: the multi-class
@@ -19,6 +19,10 @@ CIFAR, int32 [None, 300] for IMDb) and returns one output `output`; the
 TFLite model has the same input and output; the ONNX model's input `x` is
 NCHW ([N, 1, 28, 28] / [N, 3, 32, 32], as PyTorch's exports; the IMDb
 models' tokens int64 [N, 300], as PyTorch's too) and its output is `output`.
+
+(1) The CNNs' dense layers are then rewritten to PyTorch's form
+(`plain_dense`): same function, Gemm instead of MatMul + Add, and no
+NHWC Transpose before the Flatten.
 
 The TF.js layers-model format (model.json: `format` "layers-model",
 `modelTopology` with the Keras `model_config`, and `weightsManifest`
@@ -152,10 +156,66 @@ def write_onnx(tf, ct, model, name, path):
         for i, n in enumerate(node.output):
             if n in renames:
                 node.output[i] = renames[n]
+    if image:
+        plain_dense(proto)
     onnx.checker.check_model(proto)
     with open(path + ".tmp", "wb") as f:
         f.write(proto.SerializeToString())
     _publish(path + ".tmp", path)
+
+
+def plain_dense(proto):
+    """Two rewrites of tf2onnx's graph that keep its function and give the
+    dense layers the form PyTorch's exports have (and crossbind's ONNX
+    import reads): Keras' Flatten of an NHWC value (Transpose [0,2,3,1] then
+    Reshape [-1, K]) becomes a Reshape of the NCHW value with the next
+    MatMul's weight rows permuted to match; MatMul by a weight followed by
+    Add of a bias becomes one Gemm."""
+    import onnx
+    from onnx import numpy_helper
+    g = proto.graph
+    inits = {t.name: t for t in g.initializer}
+    shapes = {}
+    for v in onnx.shape_inference.infer_shapes(proto).graph.value_info:
+        shapes[v.name] = [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
+
+    def users(name):
+        return [n for n in g.node if name in n.input]
+    drop = []
+    for t in list(g.node):
+        perm = [a.ints for a in t.attribute if a.name == "perm"]
+        if t.op_type != "Transpose" or not perm or list(perm[0]) != [0, 2, 3, 1]:
+            continue
+        chw = shapes.get(t.input[0], [None])[1:]
+        after = users(t.output[0])
+        if len(chw) != 3 or None in chw or len(after) != 1 or after[0].op_type != "Reshape":
+            continue
+        reshape = after[0]
+        mm = users(reshape.output[0])
+        if len(mm) != 1 or mm[0].op_type != "MatMul" or mm[0].input[1] not in inits:
+            continue
+        c, h, w = chw
+        wt = numpy_helper.to_array(inits[mm[0].input[1]])
+        if wt.shape[0] != c * h * w or len(users(mm[0].input[1])) != 1:
+            continue
+        # row (h, w, c) of the NHWC flattening is row (c, h, w) of the NCHW one
+        wt = wt.reshape(h, w, c, -1).transpose(2, 0, 1, 3).reshape(c * h * w, -1)
+        inits[mm[0].input[1]].CopyFrom(numpy_helper.from_array(np.ascontiguousarray(wt), mm[0].input[1]))
+        reshape.input[0] = t.input[0]
+        drop.append(t)
+    for n in list(g.node):
+        if n.op_type != "MatMul" or n.input[1] not in inits or len(inits[n.input[1]].dims) != 2:
+            continue
+        after = users(n.output[0])
+        if (len(after) != 1 or after[0].op_type != "Add" or after[0].input[0] != n.output[0]
+                or after[0].input[1] not in inits or len(inits[after[0].input[1]].dims) != 1):
+            continue
+        add = after[0]
+        gemm = onnx.helper.make_node("Gemm", [n.input[0], n.input[1], add.input[1]], [add.output[0]], name=add.name)
+        g.node.insert(list(g.node).index(add), gemm)
+        drop += [n, add]
+    for n in drop:
+        g.node.remove(n)
 
 
 def _weight_name(w):
