@@ -207,13 +207,18 @@ def plain_dense(proto):
         if n.op_type != "MatMul" or n.input[1] not in inits or len(inits[n.input[1]].dims) != 2:
             continue
         after = users(n.output[0])
-        if (len(after) != 1 or after[0].op_type != "Add" or after[0].input[0] != n.output[0]
-                or after[0].input[1] not in inits or len(inits[after[0].input[1]].dims) != 1):
-            continue
-        add = after[0]
-        gemm = onnx.helper.make_node("Gemm", [n.input[0], n.input[1], add.input[1]], [add.output[0]], name=add.name)
-        g.node.insert(list(g.node).index(add), gemm)
-        drop += [n, add]
+        if (len(after) == 1 and after[0].op_type == "Add" and after[0].input[0] == n.output[0]
+                and after[0].input[1] in inits and len(inits[after[0].input[1]].dims) == 1):
+            add = after[0]
+            gemm = onnx.helper.make_node("Gemm", [n.input[0], n.input[1], add.input[1]], [add.output[0]], name=add.name)
+            g.node.insert(list(g.node).index(add), gemm)
+            drop += [n, add]
+        else:  # tf2onnx drops the Add of an all-zero bias: a Gemm with a zero C
+            zero = n.name + "/zero_bias"
+            g.initializer.append(numpy_helper.from_array(np.zeros(inits[n.input[1]].dims[1], np.float32), zero))
+            g.node.insert(list(g.node).index(n), onnx.helper.make_node("Gemm", [n.input[0], n.input[1], zero],
+                                                                       list(n.output), name=n.name))
+            drop.append(n)
     for n in drop:
         g.node.remove(n)
 
