@@ -507,6 +507,9 @@ def cmd_export(args):
     parent = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(parent):
         fail(f"cannot write {args.out}: no directory {parent}")
+    # What is replaced must be a model of the same format, never some other directory.
+    if os.path.isdir(args.out) and file_kind(args.out) != args.format:
+        fail(f"{args.out} is a directory but no {args.format} model: it is not replaced")
     done, _ = export_formats(model, args.model, {args.format: args.out}, fail_hard=True)
     print(f"{args.model}: {args.format} written to {args.out} in {done[args.format]:.2f}s")
 
