@@ -35,7 +35,7 @@
 #    corrupt .h5, .keras, SavedModel and TF.js model, an unknown export
 #    format) gets one clear error line and a non-zero exit;
 #  - the benchmark worker answers with the keys crossbind bench reads.
-# Prints "N passed, N failed" (44 tests; about 3 minutes of CPU, 6 to 12 minutes on 2 shared, busy cores).
+# Prints "N passed, N failed" (44 tests; about 3.5 minutes of CPU, 6 to 18 minutes on 2 shared, busy cores).
 # Needs runners/tensorflow-python/install.sh done
 # and crossbind built (make).
 set -u
