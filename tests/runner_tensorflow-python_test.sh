@@ -18,14 +18,24 @@
 #    epsilon 1e-8): every weight within 1e-5 of crossbind's (the steps move
 #    weights by up to 9e-4) and the loss after each step within 1e-5;
 #  - training: LeNet-1 trains from crossbind's initial weights and writes
-#    run.json, final.safetensors and final.h5, which evaluate to the
-#    trainer's count; a second run from the same weights gives the same
-#    curve (TF_DETERMINISTIC_OPS); the curve next to crossbind's is printed
-#    (measured, not asserted);
-#  - (d) bad input (a missing data file, a truncated init or weights file)
-#    gets one clear error line and a non-zero exit;
+#    run.json (listing the formats written), final.safetensors and every
+#    export format (h5, keras, savedmodel, tflite, onnx, tfjs); the formats
+#    eval loads (safetensors, h5, keras, savedmodel, tfjs) evaluate to the
+#    trainer's count with logits within the tolerance rule (atol 1e-5, rtol
+#    1e-4) of the safetensors ones; a second run from the same weights gives
+#    the same curve (TF_DETERMINISTIC_OPS); the curve next to crossbind's is
+#    printed (measured, not asserted);
+#  - exports: LeNet-5 (crossbind's init) and the LSTM (random weights)
+#    through `export`'s writer to h5, keras, savedmodel and tfjs, each loaded
+#    back as eval loads it, logits within the tolerance rule of the Keras
+#    model's (tflite and ONNX: tests/runner_tensorflow-lite_test.sh); an
+#    export that fails (tf2onnx hidden) is one error line, and the training
+#    still completes with run.json naming the error;
+#  - (d) bad input (a missing data file, a truncated init or weights file, a
+#    corrupt .h5, .keras, SavedModel and TF.js model, an unknown export
+#    format) gets one clear error line and a non-zero exit;
 #  - the benchmark worker answers with the keys crossbind bench reads.
-# Prints "N passed, N failed" (27 tests; about 3.5 minutes on 2 shared cores).
+# Prints "N passed, N failed" (44 tests; about 3.5 minutes of CPU, 6 to 18 minutes on 2 shared, busy cores).
 # Needs runners/tensorflow-python/install.sh done
 # and crossbind built (make).
 set -u
@@ -117,20 +127,26 @@ check "gru-rb oracle: 3 Adam steps give Keras' weights and losses within 1e-5" \
 common="--run 1 --epochs 2 --threads $THREADS --data $MNIST --limit-train 2048 --limit-test 1000 --quiet"
 expect_ok "lenet1: trains from crossbind's init.safetensors" $TF train lenet1 $common \
     --init "$T/lenet1-cb/init.safetensors" --out "$T/l1-a"
-check "lenet1: run.json is complete and names tensorflow-python; final.safetensors and final.h5 written" \
+check "lenet1: run.json is complete, names tensorflow-python and lists the 7 formats written" \
     $PY - "$T/l1-a" <<'PY'
 import json, os, sys
 d = sys.argv[1]
 r = json.load(open(f"{d}/run.json"))
 assert r["status"] == "complete" and r["binding"] == "tensorflow-python" and len(r["epochs"]) == 2, r
 assert r["n_train"] == 2048 and r["n_test"] == 1000 and 0 < r["training_time_s"] <= r["total_time_s"]
-for f in ("init.safetensors", "init.h5", "final.safetensors", "final.h5"):
+formats = ["safetensors", "h5", "keras", "savedmodel", "tflite", "onnx", "tfjs"]
+assert r["formats"] == formats and "export_errors" not in r, (r["formats"], r.get("export_errors"))
+for f in ["init.safetensors", "init.h5"] + [f"final.{f}" for f in formats if f not in ("savedmodel", "tfjs")]:
     assert os.path.getsize(f"{d}/{f}") > 0, f
+assert os.path.isfile(f"{d}/final.savedmodel/saved_model.pb") and os.path.isfile(f"{d}/final.tfjs/model.json")
+print("    export seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in r["export_time_s"].items()))
 PY
 want=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_correct"])' "$T/l1-a/run.json" 2>/dev/null)
-for f in safetensors h5; do
+for f in safetensors h5 keras savedmodel tfjs; do
     check "lenet1: final.$f evaluates to the trainer's count ($want)" bash -c \
-        "$TF eval lenet1 --weights '$T/l1-a/final.$f' --data $MNIST --limit-test 1000 --repeat 2 --threads $THREADS --json 2>/dev/null | grep -q '\"correct\": $want,'"
+        "$TF eval lenet1 --weights '$T/l1-a/final.$f' --data $MNIST --limit-test 1000 --repeat 1 --threads $THREADS --logits '$T/l1-$f.npy' --json 2>/dev/null | grep -q '\"correct\": $want,'"
+    [ $f = safetensors ] || check "lenet1: final.$f's logits agree with final.safetensors' (atol 1e-5, rtol 1e-4)" \
+        $CHK close "$T/l1-$f.npy" "$T/l1-safetensors.npy" 1e-5 1e-4
 done
 check "lenet1: crossbind evaluates TF's final.safetensors to the trainer's count ($want)" bash -c \
     "$CB eval lenet1 --weights '$T/l1-a/final.safetensors' --data $MNIST --limit-test 1000 --repeat 1 --threads $THREADS --json 2>/dev/null | grep -q '\"correct\": $want,'"
@@ -143,6 +159,35 @@ for x, y, z in zip(a["epochs"], b["epochs"], c.get("epochs", [])):
     print(f"    epoch {x['epoch']}: TF test acc {x['test_acc']:.4f} / {y['test_acc']:.4f}, crossbind {z['test_acc']:.4f}; "
           f"train loss TF {x['train_loss']:.6f}, crossbind {z['train_loss']:.6f}")
 assert [(e["train_acc"], e["test_acc"]) for e in a["epochs"]] == [(e["train_acc"], e["test_acc"]) for e in b["epochs"]]
+PY
+
+# Exports of LeNet-5 and the LSTM, loaded back as eval loads them
+$PY -c 'import sys, numpy as np; sys.path.insert(0, "runners/pytorch"); import cb_data
+np.save(sys.argv[1], np.ascontiguousarray(cb_data.load_mnist(sys.argv[2], False, 64)[0].transpose(0, 2, 3, 1)))' \
+    "$T/mnist64.npy" $MNIST
+check "lenet5: h5, keras, savedmodel and tfjs exports give the Keras logits (atol 1e-5, rtol 1e-4)" \
+    $CHK formats-agree lenet5 "$T/lenet5-cb/init.safetensors" "$T/x-lenet5" "$T/mnist64.npy" 1e-5 1e-4
+check "lstm: h5, keras, savedmodel and tfjs exports give the Keras outputs (atol 1e-5, rtol 1e-4)" \
+    $CHK formats-agree lstm "$T/r-lstm.safetensors" "$T/x-lstm" "$T/imdb/x.npy" 1e-5 1e-4
+expect_ok "export writes one format from given weights" \
+    $TF export lenet5 --weights "$T/x-lenet5/final.h5" --format keras --out "$T/l5.keras"
+check "and it evaluates like the weights it came from" bash -c \
+    "$TF eval lenet5 --weights '$T/l5.keras' --data $MNIST --limit-test 64 --repeat 1 --threads $THREADS --logits '$T/l5k.npy' --json >/dev/null 2>&1 &&
+     $CHK close '$T/l5k.npy' '$T/lenet5-tf.npy' 1e-5 1e-4"
+# An export that fails: tf2onnx hidden from the runner. The training completes
+# and keeps final.safetensors; run.json lists what it wrote and the error.
+mkdir -p "$T/hide" && echo 'raise ImportError("tf2onnx hidden by the test")' >"$T/hide/tf2onnx.py"
+PYTHONPATH="$T/hide" $TF train lenet1 --epochs 1 --threads $THREADS --data $MNIST --limit-train 256 --limit-test 64 \
+    --quiet --out "$T/l1-noonnx" >/dev/null 2>"$T/err"
+check "a failed export is one error line naming the format, and the training still completes" $PY - "$T/l1-noonnx" "$T/err" <<'PY'
+import json, os, sys
+d, err = sys.argv[1], open(sys.argv[2]).read().splitlines()
+lines = [l for l in err if "error:" in l]
+print("    " + (lines[0] if lines else "no error line"))
+assert len(lines) == 1 and "final.onnx not written" in lines[0] and "tf2onnx" in lines[0], lines
+r = json.load(open(f"{d}/run.json"))
+assert r["status"] == "complete" and "onnx" not in r["formats"] and "tf2onnx" in r["export_errors"]["onnx"], r
+assert os.path.exists(f"{d}/final.safetensors") and os.path.exists(f"{d}/final.tflite") and not os.path.exists(f"{d}/final.onnx")
 PY
 
 # (d) bad input: one error line, non-zero exit
@@ -170,6 +215,18 @@ expect_one_error "a missing weights file is refused" "cannot open weights" \
     $TF eval lenet1 --weights "$T/none.safetensors" --data $MNIST --limit-test 64 --repeat 1 --json
 expect_one_error "weights of another model are refused" "missing\\|shape" \
     $TF eval lenet5 --weights "$T/lenet1-cb/init.safetensors" --data $MNIST --limit-test 64 --repeat 1 --json
+# A corrupt file of each format eval loads: truncated .h5 and .keras, a
+# SavedModel with a damaged saved_model.pb, a TF.js model with a cut shard.
+head -c 3000 "$T/l1-a/final.h5" >"$T/cut.h5"
+head -c 3000 "$T/l1-a/final.keras" >"$T/cut.keras"
+cp -r "$T/l1-a/final.savedmodel" "$T/bad.savedmodel" && head -c 500 "$T/l1-a/final.savedmodel/saved_model.pb" >"$T/bad.savedmodel/saved_model.pb"
+cp -r "$T/l1-a/final.tfjs" "$T/bad.tfjs" && truncate -s 1000 "$T/bad.tfjs/group1-shard1of1.bin"
+for f in cut.h5 cut.keras bad.savedmodel bad.tfjs; do
+    expect_one_error "a corrupt ${f#*.} model is refused, naming it" "$f" \
+        $TF eval lenet1 --weights "$T/$f" --data $MNIST --limit-test 64 --repeat 1 --json
+done
+expect_one_error "export refuses an unknown format" "unknown format pb" \
+    $TF export lenet1 --weights "$T/lenet1-cb/init.safetensors" --format pb --out "$T/x.pb"
 
 $TF bench --model lenet1 --kind train --weights "$T/lenet1-cb/init.safetensors" --batch 128 --samples 256 \
     --repeat 2 --threads $THREADS >"$T/bench.json" 2>"$T/err"

@@ -7,6 +7,10 @@ by tests/runner_tensorflow-python_test.sh with the binding's environment):
                        biases), and Keras -> canonical -> Keras is bit-exact
                        without one; every tensor, random values.
   compare A.npy B.npy TOL   largest absolute difference of two output files <= TOL.
+  close A.npy REF.npy ATOL RTOL   the tolerance rule of tests/README.md.
+  export-all MODEL WEIGHTS DIR [F1,F2..]   DIR/final.<format> for each export format (default all).
+  formats-agree MODEL WEIGHTS DIR X.npy ATOL RTOL   h5, keras, savedmodel and tfjs exports
+                       loaded back as `eval` loads them: logits on X against the Keras model's.
   random-init MODEL OUT.safetensors   random canonical weights for MODEL.
   forward MODEL INIT X.npy OUT.npy     the Keras model's outputs from canonical weights.
   grurb-grad INIT X.npy Y.npy SGD_FINAL TOL   gradients of the mean BCE
@@ -29,6 +33,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import cb_keras_map  # noqa: E402
+import cb_tf_export  # noqa: E402
 import cb_safetensors  # noqa: E402
 import crossbind_tf  # noqa: E402
 
@@ -74,6 +79,55 @@ def compare(a, b, tol):
     print(f"    largest |difference| {d:.3e} over {x.size} values (bound {tol:g})"
           + (f"; same argmax {same}/{len(x)}" if same is not None else ""))
     return d <= tol
+
+
+def close(a, b, atol, rtol):
+    """The tolerance rule of tests/README.md: |a - r| <= atol + rtol |r|, r = B."""
+    x, r = np.load(a).astype(np.float64), np.load(b).astype(np.float64)
+    if x.shape != r.shape:
+        print(f"    shapes differ: {x.shape} vs {r.shape}")
+        return False
+    d = np.abs(x - r)
+    worst = float(np.max(d / (atol + rtol * np.abs(r))))
+    print(f"    largest |difference| {float(d.max()):.3e} over {x.size} values; worst ratio to the bound "
+          f"(atol {atol:g}, rtol {rtol:g}) {worst:.3f}")
+    return worst <= 1.0
+
+
+def export_all(name, weights, out, formats=None):
+    """The export formats (default: all) from one weights file, in one
+    process (each format's seconds printed)."""
+    model, _, _ = crossbind_tf.load_model(name, weights)
+    os.makedirs(out, exist_ok=True)
+    formats = formats.split(",") if formats else cb_tf_export.FORMATS
+    done, errors = crossbind_tf.export_formats(model, name, {f: os.path.join(out, f"final.{f}") for f in formats})
+    print(f"    {name}: " + ", ".join(f"{f} {t:.2f}s" for f, t in done.items()))
+    return not errors
+
+
+def formats_agree(name, weights, out, xfile, atol, rtol):
+    """Exports the formats this binding loads back (h5, keras, savedmodel,
+    tfjs), loads each as `eval` does and compares its logits on X with the
+    Keras model's from WEIGHTS (the tolerance rule)."""
+    formats = ["h5", "keras", "savedmodel", "tfjs"]
+    if not export_all(name, weights, out, ",".join(formats)):
+        return False
+    x = np.load(xfile)
+    x = x.astype(np.int32) if crossbind_tf.binary(name) else x
+
+    def logits(path):
+        model, _, _ = crossbind_tf.load_model(name, path)
+        return crossbind_tf.logits_model(model, name)(x, training=False).numpy().astype(np.float64)
+    ref = logits(weights)
+    ok = True
+    for f in formats:
+        got = logits(os.path.join(out, f"final.{f}"))
+        d = np.abs(got - ref)
+        worst = float(np.max(d / (atol + rtol * np.abs(ref))))
+        print(f"    {name} {f}: largest |difference| {float(d.max()):.3e} over {ref.size} values, "
+              f"worst ratio to the bound {worst:.3f}")
+        ok = ok and got.shape == ref.shape and worst <= 1.0
+    return ok
 
 
 def grurb_model(init):
@@ -218,6 +272,12 @@ def main():
         ok = roundtrip(a[1:])
     elif cmd == "compare":
         ok = compare(a[1], a[2], float(a[3]))
+    elif cmd == "close":
+        ok = close(a[1], a[2], float(a[3]), float(a[4]))
+    elif cmd == "export-all":
+        ok = export_all(a[1], a[2], a[3], a[4] if len(a) > 4 else None)
+    elif cmd == "formats-agree":
+        ok = formats_agree(a[1], a[2], a[3], a[4], float(a[5]), float(a[6]))
     elif cmd == "forward":
         ok = forward(a[1], a[2], a[3], a[4])
     elif cmd == "random-init":

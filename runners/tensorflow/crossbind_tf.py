@@ -5,8 +5,11 @@ TF_USE_LEGACY_KERAS=1) as the original TensorFlow code defines them, with
 the same command line, data files and JSON as crossbind_torch.py.
 
 Weights go in and out as crossbind's canonical safetensors (PyTorch names
-and layouts) through cb_keras_map; the Keras model is also saved whole as
-.h5 (the serialization load mode).
+and layouts) through cb_keras_map. A training also writes the model in
+TensorFlow's serialization formats (cb_tf_export: .h5, .keras, SavedModel,
+TFLite, ONNX through tf2onnx, TF.js layers model); `export` writes one of
+them from given weights. `eval` loads safetensors, .h5, .keras, SavedModel
+and TF.js directories.
 
 Run with the environment of runners/tensorflow-python/install.sh:
   runners/tensorflow-python/.venv/bin/python runners/tensorflow/crossbind_tf.py ...
@@ -38,6 +41,7 @@ import numpy as np  # noqa: E402
 import cb_data  # noqa: E402
 from cb_metrics import auc_binary, auc_macro, f1_macro  # noqa: E402
 import cb_tf_bench  # noqa: E402
+import cb_tf_export  # noqa: E402
 import cb_keras_map  # noqa: E402
 import cb_safetensors  # noqa: E402
 
@@ -122,8 +126,8 @@ def build(name, dropout=0.5, l2=0.0):
 def logits_model(model, name):
     """The multi-class models' outputs before the softmax; the IMDb models'
     sigmoid probability (what crossbind and the PyTorch runner report)."""
-    if binary(name):
-        return model
+    if binary(name) or isinstance(model, cb_tf_export.SignatureModel):
+        return model  # a SavedModel's signature computes these already
     return tf.keras.Model(model.inputs, model.get_layer("softmax").input)
 
 
@@ -159,6 +163,12 @@ def save_canonical(model, name, path, reference=None):
 
 
 def file_kind(path):
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, "saved_model.pb")):
+            return "savedmodel"
+        if os.path.isfile(os.path.join(path, "model.json")):
+            return "tfjs"
+        return "unknown"
     try:
         with open(path, "rb") as f:
             head = f.read(9)
@@ -168,7 +178,12 @@ def file_kind(path):
         return "h5"
     if len(head) == 9 and head[8:9] == b"{" and head[5:8] == b"\0\0\0":
         return "safetensors"
+    if head[:4] == b"PK\x03\x04":
+        return "keras"
     return "unknown"
+
+
+KERAS_KINDS = ("safetensors", "h5", "keras")
 
 
 def load_model(name, path):
@@ -177,12 +192,39 @@ def load_model(name, path):
         model = build(name)
         set_canonical(model, name, read_canonical(path))
         return model, "parameters", kind
-    if kind == "h5":
+    if kind in ("h5", "keras"):
         try:
-            return tf.keras.models.load_model(path, compile=False), "serialization", kind
-        except (OSError, ValueError) as e:
-            fail(f"{path}: cannot load the Keras model: {e}")
-    fail(f"{path}: unrecognised weights format (this binding loads safetensors and .h5)")
+            model = tf.keras.models.load_model(path, compile=False)
+        except Exception as e:  # h5py, zipfile and Keras each raise their own kinds
+            fail(f"{path}: cannot load the Keras model ({kind}): {type(e).__name__}: {' '.join(str(e).split())[:300]}")
+    elif kind == "savedmodel":
+        return cb_tf_export.read_savedmodel(tf, sys.modules[__name__], name, path, fail), "serialization", kind
+    elif kind == "tfjs":
+        model = cb_tf_export.read_tfjs(tf, name, path, fail)
+    else:
+        fail(f"{path}: unrecognised weights format (this binding loads safetensors, .h5, .keras, "
+             "a SavedModel directory and a TF.js layers-model directory)")
+    want = tuple(cb_tf_export.INPUT_SPECS[DATA_FORMATS[name]][0])
+    if tuple(model.input_shape) != want:
+        fail(f"{path}: the model's input is {model.input_shape}, {name} needs {want}")
+    return model, "serialization", kind
+
+
+def export_formats(model, name, paths, fail_hard=False):
+    """Writes each {format: path}; returns ({format: seconds} written,
+    {format: error} not written). Each failure is printed as one error
+    line (and ends the program with fail_hard)."""
+    done, errors = {}, {}
+    tf.random.set_seed(SEEDS[0])  # tracing Keras' dropout for a SavedModel needs one (TF_DETERMINISTIC_OPS)
+    for fmt, path in paths.items():
+        try:
+            done[fmt] = cb_tf_export.write(tf, sys.modules[__name__], model, name, fmt, path)
+        except (cb_tf_export.ExportError, OSError) as e:
+            if fail_hard:
+                fail(f"cannot write {fmt} to {path}: {e}")
+            errors[fmt] = str(e)
+            print(f"crossbind-tf: error: {os.path.basename(path)} not written: {e}", file=sys.stderr)
+    return done, errors
 
 
 # ------------------------------------------------------------------- data
@@ -407,7 +449,11 @@ def cmd_train(args):
             write_json(run_json, info)
     total = time.perf_counter() - t_start
     save_canonical(model, args.model, os.path.join(out, "final.safetensors"), reference)
-    model.save(os.path.join(out, "final.h5"))
+    written, errors = export_formats(model, args.model,
+                                     {f: os.path.join(out, f"final.{f}") for f in cb_tf_export.FORMATS})
+    info.update({"formats": ["safetensors"] + list(written), "export_time_s": written})
+    if errors:
+        info["export_errors"] = errors
     info.update({"status": "complete", "training_time_s": total - eval_total, "eval_time_s": eval_total,
                  "total_time_s": total, "test_accuracy": te[1], "test_correct": te[0], "f1_macro": te[3],
                  "auc_macro": te[4]})
@@ -450,6 +496,24 @@ def cmd_eval(args):
               f"AUC {r[4]:.4f}, mean time {res['mean_time_s']:.4f}s over {args.repeat} passes")
 
 
+# ----------------------------------------------------------------- export
+
+def cmd_export(args):
+    kind = file_kind(args.weights)
+    if kind not in KERAS_KINDS:
+        fail(f"{args.weights}: export reads canonical .safetensors, .h5 or .keras weights "
+             f"(this is {'a ' + kind if kind != 'unknown' else 'an unrecognised'} file)")
+    model, _, _ = load_model(args.model, args.weights)
+    parent = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(parent):
+        fail(f"cannot write {args.out}: no directory {parent}")
+    # What is replaced must be a model of the same format, never some other directory.
+    if os.path.isdir(args.out) and file_kind(args.out) != args.format:
+        fail(f"{args.out} is a directory but no {args.format} model: it is not replaced")
+    done, _ = export_formats(model, args.model, {args.format: args.out}, fail_hard=True)
+    print(f"{args.model}: {args.format} written to {args.out} in {done[args.format]:.2f}s")
+
+
 def main():
     global tf
     p = argparse.ArgumentParser(prog="crossbind_tf.py", description=__doc__,
@@ -490,11 +554,18 @@ def main():
     e.add_argument("--logits", help="write the last pass's outputs here (.npy, float32 [N,K])")
     e.add_argument("--json", action="store_true")
     e.add_argument("--device", default="cpu", choices=["cpu"])
+    x = sub.add_parser("export", help="write one format from given weights")
+    x.add_argument("model", choices=MODEL_NAMES)
+    x.add_argument("--weights", required=True, help="canonical .safetensors, .h5 or .keras")
+    x.add_argument("--format", required=True, help=", ".join(cb_tf_export.FORMATS))
+    x.add_argument("--out", required=True, help="the file (or directory, for savedmodel and tfjs) to write")
     cb_tf_bench.add_parser(sub)
     args = p.parse_args()
     for opt in ("epochs", "batch", "threads", "repeat"):
         if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
             fail(f"--{opt} must be at least 1")
+    if args.cmd == "export" and args.format not in cb_tf_export.FORMATS:
+        fail(f"unknown format {args.format} (known: {', '.join(cb_tf_export.FORMATS)})")
     for opt in ("limit_train", "limit_test"):
         if getattr(args, opt, 0) < 0:
             fail(f"--{opt.replace('_', '-')} must be >= 0")
@@ -508,7 +579,7 @@ def main():
     if args.cmd == "bench":
         cb_tf_bench.run(sys.modules[__name__], args)
         return
-    {"train": cmd_train, "eval": cmd_eval}[args.cmd](args)
+    {"train": cmd_train, "eval": cmd_eval, "export": cmd_export}[args.cmd](args)
 
 
 if __name__ == "__main__":
