@@ -251,7 +251,7 @@ async function loadModel(tf, name, file, expectShape) {
   const W = require('./weights');
   const kind = weightsKind(file);
   if (kind === 'safetensors') {
-    const model = build(tf, name);
+    const model = build(tf, name, { loading: true });
     try {
       W.setCanonical(tf, model, name, W.readSafetensors(file));
     } catch (e) {
@@ -322,7 +322,7 @@ async function cmdTrain(argv) {
   seedAll(seed);
   // L2 on the last dense layer instead of weight decay: what the original
   // TensorFlow code does in the momentum variant (protocol 2a).
-  const net = build(tf, model, { dropout: o['no-dropout'] ? 0 : 0.5, l2: wd });
+  const net = build(tf, model, { dropout: o['no-dropout'] ? 0 : 0.5, l2: wd, loading: !!init });
   if (init) {
     try {
       W.setCanonical(tf, net, model, init);

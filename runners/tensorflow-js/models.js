@@ -8,7 +8,10 @@ const { VGG16_PLAN } = require('./weights');
 
 const BINARY = new Set(['lstm', 'gru', 'gru-rb']);
 
-function build(tf, name, { dropout = 0.5, l2 = 0 } = {}) {
+// loading: the weights are set right after (safetensors, --init), so the
+// recurrent kernel skips TF.js' orthogonal initialiser (a QR decomposition of
+// a 2048 x 512 matrix, about 20 s here).
+function build(tf, name, { dropout = 0.5, l2 = 0, loading = false } = {}) {
   const L = tf.layers;
   if (name === 'lenet1' || name === 'lenet5') {
     const inp = tf.input({ shape: [28, 28, 1], name: 'image' });
@@ -60,7 +63,8 @@ function build(tf, name, { dropout = 0.5, l2 = 0 } = {}) {
     // study's) is the sigmoid. TF.js' GRU is the reset-before GRU (Keras'
     // reset_after=False), the study's GRU-rb.
     const rnn = name === 'lstm' ? L.lstm : L.gru;
-    x = rnn({ units: 512, recurrentActivation: 'sigmoid', name: 'rnn' }).apply(x);
+    x = rnn({ units: 512, recurrentActivation: 'sigmoid', name: 'rnn',
+      recurrentInitializer: loading ? 'zeros' : undefined }).apply(x);
     x = L.dropout({ rate: dropout, name: 'dropout' }).apply(x);
     const out = L.dense({ units: 1, activation: 'sigmoid', name: 'fc' }).apply(x);
     return tf.model({ inputs: inp, outputs: out, name: name.replace('-', '_') });
