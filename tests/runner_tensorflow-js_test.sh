@@ -9,8 +9,8 @@
 #    positive running variances) every model TF.js infers gives TF/Python's
 #    outputs within the tolerance rule of tests/README.md for logits
 #    (|a - r| <= 1e-5 + 1e-4 |r|), on 16 test samples, read from
-#    safetensors and, for LeNet-1, VGG-16 and GRU-rb, from TF.js' layers-model
-#    format (a directory written by tests/tfjs_layers_model.py from TF/Python's
+#    safetensors and, for LeNet-1 and GRU-rb, from TF.js' layers-model format
+#    (a directory written by tests/tensorflow_js_reference.py from TF/Python's
 #    Keras model, softmax layer included);
 #  - training: LeNet-1 from TF/Python's initial weights, 2 epochs on 2048
 #    Fashion-MNIST images, lands on TF/Python's curve: per epoch the test
@@ -27,7 +27,7 @@
 #    exit;
 #  - the benchmark worker answers train, infer, latency and startup with
 #    the keys crossbind bench reads.
-# Prints "N passed, N failed" (31 tests; about 3.5 minutes on 2 shared cores).
+# Prints "N passed, N failed" (30 tests; about 3.5 minutes on 2 shared cores).
 # Needs runners/tensorflow-js/install.sh done (it installs tensorflow-python
 # first) and crossbind built (make).
 set -u
@@ -97,35 +97,20 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# ---- logits from the same canonical weights
+# ---- logits from the same canonical weights (TF/Python's side in one process)
+$PY tests/tensorflow_js_reference.py "$T" lenet1:$MNIST:tfjs lenet5:$MNIST vgg16:$T/cifar lstm:$T/imdb \
+    gru-rb:$T/imdb:tfjs 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
 for m in lenet1 lenet5 vgg16 lstm gru-rb; do
     D=$(data_of $m)
-    $PY runners/tensorflow/cb_tf_checks.py random-init $m "$T/w-$m.safetensors" >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
-    if [ $m = vgg16 ]; then # random running variances must be positive
-        $PY - "$T/w-$m.safetensors" <<'PY'
-import sys
-sys.path.insert(0, "runners/pytorch")
-import numpy as np
-import cb_safetensors
-t, meta = cb_safetensors.read(sys.argv[1])
-for k in t:
-    if k.endswith("running_var"):
-        t[k] = (np.abs(t[k]) + 0.5).astype(np.float32)
-cb_safetensors.write(sys.argv[1], t, meta)
-PY
-    fi
-    $TF eval $m --weights "$T/w-$m.safetensors" --data "$D" --limit-test 16 --repeat 1 --threads $THREADS \
-        --logits "$T/py-$m.npy" --json >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
     $JS eval $m --weights "$T/w-$m.safetensors" --data "$D" --limit-test 16 --repeat 2 --threads $THREADS \
         --logits "$T/js-$m.npy" --json >"$T/js-$m.json" 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
     check "$m: TF.js' outputs from canonical safetensors agree with TF/Python's (16 samples)" close "$T/js-$m.npy" "$T/py-$m.npy"
-    case $m in lenet1|vgg16|gru-rb)
-        $PY tests/tfjs_layers_model.py $m "$T/w-$m.safetensors" "$T/$m.tfjs" >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
+    if [ -d "$T/$m.tfjs" ]; then
         $JS eval $m --weights "$T/$m.tfjs" --data "$D" --limit-test 16 --repeat 1 --threads $THREADS \
             --logits "$T/jst-$m.npy" --json >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
         check "$m: TF.js' outputs from the layers-model format (tf.loadLayersModel) agree with TF/Python's" \
-            close "$T/jst-$m.npy" "$T/py-$m.npy";;
-    esac
+            close "$T/jst-$m.npy" "$T/py-$m.npy"
+    fi
 done
 check "the eval answer has the keys the harness reads, backend tensorflow" $PY -c '
 import json, sys
