@@ -6,7 +6,8 @@
 #  - the manifest and version command; the addon loads the wheel's
 #    libtensorflow_cc.so.2 (ldd) and the backend is 'tensorflow';
 #  - logits: from the same canonical weights (random values; VGG-16 with
-#    positive running variances) every model TF.js infers gives TF/Python's
+#    positive running variances) every model TF.js infers (the reset-after
+#    GRU through the runner's custom RNN cell) gives TF/Python's
 #    outputs within the tolerance rule of tests/README.md for logits
 #    (|a - r| <= 1e-5 + 1e-4 |r|), on 16 test samples, read from
 #    safetensors and, for LeNet-1 and GRU-rb, from TF.js' layers-model format
@@ -22,12 +23,11 @@
 #    tensorflow-js stores complete training runs and ok evaluations with
 #    TF/Python's count;
 #  - bad input (missing or truncated weights, another model's weights, a
-#    broken model.json, a missing data file, an unknown option, the
-#    unsupported reset-after GRU) gets one clear error line and a non-zero
-#    exit;
+#    broken model.json, a missing data file, an unknown option or model)
+#    gets one clear error line and a non-zero exit;
 #  - the benchmark worker answers train, infer, latency and startup with
 #    the keys crossbind bench reads.
-# Prints "N passed, N failed" (30 tests; about 3.5 minutes on 2 shared cores).
+# Prints "N passed, N failed" (32 tests; about 3.5 minutes on 2 shared cores).
 # Needs runners/tensorflow-js/install.sh done (it installs tensorflow-python
 # first) and crossbind built (make).
 set -u
@@ -51,11 +51,11 @@ fi
 if [ ! -x $CB ]; then echo "FAIL $SUITE: $CB is missing (run make)"; echo "0 passed, 1 failed"; exit 1; fi
 
 # ---- the manifest, the version command, the library the addon runs on
-check "manifest: tensorflow-js, TensorFlow, JavaScript, not the default; lenet1 lenet5 vgg16 lstm gru-rb; safetensors" \
+check "manifest: tensorflow-js, TensorFlow, JavaScript, not the default; the six models; safetensors" \
     $PY -c '
 import json
 m = json.load(open("runners/tensorflow-js/manifest.json"))
-models = ["lenet1", "lenet5", "vgg16", "lstm", "gru-rb"]
+models = ["lenet1", "lenet5", "vgg16", "lstm", "gru", "gru-rb"]
 assert m["binding"] == "tensorflow-js" and m["framework"] == "TensorFlow" and m["language"] == "JavaScript"
 assert not m.get("framework_default") and m["train"] == models and m["infer"] == models, m
 assert m["native_format"] in m["writes"] and "safetensors" in m["loads"]'
@@ -99,8 +99,8 @@ PY
 
 # ---- logits from the same canonical weights (TF/Python's side in one process)
 $PY tests/tensorflow_js_reference.py "$T" lenet1:$MNIST:tfjs lenet5:$MNIST vgg16:$T/cifar lstm:$T/imdb \
-    gru-rb:$T/imdb:tfjs 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
-for m in lenet1 lenet5 vgg16 lstm gru-rb; do
+    gru:$T/imdb gru-rb:$T/imdb:tfjs 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
+for m in lenet1 lenet5 vgg16 lstm gru gru-rb; do
     D=$(data_of $m)
     $JS eval $m --weights "$T/w-$m.safetensors" --data "$D" --limit-test 16 --repeat 2 --threads $THREADS \
         --logits "$T/js-$m.npy" --json >"$T/js-$m.json" 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
@@ -192,7 +192,9 @@ mkdir -p "$T/empty"
 expect_one_error "a missing data file is refused, naming it" "cannot open .*train-images-idx3-ubyte" \
     $JS train lenet1 --epochs 1 --data "$T/empty" --out "$T/bad2" --quiet
 expect_one_error "an unknown option is refused" "unknown option '--epoch'" $JS train lenet1 --epoch 1
-expect_one_error "the reset-after GRU is declared unsupported" "gru .*not supported" $JS eval gru --weights "$T/w-gru-rb.safetensors" $ev
+expect_one_error "an unknown model is refused" "unknown model 'gru-ra'" $JS eval gru-ra --weights "$T/w-gru.safetensors" $ev
+expect_one_error "LSTM weights are refused by the GRU, naming the shape" "rnn.weight_ih_l0 has shape \\[2048, 300\\], gru needs \\[1536, 300\\]" \
+    $JS eval gru --weights "$T/w-lstm.safetensors" --data "$T/imdb" --limit-test 4 --repeat 1 --json
 
 # ---- the benchmark worker
 for kind in train infer latency startup; do

@@ -12,7 +12,7 @@ const { performance } = require('perf_hooks');
 const { logitsModel, BINARY } = require('./models');
 
 // Per-sample input shape in TF.js' order.
-const INPUT_SHAPES = { lenet1: [28, 28, 1], lenet5: [28, 28, 1], vgg16: [32, 32, 3], lstm: [300], 'gru-rb': [300] };
+const INPUT_SHAPES = { lenet1: [28, 28, 1], lenet5: [28, 28, 1], vgg16: [32, 32, 3], lstm: [300], gru: [300], 'gru-rb': [300] };
 const NCHW = { lenet1: [1, 28, 28], lenet5: [1, 28, 28], vgg16: [3, 32, 32] };
 
 function batchOf(tf, model, s0, n) {

@@ -17,7 +17,7 @@ const path = require('path');
 const { performance } = require('perf_hooks');
 
 const SEEDS = [287426343, 1850616268, 2068338201, 1202616822, 868822724];
-const MODELS = ['lenet1', 'lenet5', 'vgg16', 'lstm', 'gru-rb'];
+const MODELS = ['lenet1', 'lenet5', 'vgg16', 'lstm', 'gru', 'gru-rb'];
 const DATA_FORMATS = { lenet1: 'mnist', lenet5: 'mnist', vgg16: 'cifar', lstm: 'imdb', gru: 'imdb', 'gru-rb': 'imdb' };
 const DEFAULT_DIRS = { mnist: '/usr/share/datasets/fashion-mnist', cifar: 'data/cifar-stand-in', imdb: 'data/imdb-prepared' };
 const PROTOCOL = { lenet1: ['sgd', 0.05, 128, 200], lenet5: ['sgd', 0.05, 128, 200], vgg16: ['sgd', 0.05, 128, 200],
@@ -36,7 +36,7 @@ const USAGE = `usage: crossbind_tfjs.js train MODEL [--run I | --seed S] [--epoc
          [--repeat R] [--threads T] [--limit-test N] [--logits FILE.npy] [--predictions FILE] [--json] [--device cpu]
        crossbind_tfjs.js bench --model M --kind train|infer|latency|startup --weights FILE [--batch B]
          [--samples N] [--repeat R] [--threads T]
-models: ${MODELS.join(', ')} (gru, the reset-after GRU, has no TF.js layer)
+models: ${MODELS.join(', ')} (gru: the reset-after GRU, a custom RNN cell; gru-rb: TF.js' GRU layer)
 `;
 
 // argv -> options by spec (flag, int (>= 1), count (>= 0), num, str, choice list).
@@ -69,7 +69,6 @@ function parse(argv, spec) {
 
 function modelArg(name) {
   if (!name) fail('a model is required (' + MODELS.join(', ') + ')');
-  if (name === 'gru') fail("gru (the reset-after GRU) is not supported: TF.js' GRU layer has no reset_after=True");
   if (!MODELS.includes(name)) fail(`unknown model '${name}' (known: ${MODELS.join(', ')})`);
   return name;
 }
@@ -247,9 +246,10 @@ function weightsKind(file) {
 }
 
 async function loadModel(tf, name, file, expectShape) {
-  const { build } = require('./models');
+  const { build, gruResetAfterCell } = require('./models');
   const W = require('./weights');
   const kind = weightsKind(file);
+  gruResetAfterCell(tf); // registered, so that a saved GRU model deserialises
   if (kind === 'safetensors') {
     const model = build(tf, name, { loading: true });
     try {

@@ -8,6 +8,61 @@ const { VGG16_PLAN } = require('./weights');
 
 const BINARY = new Set(['lstm', 'gru', 'gru-rb']);
 
+// TF.js' GRU layer computes only the reset-before GRU (Keras'
+// reset_after=False; a config with resetAfter true is refused). The study's
+// GRU is the reset-after one (PyTorch's, Keras' default): this cell is that
+// GRU as a custom TF.js RNN cell, with Keras' weight layout (kernel [D, 3H]
+// and recurrent kernel [H, 3H] in gate order z, r, h; bias [2, 3H]: input
+// bias, recurrent bias), wrapped in tf.layers.rnn:
+//   z = sigmoid(x Wz + bz + h Uz + cz), r = sigmoid(x Wr + br + h Ur + cr)
+//   n = tanh(x Wh + bh + r * (h Uh + ch)), h' = z h + (1 - z) n
+function gruResetAfterCell(tf) {
+  if (gruResetAfterCell.cls) return gruResetAfterCell.cls;
+  class GRUResetAfterCell extends tf.layers.RNNCell {
+    constructor(args) {
+      super(args);
+      this.units = args.units;
+      this.stateSize = args.units;
+      this.loading = !!args.loading;
+    }
+
+    build(inputShape) {
+      const shape = Array.isArray(inputShape[0]) ? inputShape[0] : inputShape;
+      const d = shape[shape.length - 1], h = this.units;
+      this.kernel = this.addWeight('kernel', [d, 3 * h], 'float32', tf.initializers.glorotNormal({}));
+      this.recurrentKernel = this.addWeight('recurrent_kernel', [h, 3 * h], 'float32',
+        this.loading ? tf.initializers.zeros() : tf.initializers.orthogonal({}));
+      this.bias = this.addWeight('bias', [2, 3 * h], 'float32', tf.initializers.zeros());
+      this.built = true;
+    }
+
+    call(inputs) {
+      return tf.tidy(() => {
+        const [x, h] = inputs;
+        const [bx, bh] = tf.unstack(this.bias.read());
+        const [xz, xr, xh] = tf.split(tf.add(tf.matMul(x, this.kernel.read()), bx), 3, -1);
+        const [hz, hr, hh] = tf.split(tf.add(tf.matMul(h, this.recurrentKernel.read()), bh), 3, -1);
+        const z = tf.sigmoid(tf.add(xz, hz));
+        const r = tf.sigmoid(tf.add(xr, hr));
+        const n = tf.tanh(tf.add(xh, tf.mul(r, hh)));
+        const out = tf.add(tf.mul(z, h), tf.mul(tf.sub(1, z), n));
+        return [out, out];
+      });
+    }
+
+    getConfig() {
+      return Object.assign(super.getConfig(), { units: this.units });
+    }
+
+    static get className() {
+      return 'GRUResetAfterCell';
+    }
+  }
+  tf.serialization.registerClass(GRUResetAfterCell);
+  gruResetAfterCell.cls = GRUResetAfterCell;
+  return GRUResetAfterCell;
+}
+
 // loading: the weights are set right after (safetensors, --init), so the
 // recurrent kernel skips TF.js' orthogonal initialiser (a QR decomposition of
 // a 2048 x 512 matrix, about 20 s here).
@@ -69,6 +124,15 @@ function build(tf, name, { dropout = 0.5, l2 = 0, loading = false } = {}) {
     const out = L.dense({ units: 1, activation: 'sigmoid', name: 'fc' }).apply(x);
     return tf.model({ inputs: inp, outputs: out, name: name.replace('-', '_') });
   }
+  if (name === 'gru') {
+    const inp = tf.input({ shape: [300], dtype: 'int32', name: 'tokens' });
+    let x = L.embedding({ inputDim: 10000, outputDim: 300, name: 'embedding' }).apply(inp);
+    const Cell = gruResetAfterCell(tf);
+    x = L.rnn({ cell: new Cell({ units: 512, loading }), name: 'rnn' }).apply(x);
+    x = L.dropout({ rate: dropout, name: 'dropout' }).apply(x);
+    const out = L.dense({ units: 1, activation: 'sigmoid', name: 'fc' }).apply(x);
+    return tf.model({ inputs: inp, outputs: out, name });
+  }
   throw new Error(`${name}: TF.js has no layer for it`);
 }
 
@@ -81,4 +145,4 @@ function logitsModel(tf, model, name) {
   return tf.model({ inputs: model.inputs, outputs: last.input });
 }
 
-module.exports = { build, logitsModel, BINARY };
+module.exports = { build, logitsModel, gruResetAfterCell, BINARY };

@@ -34,6 +34,34 @@ function canonicalNames(model) {
   return ['embedding.weight', 'rnn.weight_ih_l0', 'rnn.weight_hh_l0', 'rnn.bias_ih_l0', 'rnn.bias_hh_l0', 'fc.weight', 'fc.bias'];
 }
 
+// The canonical tensors' shapes (PyTorch's layouts).
+function canonicalShapes(model) {
+  const s = {};
+  const conv = (n, o, i, k) => { s[`${n}.weight`] = [o, i, k, k]; s[`${n}.bias`] = [o]; };
+  const lin = (n, o, i) => { s[`${n}.weight`] = [o, i]; s[`${n}.bias`] = [o]; };
+  if (model === 'lenet1') { conv('conv1', 4, 1, 5); conv('conv2', 12, 4, 5); lin('fc', 10, 300); }
+  else if (model === 'lenet5') {
+    conv('conv1', 6, 1, 5); conv('conv2', 16, 6, 5); conv('conv3', 120, 16, 5); lin('fc1', 84, 120); lin('fc2', 10, 84);
+  } else if (model === 'vgg16') {
+    let cin = 3, j = 0;
+    const plan = VGG16_PLAN.filter((v) => v !== 'M');
+    for (const [c, b] of vggLayers()) {
+      const o = plan[j++];
+      s[`features.${c}.weight`] = [o, cin, 3, 3];
+      for (const p of ['weight', 'bias', 'running_mean', 'running_var']) s[`features.${b}.${p}`] = [o];
+      s[`features.${b}.num_batches_tracked`] = [];
+      cin = o;
+    }
+    lin('classifier.0', 4096, 512); lin('classifier.3', 4096, 4096); lin('classifier.6', 10, 4096);
+  } else {
+    const g = (model === 'lstm' ? 4 : 3) * 512;
+    s['embedding.weight'] = [10000, 300];
+    s['rnn.weight_ih_l0'] = [g, 300]; s['rnn.weight_hh_l0'] = [g, 512]; s['rnn.bias_ih_l0'] = [g]; s['rnn.bias_hh_l0'] = [g];
+    lin('fc', 1, 512);
+  }
+  return s;
+}
+
 const DTYPES = { F32: [Float32Array, 4], F64: [Float64Array, 8], I64: [BigInt64Array, 8], I32: [Int32Array, 4] };
 
 // name -> {dtype, shape, data (typed array)}; throws an Error naming the file.
@@ -100,6 +128,11 @@ function writeSafetensors(file, entries, metadata) {
 function toLayers(tf, model, t) {
   const missing = canonicalNames(model).filter((n) => !(n in t) && !n.endsWith('num_batches_tracked'));
   if (missing.length) throw new Error(`parameters missing from the weights: ${missing.join(', ')}`);
+  for (const [n, want] of Object.entries(canonicalShapes(model))) {
+    if (!(n in t) || n.endsWith('num_batches_tracked')) continue;
+    if (t[n].shape.join(',') !== want.join(','))
+      throw new Error(`tensor ${n} has shape [${t[n].shape.join(', ')}], ${model} needs [${want.join(', ')}]`);
+  }
   const T = (n) => {
     const e = t[n];
     const data = e.data instanceof Float32Array ? e.data : Float32Array.from(e.data, Number);
@@ -131,7 +164,7 @@ function toLayers(tf, model, t) {
   const [wih, whh, bih, bhh] = ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0'].map((n) => T(`rnn.${n}`));
   if (model === 'lstm') out.rnn = [tf.transpose(wih), tf.transpose(whh), tf.add(bih, bhh)];
   else if (model === 'gru-rb') out.rnn = [tf.transpose(swapRz(wih)), tf.transpose(swapRz(whh)), swapRz(tf.add(bih, bhh))];
-  else throw new Error(`${model}: TF.js has no layer for it`);
+  else out.rnn = [tf.transpose(swapRz(wih)), tf.transpose(swapRz(whh)), tf.stack([swapRz(bih), swapRz(bhh)])];
   out.fc = [tf.transpose(T('fc.weight')), T('fc.bias')];
   return out;
 }
@@ -201,7 +234,13 @@ function toCanonical(tf, model, layers, reference) {
       } else {
         t['rnn.weight_ih_l0'] = f32(swapRz(tf.transpose(kern)));
         t['rnn.weight_hh_l0'] = f32(swapRz(tf.transpose(rec)));
-        [t['rnn.bias_ih_l0'], t['rnn.bias_hh_l0']] = splitBias(tf, swapRz(bias), reference, 'rnn.bias_ih_l0', 'rnn.bias_hh_l0');
+        if (model === 'gru') { // reset-after: two bias rows, lossless
+          const [bx, bh] = tf.unstack(bias);
+          t['rnn.bias_ih_l0'] = f32(swapRz(bx));
+          t['rnn.bias_hh_l0'] = f32(swapRz(bh));
+        } else {
+          [t['rnn.bias_ih_l0'], t['rnn.bias_hh_l0']] = splitBias(tf, swapRz(bias), reference, 'rnn.bias_ih_l0', 'rnn.bias_hh_l0');
+        }
       }
       t['fc.weight'] = f32(tf.transpose(k.fc[0]));
       t['fc.bias'] = f32(k.fc[1]);
