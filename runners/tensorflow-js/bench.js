@@ -32,7 +32,7 @@ function batchOf(tf, model, s0, n) {
 }
 
 function predict(tf, fwd, model, x) {
-  const out = tf.tidy(() => fwd.predict(x));
+  const out = tf.tidy(() => fwd.predict(x, { batchSize: x.shape[0] })); // the whole batch at once (predict splits by 32 by default)
   const v = out.dataSync();
   out.dispose();
   const n = x.shape[0], k = v.length / n, pred = new Int32Array(n);

@@ -166,7 +166,7 @@ function evaluate(tf, fwd, data, batch, binary, withMetrics) {
   const t0 = performance.now();
   for (let s = 0; s < data.n; s += batch) {
     const e = Math.min(data.n, s + batch);
-    const y = tf.tidy(() => fwd.predict(inputTensor(tf, data, s, e)));
+    const y = tf.tidy(() => fwd.predict(inputTensor(tf, data, s, e), { batchSize: e - s })); // one batch (predict splits by 32 by default)
     out.set(y.dataSync(), s * k);
     y.dispose();
   }
