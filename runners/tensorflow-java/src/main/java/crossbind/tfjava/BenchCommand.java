@@ -59,7 +59,10 @@ final class BenchCommand {
                 }
             }
             if (kind.equals("train")) {
-                step(model, name, 0, batch); // warm-up
+                double w = step(model, name, 0, batch); // warm-up
+                if (System.getenv("CROSSBIND_TRACE") != null) {
+                    System.err.printf("warm-up step %.2fs%n", w);
+                }
                 for (int r = 0; r < repeat; r++) {
                     double t = 0;
                     for (int s0 = 0; s0 < samples; s0 += batch) {

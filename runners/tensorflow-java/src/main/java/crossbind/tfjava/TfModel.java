@@ -13,7 +13,6 @@ import org.tensorflow.Tensor;
 import org.tensorflow.framework.initializers.Glorot;
 import org.tensorflow.framework.initializers.RandomUniform;
 import org.tensorflow.framework.initializers.VarianceScaling;
-import org.tensorflow.framework.optimizers.Adam;
 import org.tensorflow.framework.optimizers.GradientDescent;
 import org.tensorflow.framework.optimizers.Momentum;
 import org.tensorflow.framework.optimizers.Optimizer;
@@ -78,22 +77,32 @@ final class TfModel implements AutoCloseable {
         Shape inShape = Shape.of(concat(-1, in));
         input = tokens ? tf.withName("tokens").placeholder(TInt32.class, Placeholder.shape(inShape))
                 : tf.withName("image").placeholder(TFloat32.class, Placeholder.shape(inShape));
+        long tb = System.nanoTime();
         createVariables();
         Operand<TFloat32> z = forward(false, 0f);
         output = tokens ? tf.withName("probability").math.sigmoid(z) : tf.withName("logits").identity(z);
-        if (train != null) {
-            buildTraining(train);
-        }
         for (Map.Entry<String, Variable<TFloat32>> e : vars.entrySet()) {
             Placeholder<TFloat32> p = tf.withSubScope("load").placeholder(TFloat32.class,
                     Placeholder.shape(e.getValue().shape()));
             loadFeeds.put(e.getKey(), p);
             loadOps.add(tf.withSubScope("load").assign(e.getValue(), p));
         }
+        // TensorFlow's default session options (Grappler on), the threads as the Python runner sets them
         ConfigProto config = ConfigProto.newBuilder().setIntraOpParallelismThreads(threads)
                 .setInterOpParallelismThreads(1).build();
+        long tg = System.nanoTime();
         session = new Session(graph, config);
         session.initialize();
+        if (train != null) {
+            // Built after the model's variables hold their values: the optimizer's slots are
+            // initialised from their variables' shapes (a second initialisation runs only these).
+            buildTraining(train);
+            session.initialize();
+        }
+        if (System.getenv("CROSSBIND_TRACE") != null) {
+            System.err.printf("graph built in %.2fs, session initialised in %.2fs%n", (tg - tb) / 1e9,
+                    (System.nanoTime() - tg) / 1e9);
+        }
     }
 
     private static long[] concat(long first, long[] rest) {
@@ -135,7 +144,8 @@ final class TfModel implements AutoCloseable {
                 value = init.zeros(dims, TFloat32.class);
             }
             String layer = s.name.substring(0, s.name.indexOf('/'));
-            vars.put(s.name, tf.withSubScope(layer).withName(p).variable(value));
+            // "conv1_kernel": the optimizers name their slots after the variable, where "/" is refused
+            vars.put(s.name, tf.withName(layer + "_" + p).variable(value));
         }
     }
 
@@ -347,7 +357,7 @@ final class TfModel implements AutoCloseable {
         }
         Optimizer opt;
         if (spec.optimizer.equals("adam")) {
-            opt = new Adam(graph, spec.lr, 0.9f, 0.999f, 1e-7f); // Keras' defaults (epsilon 1e-7)
+            opt = new KerasAdam(graph, spec.lr, 0.9f, 0.999f, 1e-7f); // Keras' defaults (epsilon 1e-7)
         } else if (spec.momentum > 0f) {
             opt = new Momentum(graph, spec.lr, spec.momentum, false);
         } else {
