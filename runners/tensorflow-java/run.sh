@@ -4,7 +4,7 @@
 # into target/javacpp-cache once (install.sh does it); nothing is downloaded.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 jar="$here/target/crossbind-tfjava.jar"
-if [ ! -f "$jar" ] || [ ! -f "$here/target/.crossbind-complete" ]; then
+if [ ! -f "$jar" ] || { [ ! -f "$here/target/.crossbind-complete" ] && [ -z "${CROSSBIND_INSTALLING:-}" ]; }; then
     echo "crossbind-tfjava: error: the TensorFlow/Java runner is not installed; run: bash runners/tensorflow-java/install.sh" >&2
     exit 1
 fi

@@ -63,12 +63,27 @@ public final class Main {
         }
     }
 
+    /** The version in a TF-Java jar's Maven properties (the jar on the class path). */
+    static String mavenVersion(String artifact) {
+        String res = "/META-INF/maven/org.tensorflow/" + artifact + "/pom.properties";
+        try (java.io.InputStream in = Main.class.getResourceAsStream(res)) {
+            if (in == null) {
+                return "unknown";
+            }
+            java.util.Properties p = new java.util.Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
     /** Versions of the stack, as version_command prints them. */
     static Map<String, Object> versions() {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("java", System.getProperty("java.version"));
-        v.put("tensorflow-java", Main.class.getPackage().getImplementationVersion() == null ? "1.1.0"
-                : "1.1.0");
+        v.put("tensorflow-java", mavenVersion("tensorflow-core-api"));
+        v.put("tensorflow-framework", mavenVersion("tensorflow-framework"));
         v.put("tensorflow", org.tensorflow.TensorFlow.version());
         return v;
     }
