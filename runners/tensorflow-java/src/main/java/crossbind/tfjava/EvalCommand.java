@@ -12,10 +12,12 @@ import java.util.Map;
 import java.util.Set;
 
 /** eval MODEL --weights FILE: canonical safetensors into the graph's variables, one warm-up pass and
- * R timed passes over the test set, the last pass's outputs to --logits, one JSON line. */
+ * R timed passes over the test set, the last pass's outputs to --logits, one JSON line.
+ * --weights-out FILE writes the variables back as canonical safetensors (canonical -> Keras ->
+ * graph -> Keras -> canonical, a check of the mapping). */
 final class EvalCommand {
     static final Set<String> VALUED = Set.of("weights", "data", "batch", "repeat", "limit-test", "threads",
-            "predictions", "logits", "device");
+            "predictions", "logits", "device", "weights-out");
     static final Set<String> FLAGS = Set.of("json");
 
     private EvalCommand() {}
@@ -34,6 +36,9 @@ final class EvalCommand {
                 o.integer("limit-test", 0, 0));
         try (TfModel model = new TfModel(name, Protocol.SEEDS[0], null, threads)) {
             model.assign(keras);
+            if (o.has("weights-out")) { // the variables back as canonical weights: the mapping's round trip
+                Weights.save(model, Paths.get(o.str("weights-out", null)), tensors);
+            }
             Evaluation.run(model, test, batch, false); // warm-up
             List<Double> times = new ArrayList<>();
             List<Integer> counts = new ArrayList<>();
