@@ -110,12 +110,16 @@ check "lenet1: its final.safetensors evaluates to the trainer's count ($want) in
      $TF eval lenet1 --weights '$T/l1-j/final.safetensors' --data $MNIST --limit-test 1000 --repeat 1 --threads $THREADS --json 2>/dev/null | grep -q '\"correct\": $want,'"
 
 # ---- inference: every model, against TF/Python's eval ----
-$CB data cifar-stand-in --out "$T/cifar" >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
+CIFAR=data/cifar-stand-in # the stand-in scripts/test.sh makes; else one made here
+if [ ! -f $CIFAR/test_batch.bin ]; then
+    CIFAR=$T/cifar
+    $CB data cifar-stand-in --out $CIFAR >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
+fi
 # A tiny prepared IMDb set: 8 sequences of 300 token ids.
 # Random canonical weights for every model but LeNet-1 (BatchNorm variances
 # positive), then TF/Python's eval of each (crossbind_tf.py's cmd_eval, one
 # process): the reference logits.
-$PY - "$T" "$MNIST" "$T/l1-py/final.safetensors" <<'PY' >"$T/ref.log" 2>&1 || sed 's/^/    /' "$T/ref.log" | tail -5
+$PY - "$T" "$MNIST" "$T/l1-py/final.safetensors" "$CIFAR" <<'PY' >"$T/ref.log" 2>&1 || sed 's/^/    /' "$T/ref.log" | tail -5
 import argparse, os, sys
 os.environ["TF_USE_LEGACY_KERAS"] = "1"
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -130,7 +134,7 @@ crossbind_tf.tf = tf
 tf.config.experimental.enable_op_determinism()
 crossbind_tf.set_threads(2)
 crossbind_tf.set_threads = lambda n: None  # TensorFlow takes its thread counts once per process
-t, mnist, lenet1 = sys.argv[1:4]
+t, mnist, lenet1, cifar = sys.argv[1:5]
 d = f"{t}/imdb"
 os.makedirs(d)
 rng = np.random.default_rng(7)
@@ -154,7 +158,7 @@ for m in ("lenet5", "vgg16", "lstm", "gru", "gru-rb"):
             w[k] = rng.uniform(-0.088, 0.088, v.shape).astype(np.float32)
     cb_safetensors.write(f"{t}/w-{m}.safetensors", w, {"model": m, "format": "crossbind-weights/1"})
 os.symlink(lenet1, f"{t}/w-lenet1.safetensors")
-data = {"lenet1": (mnist, 256), "lenet5": (mnist, 256), "vgg16": (f"{t}/cifar", 32), "lstm": (d, 8), "gru": (d, 8),
+data = {"lenet1": (mnist, 256), "lenet5": (mnist, 256), "vgg16": (cifar, 32), "lstm": (d, 8), "gru": (d, 8),
         "gru-rb": (d, 8)}
 for m, (dd, n) in data.items():
     crossbind_tf.cmd_eval(argparse.Namespace(
@@ -162,7 +166,7 @@ for m, (dd, n) in data.items():
         limit_test=n, threads=2, predictions=None, logits=f"{t}/ref-{m}.npy", json=True, device="cpu"))
 PY
 for m in lenet1 lenet5 vgg16 lstm gru gru-rb; do
-    case $m in lenet*) data=$MNIST n=256 ;; vgg16) data=$T/cifar n=32 ;; *) data=$T/imdb n=8 ;; esac
+    case $m in lenet*) data=$MNIST n=256 ;; vgg16) data=$CIFAR n=32 ;; *) data=$T/imdb n=8 ;; esac
     $J eval $m --weights "$T/w-$m.safetensors" --data "$data" --limit-test $n --repeat 2 --threads $THREADS \
         --logits "$T/j-$m.npy" --weights-out "$T/rt-$m.safetensors" --json >"$T/j-$m.json" 2>"$T/err" ||
         sed 's/^/    /' "$T/err" | tail -3
