@@ -10,9 +10,6 @@ import org.tensorflow.Output;
 import org.tensorflow.Result;
 import org.tensorflow.Session;
 import org.tensorflow.Tensor;
-import org.tensorflow.framework.initializers.Glorot;
-import org.tensorflow.framework.initializers.RandomUniform;
-import org.tensorflow.framework.initializers.VarianceScaling;
 import org.tensorflow.framework.optimizers.GradientDescent;
 import org.tensorflow.framework.optimizers.Momentum;
 import org.tensorflow.framework.optimizers.Optimizer;
@@ -118,7 +115,7 @@ final class TfModel implements AutoCloseable {
 
     // ---------------------------------------------------------------- variables
 
-    /** The variables with Keras' default initializers (glorot-uniform kernels, orthogonal recurrent
+    /** The variables with Keras' default initializers, written with TensorFlow's random ops (glorot-uniform kernels, orthogonal recurrent
      * kernels, zero biases with the LSTM's forget-gate bias 1, Embedding U(-0.05, 0.05), BatchNorm
      * gamma 1, beta 0, moving mean 0 and variance 1), drawn from the run's seed. */
     private void createVariables() {
@@ -127,13 +124,16 @@ final class TfModel implements AutoCloseable {
             Operand<org.tensorflow.types.TInt64> dims = init.constant(s.shape);
             Operand<TFloat32> value;
             String p = s.name.substring(s.name.indexOf('/') + 1);
-            if (p.equals("kernel")) {
-                value = new Glorot<TFloat32>(VarianceScaling.Distribution.UNIFORM, nextSeed()).call(init, dims,
-                        TFloat32.class);
+            if (p.equals("kernel")) { // glorot-uniform: U(+-sqrt(6 / (fan_in + fan_out)))
+                long receptive = s.shape.length == 4 ? s.shape[0] * s.shape[1] : 1;
+                long fanIn = s.shape[s.shape.length - 2] * receptive;
+                long fanOut = s.shape[s.shape.length - 1] * receptive;
+                float limit = (float) Math.sqrt(6.0 / (fanIn + fanOut));
+                value = uniform(init, dims, -limit, limit);
             } else if (p.equals("recurrent_kernel")) {
                 value = orthogonal(init, (int) s.shape[0], (int) s.shape[1]);
             } else if (p.equals("embeddings")) {
-                value = new RandomUniform<TFloat32>(-0.05, 0.05, nextSeed()).call(init, dims, TFloat32.class);
+                value = uniform(init, dims, -0.05f, 0.05f);
             } else if (p.equals("gamma") || p.equals("moving_variance")) {
                 value = init.ones(dims, TFloat32.class);
             } else if (s.name.equals("rnn/bias") && name.equals("lstm")) {
@@ -147,6 +147,15 @@ final class TfModel implements AutoCloseable {
             // "conv1_kernel": the optimizers name their slots after the variable, where "/" is refused
             vars.put(s.name, tf.withName(layer + "_" + p).variable(value));
         }
+    }
+
+    /** U(lo, hi) from the run's seed. (The framework's Glorot initializer gave only non-negative
+     * values, all below Keras' limit, in 1.1.0.) */
+    private Operand<TFloat32> uniform(Ops init, Operand<org.tensorflow.types.TInt64> dims, float lo, float hi) {
+        Operand<TFloat32> u = init.random.randomUniform(dims, TFloat32.class,
+                org.tensorflow.op.random.RandomUniform.seed(seed),
+                org.tensorflow.op.random.RandomUniform.seed2(nextSeed()));
+        return init.math.add(init.math.mul(u, init.constant(hi - lo)), init.constant(lo));
     }
 
     /** Keras' Orthogonal initializer for a [rows, cols] kernel with rows < cols: the Q of a QR
