@@ -14,7 +14,7 @@
 const char *cb_format_load_mode(const char *format)
 {
     if (!strcmp(format, "pt") || !strcmp(format, "safetensors")) return "parameters";
-    if (!strcmp(format, "onnx") || !strcmp(format, "ts")) return "serialization";
+    if (!strcmp(format, "onnx") || !strcmp(format, "ts") || !strcmp(format, "savedmodel")) return "serialization";
     return NULL;
 }
 
@@ -165,7 +165,7 @@ cb_status cb_runner_parse(const char *text, size_t len, const char *file, const 
     for (int i = 0; st == CB_OK && i < r->nwrites + r->nloads; i++) {
         const char *f = i < r->nwrites ? r->writes[i] : r->loads[i - r->nwrites];
         if (!cb_format_load_mode(f))
-            st = cb_fail(CB_ERR_FORMAT, "%s: unknown model format \"%s\" (known: pt, safetensors, onnx, ts)", file, f);
+            st = cb_fail(CB_ERR_FORMAT, "%s: unknown model format \"%s\" (known: pt, safetensors, onnx, ts, savedmodel)", file, f);
     }
     if (st == CB_OK && r->ntrain && (!r->native[0] || !cb_runner_has(r->writes, r->nwrites, r->native)))
         st = cb_fail(CB_ERR_FORMAT, "%s: a binding that trains needs a \"native_format\" among the formats it writes",
