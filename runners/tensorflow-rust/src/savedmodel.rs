@@ -75,7 +75,8 @@ fn shape_text(s: &Shape) -> String {
 }
 
 fn sorted_keys<V>(m: &std::collections::HashMap<String, V>) -> String {
-    let mut k: Vec<&str> = m.keys().map(String::as_str).collect();
+    // (entries such as __saved_model_init_op are the format's own, not signatures)
+    let mut k: Vec<&str> = m.keys().map(String::as_str).filter(|k| !k.starts_with("__")).collect();
     k.sort_unstable();
     if k.is_empty() {
         "none".into()
