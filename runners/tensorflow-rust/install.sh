@@ -111,5 +111,5 @@ if [ -z "$got" ] || [ "$(readlink -f "$got")" != "$want" ]; then
     echo "tensorflow-rust install: $BIN resolves libtensorflow_cc.so.2 to '${got:-nothing}', not the wheel's $want" >&2
     exit 1
 fi
-"$BIN" version >/dev/null
+TF_CPP_MIN_LOG_LEVEL=2 "$BIN" version >/dev/null
 stamp > "$MARK"
