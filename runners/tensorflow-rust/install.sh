@@ -63,9 +63,17 @@ if [ "$avail" -lt "$NEED_GIB" ]; then
     echo "tensorflow-rust install: needs $NEED_GIB GiB free in $HERE (crates and the build), $avail GiB available; free some space and run again" >&2
     exit 1
 fi
-if ! command -v pkg-config >/dev/null; then
+# pkg-config finds the library; libssl-dev is for tensorflow-sys's build
+# dependencies (curl, built from source with OpenSSL, for the download route
+# that is never taken but is compiled all the same).
+need=()
+command -v pkg-config >/dev/null || need+=(pkg-config)
+dpkg-query -W -f='${Status}' libssl-dev 2>/dev/null | grep -q "install ok installed" || need+=(libssl-dev)
+if [ ${#need[@]} -gt 0 ]; then
+    echo "tensorflow-rust: installing ${need[*]} (Debian)"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    $SUDO apt-get install -y -qq --no-install-recommends pkg-config >/dev/null
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 echo "tensorflow-rust: building the tensorflow-crate runner against $TFDIR (crates from crates.io, a few minutes once)"
