@@ -99,7 +99,7 @@ PY
 
 # ---- logits from the same canonical weights (TF/Python's side in one process)
 $PY tests/tensorflow_js_reference.py "$T" lenet1:$MNIST:tfjs lenet5:$MNIST vgg16:$T/cifar lstm:$T/imdb \
-    gru:$T/imdb gru-rb:$T/imdb:tfjs 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
+    gru:$T/imdb:tfjs gru-rb:$T/imdb:tfjs 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
 for m in lenet1 lenet5 vgg16 lstm gru gru-rb; do
     D=$(data_of $m)
     $JS eval $m --weights "$T/w-$m.safetensors" --data "$D" --limit-test 16 --repeat 2 --threads $THREADS \
@@ -181,6 +181,8 @@ expect_one_error() {
 }
 ev="--data $MNIST --limit-test 64 --repeat 1 --threads $THREADS --json"
 expect_one_error "a missing weights file is refused" "cannot open weights" $JS eval lenet1 --weights "$T/none.safetensors" $ev
+expect_one_error "a Keras reset-after GRU in TF.js format is refused for another model" "reset-after GRU, which lstm is not" \
+    $JS eval lstm --weights "$T/gru.tfjs" --data "$T/imdb" --limit-test 16 --repeat 1 --threads $THREADS --json
 head -c 1000 "$T/l1-py/init.safetensors" >"$T/cut.safetensors"
 expect_one_error "truncated weights are refused, naming the file" "cut.safetensors.*truncated" $JS eval lenet1 --weights "$T/cut.safetensors" $ev
 expect_one_error "a truncated --init file is refused" "cut.safetensors.*truncated" \

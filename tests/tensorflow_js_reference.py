@@ -10,17 +10,14 @@ positive), the outputs of TF/Python's Keras model from them on the first 16
 test samples (OUT_DIR/py-MODEL.npy: logits before the softmax layer, the
 sigmoid probability for the IMDb models), and with ":tfjs" the same Keras
 model (runners/tensorflow/crossbind_tf.py build(), softmax layer included)
-written in TF.js' layers-model format, the directory tf.loadLayersModel
-reads (OUT_DIR/MODEL.tfjs/: model.json and one weight shard). The layout is
-the one the tensorflowjs converter writes for a Keras 2 model: modelTopology
-{keras_version, backend, model_config}, and a weightsManifest naming each
-weight by its Keras name without the ":0" suffix.
+written in TF.js' layers-model format by TF/Python's own exporter
+(runners/tensorflow/cb_tf_export.py, what a study's final.tfjs is), the
+directory tf.loadLayersModel reads (OUT_DIR/MODEL.tfjs/).
 
 Run with runners/tensorflow-python/.venv/bin/python (tensorflow-cpu 2.18.1,
 tf-keras 2.18.0).
 """
 import argparse
-import json
 import os
 import sys
 
@@ -31,35 +28,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "runners", "tensorflow"))
 sys.path.insert(0, os.path.join(HERE, "..", "runners", "pytorch"))
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tf_keras  # noqa: E402
 
 import cb_safetensors  # noqa: E402
+import cb_tf_export  # noqa: E402
 import cb_tf_checks  # noqa: E402
 import crossbind_tf  # noqa: E402
 
 crossbind_tf.tf = tf
-
-
-def write_layers_model(model, out):
-    os.makedirs(out, exist_ok=True)
-    entries, blobs = [], []
-    for w in model.weights:
-        a = np.ascontiguousarray(w.numpy().astype("<f4"))
-        entries.append({"name": w.name.split(":")[0], "shape": list(a.shape), "dtype": "float32"})
-        blobs.append(a.tobytes())
-    shard = "group1-shard1of1.bin"
-    with open(os.path.join(out, shard), "wb") as f:
-        f.write(b"".join(blobs))
-    doc = {
-        "format": "layers-model",
-        "generatedBy": f"keras v{tf_keras.__version__}",
-        "convertedBy": "crossbind tests/tfjs_layers_model.py",
-        "modelTopology": {"keras_version": tf_keras.__version__, "backend": "tensorflow",
-                          "model_config": json.loads(model.to_json())},
-        "weightsManifest": [{"paths": [shard], "weights": entries}],
-    }
-    with open(os.path.join(out, "model.json"), "w") as f:
-        json.dump(doc, f)
 
 
 def main():
@@ -84,7 +59,8 @@ def main():
         y = crossbind_tf.logits_model(model, name)(x, training=False).numpy().astype(np.float32)
         np.save(os.path.join(out, f"py-{name}.npy"), y)
         if "tfjs" in fmt:
-            write_layers_model(model, os.path.join(out, f"{name}.tfjs"))
+            # TF/Python's own exporter (what a study's final.tfjs is).
+            cb_tf_export.write_tfjs(tf, None, model, name, os.path.join(out, f"{name}.tfjs"))
 
 
 if __name__ == "__main__":

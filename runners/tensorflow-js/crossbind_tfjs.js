@@ -245,6 +245,35 @@ function weightsKind(file) {
   return null;
 }
 
+// Keras' reset-after GRU (the study's GRU) has no TF.js layer: TF.js'
+// tf.layers.gru refuses reset_after, so such a layers model cannot be
+// deserialised. It is read as this runner's own GRU model (the same layer
+// names, models.js) with the file's weights, layer by layer in the order
+// the file lists them (Keras' order: kernel, recurrent_kernel, bias).
+function kerasResetAfterGru(json) {
+  let doc;
+  try { doc = JSON.parse(fs.readFileSync(json, 'utf8')); } catch (e) { return false; }
+  const layers = (((doc.modelTopology || {}).model_config || {}).config || {}).layers || [];
+  return layers.some((l) => l && l.class_name === 'GRU' && l.config && l.config.reset_after === true);
+}
+
+async function loadGruWeights(tf, name, json) {
+  if (name !== 'gru') throw new Error(`it holds a reset-after GRU, which ${name} is not`);
+  const { build } = require('./models');
+  const artifacts = await tf.io.fileSystem(path.resolve(json)).load();
+  const named = tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs);
+  const model = build(tf, name, { loading: true });
+  for (const layer of model.layers) {
+    if (!layer.weights.length) continue;
+    const mine = artifacts.weightSpecs.filter((w) => w.name.split('/')[0] === layer.name).map((w) => named[w.name]);
+    if (mine.length !== layer.weights.length) {
+      throw new Error(`layer ${layer.name}: the file has ${mine.length} weights, the model ${layer.weights.length}`);
+    }
+    layer.setWeights(mine); // setWeights checks every shape
+  }
+  return model;
+}
+
 async function loadModel(tf, name, file, expectShape) {
   const { build, gruResetAfterCell } = require('./models');
   const W = require('./weights');
@@ -263,7 +292,8 @@ async function loadModel(tf, name, file, expectShape) {
     const json = fs.statSync(file).isDirectory() ? path.join(file, 'model.json') : file;
     let model;
     try {
-      model = await tf.loadLayersModel(`file://${path.resolve(json)}`);
+      model = kerasResetAfterGru(json) ? await loadGruWeights(tf, name, json)
+        : await tf.loadLayersModel(`file://${path.resolve(json)}`);
     } catch (e) {
       fail(`${file}: TF.js cannot load this layers model: ${e.message.split('\n')[0]}`);
     }
