@@ -3,15 +3,18 @@
 # (runners/pytorch-python/install.sh), then DJL 0.36.0 and its PyTorch engine from
 # Maven Central, every version exact in pom.xml, resolved once into .m2/ beside this
 # file (the project's own local repository) and built offline from there into
-# target/crossbind-djl.jar with its dependencies in target/lib/. The engine is then
+# target/crossbind-djl.jar with its dependencies in target/lib/; it compiles src/ and
+# runners/java-common/src (the data readers, options and JSON shared with TensorFlow/Java, a
+# second source root in pom.xml). The engine is then
 # started once: DJL extracts its JNI bridge from the pytorch-jni jar into
 # target/djl-cache (offline mode: it downloads nothing, now or at run time).
 # Idempotent: returns at once when the build of these sources is complete (the
-# marker, written last, holds a digest of pom.xml and the sources).
+# marker, written last, holds a digest of pom.xml and the sources, java-common's included).
 set -euo pipefail
 cd "$(dirname "$0")"
 MARK=target/.crossbind-complete
-digest() { cat pom.xml run.sh $(find src -type f | LC_ALL=C sort) | sha256sum | cut -d' ' -f1; }
+# ../java-common/src too: it is compiled into this runner, so a change there rebuilds it
+digest() { cat pom.xml run.sh $(find src ../java-common/src -type f | LC_ALL=C sort) | sha256sum | cut -d' ' -f1; }
 NEED_MIB=600
 avail=$(df -Pk . | awk 'NR == 2 { print int($4 / 1024) }')
 if [ "$avail" -lt "$NEED_MIB" ]; then

@@ -5,7 +5,9 @@
 # libtensorflow_framework.so.2 of TensorFlow 2.18.0) and tensorflow-framework (optimizers,
 # initializers). They are resolved once into .m2/ beside this file (the project's own local
 # repository, about 220 MB) and the runner is built offline from there into
-# target/crossbind-tfjava.jar with its dependencies in target/lib/. The runner is then started
+# target/crossbind-tfjava.jar with its dependencies in target/lib/; it compiles src/ and
+# runners/java-common/src (the data readers, options and JSON shared with PyTorch/Java, a second
+# source root in pom.xml). The runner is then started
 # once: JavaCPP extracts the native library into target/javacpp-cache (about 650 MB); nothing
 # is downloaded at run time.
 #
@@ -15,11 +17,12 @@
 # this install does not.
 #
 # Idempotent: returns at once when the build of these sources is complete (the marker, written
-# last, holds a digest of pom.xml, run.sh and the sources).
+# last, holds a digest of pom.xml, run.sh and the sources, java-common's included).
 set -euo pipefail
 cd "$(dirname "$0")"
 MARK=target/.crossbind-complete
-digest() { cat pom.xml run.sh $(find src -type f | LC_ALL=C sort) | sha256sum | cut -d' ' -f1; }
+# ../java-common/src too: it is compiled into this runner, so a change there rebuilds it
+digest() { cat pom.xml run.sh $(find src ../java-common/src -type f | LC_ALL=C sort) | sha256sum | cut -d' ' -f1; }
 if [ -f "$MARK" ] && [ "$(cat "$MARK")" = "$(digest)" ]; then exit 0; fi
 NEED_MIB=1500
 avail=$(df -Pk . | awk 'NR == 2 { print int($4 / 1024) }')

@@ -1,5 +1,8 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
+import crossbind.common.Json;
+import crossbind.common.Options;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.engine.Engine;

@@ -1,5 +1,6 @@
 package crossbind.djl;
 
+import crossbind.common.DataSplit;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;

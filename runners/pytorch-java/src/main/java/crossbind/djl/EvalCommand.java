@@ -1,5 +1,10 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
+import crossbind.common.DataSplit;
+import crossbind.common.Json;
+import crossbind.common.Npy;
+import crossbind.common.Options;
 import ai.djl.inference.Predictor;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -38,8 +43,9 @@ final class EvalCommand {
             throw new CliError("cannot open weights " + weights);
         }
         Loaded.fileKind(weights); // a bad file is refused before the data are read
-        DataSplit test = DataSplit.load(name, o.str("data", Protocol.defaultDir(name)), false,
-                o.integer("limit-test", 0, 0));
+        // false: images stay channel-major (C, H, W), PyTorch's layout
+        DataSplit test = DataSplit.load(Protocol.dataFormat(name), o.str("data", Protocol.defaultDir(name)), false,
+                o.integer("limit-test", 0, 0), false);
         Torch.start(threads);
         try (Loaded loaded = Loaded.load(name, weights, 0.5f);
                 NDManager manager = loaded.model.getNDManager().newSubManager();

@@ -1,5 +1,8 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
+import crossbind.common.DataSplit;
+import crossbind.common.Metrics;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;

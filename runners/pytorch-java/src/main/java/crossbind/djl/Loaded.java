@@ -1,5 +1,6 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
 import ai.djl.Device;
 import ai.djl.MalformedModelException;
 import ai.djl.Model;

@@ -1,5 +1,7 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
+import crossbind.common.Options;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,16 +38,16 @@ public final class Main {
         List<String> rest = Arrays.asList(argv).subList(1, argv.length);
         switch (argv[0]) {
             case "train":
-                TrainCommand.run(new Options("train", rest, TrainCommand.VALUED, TrainCommand.FLAGS, true));
+                TrainCommand.run(new Options("train", rest, TrainCommand.VALUED, TrainCommand.FLAGS, Protocol.MODELS));
                 break;
             case "eval":
-                EvalCommand.run(new Options("eval", rest, EvalCommand.VALUED, EvalCommand.FLAGS, true));
+                EvalCommand.run(new Options("eval", rest, EvalCommand.VALUED, EvalCommand.FLAGS, Protocol.MODELS));
                 break;
             case "bench":
-                BenchCommand.run(new Options("bench", rest, BenchCommand.VALUED, BenchCommand.FLAGS, false));
+                BenchCommand.run(new Options("bench", rest, BenchCommand.VALUED, BenchCommand.FLAGS, null));
                 break;
             case "version":
-                new Options("version", rest, Set.of(), Set.of(), false);
+                new Options("version", rest, Set.of(), Set.of(), null);
                 Torch.start(1);
                 versions().forEach((k, v) -> System.out.println(k + " " + v));
                 break;

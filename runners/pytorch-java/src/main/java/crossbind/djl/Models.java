@@ -1,5 +1,6 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
 import ai.djl.modality.nlp.DefaultVocabulary;
 import ai.djl.modality.nlp.embedding.TrainableWordEmbedding;
 import ai.djl.ndarray.NDList;

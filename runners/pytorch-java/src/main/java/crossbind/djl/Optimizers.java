@@ -1,5 +1,6 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 

@@ -1,5 +1,6 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
 import ai.djl.ndarray.types.Shape;
 import java.util.List;
 

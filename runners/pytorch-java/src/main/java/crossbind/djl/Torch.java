@@ -1,5 +1,6 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
 import ai.djl.engine.Engine;
 import ai.djl.engine.EngineException;
 import ai.djl.pytorch.jni.LibUtils;

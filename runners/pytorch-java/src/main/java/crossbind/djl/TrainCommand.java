@@ -1,5 +1,10 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
+import crossbind.common.DataSplit;
+import crossbind.common.Imdb;
+import crossbind.common.Json;
+import crossbind.common.Options;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.engine.Engine;
@@ -81,8 +86,9 @@ final class TrainCommand {
         } catch (IOException e) {
             throw new CliError("output directory " + out + " is not writable: " + e.getMessage(), e);
         }
-        DataSplit train = DataSplit.load(name, dataDir, true, limitTrain);
-        DataSplit test = DataSplit.load(name, dataDir, false, limitTest);
+        // false: images stay channel-major (C, H, W), PyTorch's layout
+        DataSplit train = DataSplit.load(Protocol.dataFormat(name), dataDir, true, limitTrain, false);
+        DataSplit test = DataSplit.load(Protocol.dataFormat(name), dataDir, false, limitTest, false);
 
         Engine engine = Torch.start(threads);
         engine.setRandomSeed(seed);

@@ -1,5 +1,7 @@
 package crossbind.djl;
 
+import crossbind.common.CliError;
+import crossbind.common.Safetensors;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;

@@ -1,5 +1,9 @@
 package crossbind.tfjava;
 
+import crossbind.common.CliError;
+import crossbind.common.DataSplit;
+import crossbind.common.Json;
+import crossbind.common.Options;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,11 @@
 package crossbind.tfjava;
 
+import crossbind.common.CliError;
+import crossbind.common.DataSplit;
+import crossbind.common.Json;
+import crossbind.common.Npy;
+import crossbind.common.Options;
+import crossbind.common.Safetensors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -32,8 +38,9 @@ final class EvalCommand {
         int threads = o.integer("threads", Runtime.getRuntime().availableProcessors(), 1);
         Map<String, Safetensors.Tensor> tensors = Weights.read(weights);
         Map<String, float[]> keras = KerasWeights.toKeras(name, tensors); // refused before the data load
-        DataSplit test = DataSplit.load(name, o.str("data", Protocol.defaultDir(name)), false,
-                o.integer("limit-test", 0, 0));
+        // true: images channels-last (H, W, C), the layout TensorFlow's convolutions take
+        DataSplit test = DataSplit.load(Protocol.dataFormat(name), o.str("data", Protocol.defaultDir(name)), false,
+                o.integer("limit-test", 0, 0), true);
         try (TfModel model = new TfModel(name, Protocol.SEEDS[0], null, threads)) {
             model.assign(keras);
             if (o.has("weights-out")) { // the variables back as canonical weights: the mapping's round trip

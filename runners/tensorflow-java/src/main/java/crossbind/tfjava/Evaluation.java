@@ -1,5 +1,7 @@
 package crossbind.tfjava;
 
+import crossbind.common.DataSplit;
+import crossbind.common.Metrics;
 import org.tensorflow.Tensor;
 
 /** One pass over a split in inference mode, in file order, through the model's inference head:

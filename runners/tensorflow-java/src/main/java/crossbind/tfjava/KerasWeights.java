@@ -1,5 +1,7 @@
 package crossbind.tfjava;
 
+import crossbind.common.CliError;
+import crossbind.common.Safetensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;

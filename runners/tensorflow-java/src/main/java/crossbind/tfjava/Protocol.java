@@ -1,5 +1,6 @@
 package crossbind.tfjava;
 
+import crossbind.common.CliError;
 import java.util.List;
 
 /** The study protocol (docs/study-protocol.md sections 2, 2a and 3): models, seeds, data, optimizers. */

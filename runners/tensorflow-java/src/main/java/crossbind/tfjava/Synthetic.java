@@ -1,5 +1,6 @@
 package crossbind.tfjava;
 
+import crossbind.common.DataSplit;
 /** The benchmark's synthetic inputs, the same in every binding: sample s is the flat index range
  * [s * size, (s + 1) * size), pixel i = (i % 251) / 251, token i = (i * 7919) % 10000; the label
  * of sample s is s % 10 (s % 2 for the binary models). Pixels fill the image in PyTorch's

@@ -1,5 +1,6 @@
 package crossbind.tfjava;
 
+import crossbind.common.DataSplit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

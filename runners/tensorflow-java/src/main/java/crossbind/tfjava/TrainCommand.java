@@ -1,5 +1,11 @@
 package crossbind.tfjava;
 
+import crossbind.common.CliError;
+import crossbind.common.DataSplit;
+import crossbind.common.Imdb;
+import crossbind.common.Json;
+import crossbind.common.Options;
+import crossbind.common.Safetensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,8 +76,9 @@ final class TrainCommand {
         } catch (IOException e) {
             throw new CliError("output directory " + out + " is not writable: " + e.getMessage(), e);
         }
-        DataSplit train = DataSplit.load(name, dataDir, true, limitTrain);
-        DataSplit test = DataSplit.load(name, dataDir, false, limitTest);
+        // true: images channels-last (H, W, C), the layout TensorFlow's convolutions take
+        DataSplit train = DataSplit.load(Protocol.dataFormat(name), dataDir, true, limitTrain, true);
+        DataSplit test = DataSplit.load(Protocol.dataFormat(name), dataDir, false, limitTest, true);
 
         TfModel.TrainSpec spec = new TfModel.TrainSpec();
         spec.optimizer = optimizer;

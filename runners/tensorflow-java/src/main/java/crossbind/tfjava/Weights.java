@@ -1,5 +1,7 @@
 package crossbind.tfjava;
 
+import crossbind.common.CliError;
+import crossbind.common.Safetensors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package crossbind.tfjava;
+package crossbind.common;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -6,10 +6,10 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /** The prepared IMDb data (crossbind data imdb-prepare): int64 token ids [n, 300] and int64 labels. */
-final class Imdb {
+public final class Imdb {
     private Imdb() {}
 
-    static DataSplit load(String dir, boolean train, int limit) throws IOException {
+    public static DataSplit load(String dir, boolean train, int limit) throws IOException {
         String split = train ? "train" : "test";
         if (!Files.exists(Paths.get(dir, "vocab.txt"))) {
             throw new IOException(dir + " is not prepared IMDb data (no vocab.txt): make it with "
@@ -35,7 +35,7 @@ final class Imdb {
         return new DataSplit(n, new long[] {len}, null, tokens, labels);
     }
 
-    static Path vocab(String dir) {
+    public static Path vocab(String dir) {
         return Paths.get(dir, "vocab.txt");
     }
 }

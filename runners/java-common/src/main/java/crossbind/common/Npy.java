@@ -1,4 +1,4 @@
-package crossbind.djl;
+package crossbind.common;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -12,7 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** NumPy .npy files: little-endian int64 arrays read (the prepared IMDb data), float32 written (logits). */
-final class Npy {
+public final class Npy {
     private static final Pattern DESCR = Pattern.compile("'descr':\\s*'([^']*)'");
     private static final Pattern FORTRAN = Pattern.compile("'fortran_order':\\s*(True|False)");
     private static final Pattern SHAPE = Pattern.compile("'shape':\\s*\\(([^)]*)\\)");
@@ -20,12 +20,12 @@ final class Npy {
     private Npy() {}
 
     /** An int64 array: its shape and values. */
-    static final class Longs {
-        long[] shape;
-        long[] values;
+    public static final class Longs {
+        public long[] shape;
+        public long[] values;
     }
 
-    static Longs readInt64(Path path) throws IOException {
+    public static Longs readInt64(Path path) throws IOException {
         if (!Files.exists(path)) {
             throw new IOException("cannot open " + path);
         }
@@ -81,7 +81,7 @@ final class Npy {
     }
 
     /** Writes float32 [rows, cols] atomically. */
-    static void writeFloat32(Path path, float[] values, int rows, int cols) throws IOException {
+    public static void writeFloat32(Path path, float[] values, int rows, int cols) throws IOException {
         String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + rows + ", " + cols + "), }";
         int pad = 64 - (10 + dict.length() + 1) % 64;
         StringBuilder h = new StringBuilder(dict);

@@ -1,13 +1,13 @@
-package crossbind.tfjava;
+package crossbind.common;
 
 import java.util.Arrays;
 import java.util.Comparator;
 
 /** Macro F1 and AUC as runners/pytorch/crossbind_torch.py computes them. */
-final class Metrics {
+public final class Metrics {
     private Metrics() {}
 
-    static double f1Macro(int[] pred, long[] labels, int k) {
+    public static double f1Macro(int[] pred, long[] labels, int k) {
         double sum = 0;
         int count = 0;
         for (int c = 0; c < k; c++) {
@@ -34,7 +34,7 @@ final class Metrics {
     }
 
     /** Binary AUC by average ranks (ties share their mean rank); NaN with one class present. */
-    static double aucBinary(double[] score, boolean[] positive) {
+    public static double aucBinary(double[] score, boolean[] positive) {
         int n = score.length;
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) {
@@ -69,7 +69,7 @@ final class Metrics {
     }
 
     /** Mean one-vs-rest AUC over the classes where it is defined. */
-    static double aucMacro(float[] probs, long[] labels, int k) {
+    public static double aucMacro(float[] probs, long[] labels, int k) {
         int n = labels.length;
         double sum = 0;
         int count = 0;

@@ -1,4 +1,4 @@
-package crossbind.tfjava;
+package crossbind.common;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -15,21 +15,21 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** safetensors: an 8-byte little-endian header length, a JSON header, raw little-endian data. */
-final class Safetensors {
+public final class Safetensors {
     private Safetensors() {}
 
     /** One tensor: dtype F32 or I64, its shape and values (floats, or longs for I64). */
-    static final class Tensor {
-        final String dtype;
-        final long[] shape;
-        final float[] floats;
-        final long[] longs;
+    public static final class Tensor {
+        public final String dtype;
+        public final long[] shape;
+        public final float[] floats;
+        public final long[] longs;
 
-        Tensor(long[] shape, float[] floats) {
+        public Tensor(long[] shape, float[] floats) {
             this("F32", shape, floats, null);
         }
 
-        Tensor(long[] shape, long[] longs) {
+        public Tensor(long[] shape, long[] longs) {
             this("I64", shape, null, longs);
         }
 
@@ -41,7 +41,7 @@ final class Safetensors {
         }
     }
 
-    static Map<String, Tensor> read(Path path) throws IOException {
+    public static Map<String, Tensor> read(Path path) throws IOException {
         byte[] blob = Files.readAllBytes(path);
         if (blob.length < 8) {
             throw new IOException(path + ": too short to be a safetensors file");
@@ -106,7 +106,7 @@ final class Safetensors {
     }
 
     /** Writes the tensors in the given order, atomically. */
-    static void write(Path path, Map<String, Tensor> tensors, Map<String, String> metadata) throws IOException {
+    public static void write(Path path, Map<String, Tensor> tensors, Map<String, String> metadata) throws IOException {
         JsonObject header = new JsonObject();
         JsonObject meta = new JsonObject();
         metadata.forEach(meta::addProperty);

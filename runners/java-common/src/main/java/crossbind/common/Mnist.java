@@ -1,4 +1,4 @@
-package crossbind.djl;
+package crossbind.common;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,10 +9,10 @@ import java.nio.file.Paths;
 import java.util.zip.GZIPInputStream;
 
 /** MNIST IDX files (plain or gzip), read and scaled as runners/pytorch/cb_data.py does. */
-final class Mnist {
+public final class Mnist {
     private Mnist() {}
 
-    static DataSplit load(String dir, boolean train, int limit) throws IOException {
+    public static DataSplit load(String dir, boolean train, int limit) throws IOException {
         String prefix = train ? "train" : "t10k";
         Idx x = read(dir, prefix + "-images-idx3-ubyte", 3, limit);
         Idx y = read(dir, prefix + "-labels-idx1-ubyte", 1, limit);
@@ -31,6 +31,7 @@ final class Mnist {
         for (int i = 0; i < n; i++) {
             labels[i] = y.data[y.offset + i] & 0xff;
         }
+        // channel-major like CIFAR; DataSplit.toChannelsLast gives TensorFlow its (28, 28, 1)
         return new DataSplit(n, new long[] {1, 28, 28}, images, null, labels);
     }
 

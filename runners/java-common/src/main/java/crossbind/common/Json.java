@@ -1,4 +1,4 @@
-package crossbind.tfjava;
+package crossbind.common;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.Map;
 
 /** JSON text for run.json and the answer lines; a non-finite number is null (JSON has no NaN). */
-final class Json {
+public final class Json {
     private Json() {}
 
-    static String of(Object v) {
+    public static String of(Object v) {
         StringBuilder sb = new StringBuilder();
         write(sb, v);
         return sb.toString();
@@ -70,7 +70,7 @@ final class Json {
         sb.append('"');
     }
 
-    static void writeFile(Path path, Object v) {
+    public static void writeFile(Path path, Object v) {
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
         try {
             Files.write(tmp, (of(v) + "\n").getBytes(StandardCharsets.UTF_8));

@@ -1,4 +1,4 @@
-package crossbind.djl;
+package crossbind.common;
 
 import java.util.HashMap;
 import java.util.List;
@@ -7,11 +7,14 @@ import java.util.Set;
 
 /** The command line after the subcommand: one positional MODEL (train, eval), then --name value
  * options and --flag switches; anything unknown is an error. */
-final class Options {
+public final class Options {
     private final Map<String, String> values = new HashMap<>();
     private String positional;
 
-    Options(String command, List<String> args, Set<String> valued, Set<String> flags, boolean wantsModel) {
+    /** models: the positional MODEL's choices, named when it is missing; null when the command
+     * takes no model. (The runner's Protocol.MODELS: the runners' model lists differ.) */
+    public Options(String command, List<String> args, Set<String> valued, Set<String> flags, List<String> models) {
+        boolean wantsModel = models != null;
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
             if (!a.startsWith("--")) {
@@ -43,23 +46,23 @@ final class Options {
             }
         }
         if (wantsModel && positional == null) {
-            throw new CliError(command + ": give the model (" + String.join(", ", Protocol.MODELS) + ")");
+            throw new CliError(command + ": give the model (" + String.join(", ", models) + ")");
         }
     }
 
-    String model() {
+    public String model() {
         return positional;
     }
 
-    boolean has(String name) {
+    public boolean has(String name) {
         return values.containsKey(name);
     }
 
-    String str(String name, String fallback) {
+    public String str(String name, String fallback) {
         return values.getOrDefault(name, fallback);
     }
 
-    String required(String name) {
+    public String required(String name) {
         String v = values.get(name);
         if (v == null) {
             throw new CliError("option --" + name + " is required");
@@ -67,7 +70,7 @@ final class Options {
         return v;
     }
 
-    int integer(String name, int fallback, int min) {
+    public int integer(String name, int fallback, int min) {
         String v = values.get(name);
         if (v == null) {
             return fallback;
@@ -84,7 +87,7 @@ final class Options {
         return n;
     }
 
-    double number(String name, double fallback) {
+    public double number(String name, double fallback) {
         String v = values.get(name);
         if (v == null) {
             return fallback;

@@ -1,4 +1,4 @@
-package crossbind.djl;
+package crossbind.common;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -6,12 +6,12 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /** CIFAR-10 binary batches (data_batch_1..5.bin, test_batch.bin), as cb_data.py reads them. */
-final class Cifar {
-    static final int RECORD = 1 + 3 * 32 * 32;
+public final class Cifar {
+    public static final int RECORD = 1 + 3 * 32 * 32;
 
     private Cifar() {}
 
-    static DataSplit load(String dir, boolean train, int limit) throws IOException {
+    public static DataSplit load(String dir, boolean train, int limit) throws IOException {
         String[] names = train
                 ? new String[] {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin",
                     "data_batch_5.bin"}
