@@ -86,12 +86,11 @@ for m in lstm gru; do
         sed 's/^/    /' "$T/err" | tail -3
 done
 
-# SavedModels of these weights, as the TF/Python runner's exporter writes them:
-# the Keras model of crossbind_tf.build with the canonical weights mapped by
-# cb_keras_map, its logits model (crossbind_tf.logits_model) in inference mode
-# wrapped in a tf.function with signature serving_default, input x and output
-# output. A spec MODEL,WEIGHTS,OUT[,SIGNATURE,INPUT,OUTPUT] overrides the names
-# (for the refusal tests).
+# SavedModels of these weights made by TF/Python's own exporter (`crossbind_tf.py
+# export`, what a study's final.savedmodel is). For the refusal tests, SavedModels
+# whose signature, input or output is named otherwise: the Keras model of
+# crossbind_tf.build with the canonical weights, its logits model in inference
+# mode wrapped in a tf.function (spec MODEL,WEIGHTS,OUT,SIGNATURE,INPUT,OUTPUT).
 export_savedmodels() {
     TF_USE_LEGACY_KERAS=1 TF_CPP_MIN_LOG_LEVEL=2 $PY - "$@" <<'PY'
 import os, sys
@@ -103,7 +102,7 @@ crossbind_tf.tf = tf
 tf.random.set_seed(1)  # saving traces the dropout layers' training branch too (op determinism wants a seed)
 for spec in sys.argv[1:]:
     name, weights, out, *names = spec.split(",")
-    signature, x_name, out_name = names or ("serving_default", "x", "output")
+    signature, x_name, out_name = names
     model = crossbind_tf.build(name)
     crossbind_tf.set_canonical(model, name, crossbind_tf.read_canonical(weights))
     logits = crossbind_tf.logits_model(model, name)
@@ -118,9 +117,11 @@ for spec in sys.argv[1:]:
     tf.saved_model.save(module, out, signatures={signature: serve})
 PY
 }
-specs=()
-for m in lenet1 lenet5 vgg16 lstm gru; do specs+=("$m,$T/$m.safetensors,$T/$m.savedmodel"); done
-specs+=("lenet1,$T/lenet1.safetensors,$T/badsig.savedmodel,predict,x,output")
+for m in lenet1 lenet5 vgg16 lstm gru; do
+    $TF export $m --weights "$T/$m.safetensors" --format savedmodel --out "$T/$m.savedmodel" >/dev/null 2>"$T/err" ||
+        sed 's/^/    /' "$T/err" | tail -3
+done
+specs=("lenet1,$T/lenet1.safetensors,$T/badsig.savedmodel,predict,x,output")
 specs+=("lenet1,$T/lenet1.safetensors,$T/badin.savedmodel,serving_default,image,output")
 specs+=("lenet1,$T/lenet1.safetensors,$T/badout.savedmodel,serving_default,x,logits")
 export_savedmodels "${specs[@]}" >/dev/null 2>"$T/err" || sed 's/^/    /' "$T/err" | tail -3
