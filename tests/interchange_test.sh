@@ -146,6 +146,10 @@ expect_error "state dict with the wrong channel count" "conv1.weight.*\[8,1,5,5\
 expect_error "safetensors offsets outside the file" "data_offsets" "$BIN" eval lenet1 --weights "$T/outside.safetensors" $LIM
 expect_error "ONNX graph with a cycle" "cycle" "$BIN" run --onnx "$T/cycle.onnx" --input "$T/x.npy" --output "$T/o.npy"
 expect_error "ONNX graph with an unknown op" "operator Erf" "$BIN" run --onnx "$T/unknown_op.onnx" --input "$T/x.npy" --output "$T/o.npy"
+"$BIN" eval lenet1 --weights "$T/unknown_op.onnx" $LIM >"$T/out" 2>"$T/err"
+rc=$?
+check "eval of a sound file with an operator crossbind lacks exits 3 (a runner's 'cannot evaluate this file')" \
+    test $rc = 3 -a -n "$(grep 'operator Erf' "$T/err")"
 expect_error "ONNX tensor whose data disagrees with its dims" "declares 16 elements but holds 4" \
     "$BIN" run --onnx "$T/short_data.onnx" --input "$T/x.npy" --output "$T/o.npy"
 expect_error "run: input of the wrong shape" "must have shape \[batch,1,28,28\]" \

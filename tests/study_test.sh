@@ -31,6 +31,7 @@ fake() { # fake NAME MODE TRAINS(0|1)
 JSON
 }
 fake crashy crash 0; fake hangy hang 0; fake garbage garbage 0; fake partial partial 0; fake badtrainer crash 1
+fake cannot cannot 0
 R="--runners $T/runners"
 
 # ---- configuration errors: refused before anything runs ----
@@ -328,7 +329,7 @@ check "no duplicated rows" test "$(wc -l < "$T/b.rows")" = "$(wc -l < "$T/a.rows
 
 # ---- misbehaving runners: each failure named, the rest goes on ----
 cat > "$T/bad.json" <<'JSON'
-{"models": ["lenet1"], "bindings": ["crossbind", "crashy", "hangy", "garbage", "partial", "badtrainer"],
+{"models": ["lenet1"], "bindings": ["crossbind", "crashy", "hangy", "garbage", "partial", "badtrainer", "cannot"],
  "reference": "crossbind", "runs": 1, "epochs": 1, "limit_train": 256, "limit_test": 128, "threads": 1,
  "repeat": 2, "timeout_s": 5}
 JSON
@@ -336,10 +337,12 @@ JSON
 rc=$?
 check "failures give a non-zero exit" test $rc = 1
 # 4 evaluations of crossbind's model, the failed training and its binding's
-# evaluation, and the 6 evaluations of the model badtrainer (Fake's default)
-# failed to train: its own, the 4 others of Fake, and crossbind's.
-check "and say how many failed (4 evaluations, the failed training and its binding's evaluation, 6 evaluations of the model it lacks)" grep -q "12 measurement(s) failed" "$T/err"
-check "the evaluations of the untrained model say why" test "$(q "$T/f/study.sqlite" "select count(*) from inference where trainer='badtrainer' and error like 'no trained model: badtrainer''s training of lenet1 run 1 failed'")" = 6
+# evaluation, and the 7 evaluations of the model badtrainer (Fake's default)
+# failed to train: its own, the 5 others of Fake, and crossbind's. The binding
+# that cannot evaluate crossbind's file (exit 3) is not a failure.
+check "and say how many failed (4 evaluations, the failed training and its binding's evaluation, 7 evaluations of the model it lacks)" grep -q "13 measurement(s) failed" "$T/err"
+check "the evaluations of the untrained model say why" test "$(q "$T/f/study.sqlite" "select count(*) from inference where trainer='badtrainer' and error like 'no trained model: badtrainer''s training of lenet1 run 1 failed'")" = 7
+check "a binding that cannot evaluate a file (exit 3) is stored as unsupported with its words" test "$(q "$T/f/study.sqlite" "select status || '|' || error from inference where binding='cannot' and trainer='crossbind' and format='onnx'")" = "unsupported|the binding cannot evaluate this file: fake runner: operator Frobnicate is not implemented here"
 check "the crash is named" test "$(q "$T/f/study.sqlite" "select error from inference where binding='crashy'" | grep -c 'crashed (signal 11)')" = 1
 check "the hang is killed at the time limit" test "$(q "$T/f/study.sqlite" "select error from inference where binding='hangy'" | grep -c 'timed out after 5 s')" = 1
 check "malformed output is refused" test "$(q "$T/f/study.sqlite" "select error from inference where binding='garbage'" | grep -c 'malformed output')" = 1
@@ -787,7 +790,8 @@ if node tests/browser/report_test.js "$T/a/report/index.html" "$T/expect.json" >
 else
     echo "FAIL $SUITE: the report in headless Chromium"; sed 's/^/    /' "$T/browser.out" | tail -15; fail=$((fail + 1))
 fi
-echo '{"figures": {"fw2-reproduction": 10}, "min_figures": 2, "bindings": ["crashy", "hangy"]}' > "$T/expect-f.json"
+# The Fake section's heat map: its 6 bindings x 2 load modes.
+echo '{"figures": {"fw2-reproduction": 12}, "min_figures": 2, "bindings": ["crashy", "hangy"]}' > "$T/expect-f.json"
 if node tests/browser/report_test.js "$T/f/report/index.html" "$T/expect-f.json" > "$T/browser.out" 2>&1; then
     echo "ok   $SUITE: the failures' report renders too"; pass=$((pass + 1))
 else

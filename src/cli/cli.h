@@ -5,6 +5,11 @@
 #include <stdint.h>
 #include "crossbind/crossbind.h"
 
+/* `eval`'s exit status for a model file that is sound but uses an operator
+ * or layer crossbind lacks: the runner protocol's "cannot evaluate this
+ * file" (runners/README.md), which a study stores as unsupported. */
+#define CB_EXIT_UNSUPPORTED 3
+
 #define CB_DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 
 

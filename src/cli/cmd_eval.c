@@ -97,6 +97,10 @@ int cmd_eval(int argc, char **argv)
     cb_load_info info;
     cb_status s = cb_set_threads((int)threads);
     if (s == CB_OK) s = cb_model_load_ex(model, weights, 1, strict, &m, &info);
+    if (s == CB_ERR_UNSUPPORTED) { /* the file is sound, but uses what crossbind lacks: the runner protocol's exit 3 */
+        cli_status(s);
+        return CB_EXIT_UNSUPPORTED;
+    }
     if (s == CB_OK) cli_notice_load(weights, &info);
     /* The data set: the model's format, or for an imported model the one
      * whose samples have its input's size. */

@@ -64,6 +64,8 @@ typedef struct {
 /* A runner's answer that breaks the protocol (runners/README.md): kept
  * apart from a runner that failed, and never stored as a result. */
 #define MALFORMED "malformed output"
+/* A runner's exit status for "this binding cannot evaluate this file" (runners/README.md). */
+#define RUNNER_EXIT_UNSUPPORTED 3
 
 static void utc_now(char *out, size_t cap)
 {
@@ -599,6 +601,16 @@ static cb_status do_eval(study *s, const task *t, int *ok)
     if (r.interrupted) return CB_OK;
     char error[800] = "";
     if (st != CB_OK) snprintf(error, sizeof error, "%s", cb_last_error());
+    else if (r.exited && r.exit_code == RUNNER_EXIT_UNSUPPORTED) {
+        /* The binding cannot evaluate this file (an operator or layer it
+         * lacks): a fact about the binding, stored as unsupported with its
+         * words, not a failed measurement. */
+        char why[600] = "";
+        last_line(err_path, why, sizeof why, NULL);
+        snprintf(error, sizeof error, "the binding cannot evaluate this file: %s", why[0] ? why : "(no message)");
+        *ok = 1; /* measured what there is to measure: not a failure */
+        return store_eval(s, t, "unsupported", error, NULL, ref_correct, NAN, NAN, r.wall_s);
+    }
     else if (!(r.exited && r.exit_code == 0)) describe_failure(&r, err_path, c->timeout_s, error, sizeof error);
     cb_json res = {0};
     int have = 0, malformed = 0;
