@@ -263,6 +263,12 @@ check "/dev/full is still a device" test -c /dev/full
 check "report tables written" test -s "$T/a/report/tables/reproduction.csv" -a -s "$T/a/report/report.md"
 check "Table 3 lists every binding from its manifest" test "$(tail -n +2 "$T/a/report/tables/supported_features.csv" | wc -l)" = 3
 check "the reproduction table says reproduced" grep -q "crossbind,serialization,cpu,reproduced" "$T/a/report/tables/reproduction.csv"
+check "the 16 evaluations the manifests rule out are grouped by binding and format, not listed among failures" $PY -c "
+import csv
+g = list(csv.DictReader(open('$T/a/report/tables/declared_unsupported.csv')))
+f = list(csv.DictReader(open('$T/a/report/tables/failures.csv')))
+assert sum(int(r['evaluations']) for r in g) == 16 and 0 < len(g) < 16 and not f, (g, f)
+assert all('its manifest does not list' in r['reason'] for r in g), g"
 check "DTW row for the binding pair (across frameworks: each is alone in its framework)" \
     grep -q "^across frameworks,lenet1,cpu,crossbind,pytorch,2," "$T/a/report/tables/dtw.csv"
 # Shared initial weights: PyTorch's (the reference binding, trained first) for every binding.
@@ -350,6 +356,8 @@ check "output without the timed passes is refused" test "$(q "$T/f/study.sqlite"
 check "a crashing trainer is recorded as a failed run" test "$(q "$T/f/study.sqlite" "select status || ':' || error from train_run where binding='badtrainer'" | grep -c '^failed:the runner crashed')" = 1
 check "the good binding's measurements are all there" test "$(q "$T/f/study.sqlite" "select count(*) from inference where binding='crossbind' and status='ok'")" = 3
 check "the report shows the failures" grep -q "crashy,serialization,cpu,failed" "$T/f/report/tables/reproduction.csv"
+check "a binding's refusal when it ran keeps its own row among the failures" \
+    grep -q "^evaluation,cannot,.*Frobnicate" "$T/f/report/tables/failures.csv"
 check "the report's Table 3 flags a binding that never worked" grep -q "badtrainer.*declares training, no run completed" "$T/f/report/tables/supported_features.csv"
 
 # ---- frameworks: each compared within itself against its default binding ----

@@ -1249,7 +1249,12 @@ static void unsupported_reason(rdata *d, const infer *x, char *why, size_t cap)
     sqlite3_finalize(q);
 }
 
-/* Every measurement that gave no result, with the reason the harness stored. */
+/* Every measurement that gave no result, with the reason the harness stored.
+ * Evaluations the manifests rule out (a format or model a binding does not
+ * load) are many and say one thing per binding and format, so they are
+ * grouped in a second table; a runtime refusal or failure keeps its row. */
+static int declared_unsupported(const infer *x) { return !x->error && !strcmp(x->status, "unsupported"); }
+
 static cb_status failures_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
     const char *h[] = {"measurement", "binding", "model", "device", "run", "trained by", "format", "status", "reason"};
@@ -1264,14 +1269,54 @@ static cb_status failures_table(rdata *d, cb_out *html, cb_out *md, const char *
     }
     for (int i = 0; i < d->nin; i++) {
         const infer *x = &d->in[i];
-        if (!strcmp(x->status, "ok")) continue;
-        char why[200];
-        if (!x->error && !strcmp(x->status, "unsupported")) unsupported_reason(d, x, why, sizeof why);
+        if (!strcmp(x->status, "ok") || declared_unsupported(x)) continue;
         rtable_cell(&t, "evaluation"); rtable_cell(&t, "%s", x->binding); rtable_cell(&t, "%s", x->model);
         rtable_cell(&t, "%s", x->device); rtable_cell(&t, "%d", x->run); rtable_cell(&t, "%s", x->trainer);
         rtable_cell(&t, "%s", x->format); rtable_cell(&t, "%s", x->status);
-        rtable_cell(&t, "%s", x->error ? x->error : !strcmp(x->status, "unsupported") ? why : "no reason recorded");
+        rtable_cell(&t, "%s", x->error ? x->error : "no reason recorded");
     }
+    cb_status st = rtable_emit(&t, html, md, dir);
+    rtable_free(&t);
+    return st;
+}
+
+/* The evaluations the manifests rule out, one row per binding, trainer,
+ * format, device and reason, with the models and the number of evaluations. */
+static cb_status declared_unsupported_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
+{
+    const char *h[] = {"binding", "trained by", "format", "device", "reason", "models", "evaluations"};
+    rtable t;
+    rtable_init(&t, "declared_unsupported", 7, h);
+    char *done = calloc(d->nin ? d->nin : 1, 1);
+    if (!done) return cb_fail(CB_ERR_NOMEM, "report: out of memory");
+    for (int i = 0; i < d->nin; i++) {
+        const infer *x = &d->in[i];
+        if (done[i] || !declared_unsupported(x)) continue;
+        char why[200], other[200], models[MAXN * 34] = "";
+        unsupported_reason(d, x, why, sizeof why);
+        int count = 0;
+        for (int j = i; j < d->nin; j++) {
+            const infer *y = &d->in[j];
+            if (done[j] || !declared_unsupported(y) || strcmp(y->binding, x->binding) || strcmp(y->trainer, x->trainer) ||
+                strcmp(y->format, x->format) || strcmp(y->device, x->device))
+                continue;
+            unsupported_reason(d, y, other, sizeof other);
+            if (strcmp(other, why)) continue;
+            done[j] = 1;
+            count++;
+            char item[40];
+            snprintf(item, sizeof item, "%s ", y->model);
+            if (!strstr(models, item) && strlen(models) + strlen(item) < sizeof models) strcat(models, item);
+        }
+        if (*models) models[strlen(models) - 1] = 0;
+        rtable_cell(&t, "%s", x->binding); rtable_cell(&t, "%s", x->trainer); rtable_cell(&t, "%s", x->format);
+        rtable_cell(&t, "%s", x->device); rtable_cell(&t, "%s", why); rtable_cell(&t, "%s", models);
+        rtable_cell(&t, "%d", count);
+    }
+    free(done);
+    subsection(html, md, "Evaluations the manifests rule out",
+               "A binding asked for a format or model its manifest does not list: planned, stored as unsupported, "
+               "not run. Each one is also a row of tables/inference.csv.");
     cb_status st = rtable_emit(&t, html, md, dir);
     rtable_free(&t);
     return st;
@@ -1447,9 +1492,11 @@ cb_status cb_report_write(cb_store *store, int64_t study_id, const char *dir)
     }
     if (st == CB_OK) {
         section(html, md, "failures", "Failed and unsupported measurements",
-                "Every training run and evaluation that gave no result, with the reason the study stored (an "
-                "unsupported evaluation's reason is read from the binding's manifest).");
+                "Every training run and evaluation that gave no result, with the reason the study stored: first "
+                "each failure and each evaluation a binding refused when it ran, then, grouped, the evaluations "
+                "its manifest rules out (planned, stored as unsupported, not run).");
         st = failures_table(&d, html, md, dir);
+        if (st == CB_OK) st = declared_unsupported_table(&d, html, md, dir);
     }
     cb_out_lit(html, "</body></html>\n");
     char path[1100];
