@@ -21,27 +21,35 @@ ORT="node runners/onnxruntime-node/crossbind_ort.js"
 DATA=/usr/share/datasets/fashion-mnist
 LIM="--limit-test 1000"
 
-# 1. The cross-binding experiment, short schedule.
-expect_ok "cross-binding experiment: every supported cell reproduced" \
-    $PY scripts/cross_binding.py --runs 2 --epochs 1 --limit-train 3000 --limit-test 1000 --repeat 2 \
-    --crossbind "$BIN" --out "$T/xb"
-cat "$T/out" | grep -v "unsupported" | sed 's/^/    /'
-check "matrix covers 3 bindings x 2 models x 2 trainers with the expected support" $PY - "$T/xb/matrix.json" <<'PY'
-import json, sys
-cells = json.load(open(sys.argv[1]))["cells"]
-ok = {(c["trainer"], c["binding"], c["model"], c["format"]) for c in cells if c["status"] == "reproduced"}
-unsup = {(c["binding"], c["format"]) for c in cells if c["status"] == "unsupported"}
+# 1. The cross-binding experiment, short schedule: `crossbind study` with the
+#    three bindings, each alone in its framework, so that every binding loads
+#    both trainers' models (PyTorch's, the reference, and crossbind's) in
+#    every format it reads; each binding starts from its own initialisation.
+cat > "$T/xb.json" <<'JSON'
+{"models": ["lenet1", "lenet5"], "bindings": ["crossbind", "pytorch", "onnxruntime-node"], "reference": "pytorch",
+ "runs": 2, "epochs": 1, "limit_train": 3000, "limit_test": 1000, "repeat": 2, "threads": 2, "timeout_s": 900}
+JSON
+expect_ok "cross-binding experiment (crossbind study): every supported cell reproduced" \
+    "$BIN" study --profile "$T/xb.json" --store "$T/xb/study.sqlite" --report "$T/xb/report"
+check "matrix covers 3 bindings x 2 models x 2 trainers with the expected support" $PY - "$T/xb/study.sqlite" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "select trainer, binding, model, run, format, status, correct, reference_correct, stable, label_agreement, "
+    "max_abs_logit_diff from inference").fetchall()
+ok = {(t, b, m, f) for t, b, m, r, f, st, c, ref, stable, *_ in rows if st == "ok" and c == ref and stable == 1}
+unsup = {(b, f) for t, b, m, r, f, st, *_ in rows if st == "unsupported"}
 for t in ("pytorch", "crossbind"):
     for m in ("lenet1", "lenet5"):
         for b, f in (("crossbind", "pt"), ("crossbind", "safetensors"), ("crossbind", "onnx"),
-                     ("pytorch", "pt"), ("onnxruntime-node", "onnx")):
+                     ("pytorch", "pt"), ("pytorch", "safetensors"), ("onnxruntime-node", "onnx")):
             assert (t, b, m, f) in ok, (t, b, m, f)
         assert ("pytorch", "pytorch", m, "ts") in ok
-assert ("pytorch", "onnx") in unsup and ("onnxruntime-node", "pt") in unsup and ("crossbind", "ts") in unsup
-for c in cells:
-    for r in c["runs"]:
-        if "label_agreement" in r:
-            assert r["label_agreement"] == 1.0 and r["max_abs_logit_diff"] < 1e-4, (c, r)
+assert ("pytorch", "onnx") in unsup and ("onnxruntime-node", "pt") in unsup and ("crossbind", "ts") in unsup, unsup
+assert not [r for r in rows if r[5] not in ("ok", "unsupported")], "a failed evaluation"
+for r in rows:
+    if r[5] == "ok":
+        assert r[9] == 1.0 and r[10] < 1e-4, r
+assert len({r[3] for r in rows}) == 2, "two runs"
 PY
 
 # 2. nn.Sequential LeNet-5 (keys 0.weight ...): parameters by order, and its ONNX export.

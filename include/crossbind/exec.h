@@ -40,7 +40,7 @@ cb_status cb_exec_bind(cb_exec *ex, int node, float *data);
  * of an activation whose max pooling does its backward. The graph's output,
  * its inputs and pinned nodes are never fused away. */
 float *cb_exec_grad(cb_exec *ex, int node);
-size_t cb_exec_bytes(const cb_exec *ex); /* planned memory, for reports */
+size_t cb_exec_bytes(const cb_exec *ex); /* the memory planned at creation, in bytes */
 
 /* Runs the whole graph on the first `batch` samples (1 <= batch <= max). */
 cb_status cb_exec_forward(cb_exec *ex, int batch);

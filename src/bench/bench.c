@@ -13,80 +13,12 @@
 #include "../core/json.h"
 #include "../study/paths.h"
 #include "../study/proc.h"
-#include "../train/clock.h"
+#include "../core/clock.h"
 #include "bench.h"
 #include "crossbind/crossbind.h"
 #include "crossbind/onnx.h"
 
 extern void openblas_set_num_threads(int n) __attribute__((weak));
-
-const char *const cb_bench_kind_names[CB_BENCH_KINDS] = {"train", "infer", "latency", "startup"};
-
-static int is_text(const char *model) { return !strcmp(model, "lstm") || !strcmp(model, "gru") || !strcmp(model, "gru-rb"); }
-static int is_lenet(const char *model) { return !strncmp(model, "lenet", 5); }
-
-cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick)
-{
-    /* The protocol's batch sizes. LeNets: a training epoch of Fashion-MNIST's
-     * 60,000 images and inference over its 10,000 test images. VGG-16 and the
-     * recurrent models: training steps, and inference over part of the test
-     * set (a whole pass would take minutes per binding and round). */
-    const int batch = is_text(model) ? 256 : 128;
-    cb_bench_sizes s = {batch, 1, 1};
-    switch (kind) {
-    case CB_BENCH_TRAIN:
-        if (is_lenet(model)) s.samples = quick ? 6400 : 60000;
-        else s.samples = batch, s.repeat = quick || is_text(model) ? 1 : 2; /* an RNN step: seconds to a minute */
-        break;
-    case CB_BENCH_INFER:
-        s.samples = is_lenet(model) ? (quick ? 2000 : 10000) : is_text(model) ? (quick ? 256 : 512) : (quick ? 256 : 1280);
-        s.repeat = 2;
-        break;
-    case CB_BENCH_LATENCY:
-        s.batch = 1;
-        s.samples = is_lenet(model) ? (quick ? 50 : 300) : is_text(model) ? (quick ? 3 : 10) : (quick ? 5 : 30);
-        break;
-    default:
-        s.batch = 1;
-    }
-    return s;
-}
-
-/* ---- series ---- */
-
-static void series_add(cb_series *s, double v)
-{
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 16;
-        double *nv = realloc(s->v, (size_t)cap * sizeof *nv);
-        if (!nv) return; /* a lost value is better than a lost run; the count shows it */
-        s->v = nv, s->cap = cap;
-    }
-    s->v[s->n++] = v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double cb_series_quantile(const cb_series *s, double q)
-{
-    if (!s->n) return NAN;
-    double *v = malloc((size_t)s->n * sizeof *v);
-    if (!v) return NAN;
-    memcpy(v, s->v, (size_t)s->n * sizeof *v);
-    qsort(v, (size_t)s->n, sizeof *v, cmp_double);
-    double pos = q * (s->n - 1), frac = pos - floor(pos);
-    int lo = (int)floor(pos), hi = lo + 1 < s->n ? lo + 1 : lo;
-    double r = v[lo] + frac * (v[hi] - v[lo]);
-    free(v);
-    return r;
-}
-
-double cb_series_min(const cb_series *s) { return cb_series_quantile(s, 0); }
-double cb_series_max(const cb_series *s) { return cb_series_quantile(s, 1); }
 
 /* ---- the machine's ceiling ---- */
 
@@ -330,7 +262,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
     if (hwm && hwm->type == CB_JSON_NUM && hwm->num > cl->rss_kb) cl->rss_kb = (long)hwm->num;
     if (cl->kind == CB_BENCH_STARTUP) {
         const cb_json *t = cb_json_get(&res, "monotonic_s");
-        if (t && t->type == CB_JSON_NUM && t->num > pr.start_s) series_add(into, t->num - pr.start_s);
+        if (t && t->type == CB_JSON_NUM && t->num > pr.start_s) cb_series_add(into, t->num - pr.start_s);
         else ok = 0;
     } else {
         const cb_json *t = cb_json_get(&res, "times_s"), *cv = cb_json_get(&res, "conv_s");
@@ -338,7 +270,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         if (!t || t->type != CB_JSON_ARR || t->count != want) ok = 0;
         for (int i = 0; ok && i < t->count; i++)
             if (t->items[i].type != CB_JSON_NUM || !(t->items[i].num >= 0)) ok = 0;
-        for (int i = 0; ok && i < t->count; i++) series_add(into, t->items[i].num);
+        for (int i = 0; ok && i < t->count; i++) cb_series_add(into, t->items[i].num);
         /* conv_s: one value per unit; sgemm_gflops: one per worker, paired
          * with each of its units' (NAN where the worker gave none). */
         const cb_json *sg = cb_json_get(&res, "sgemm_gflops");
@@ -346,8 +278,8 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         if (ok && cv && cv->type == CB_JSON_ARR && into == &cl->times)
             for (int i = 0; i < cv->count; i++)
                 if (cv->items[i].type == CB_JSON_NUM) {
-                    series_add(&cl->conv, cv->items[i].num);
-                    series_add(&cl->conv_sgemm, ceiling);
+                    cb_series_add(&cl->conv, cv->items[i].num);
+                    cb_series_add(&cl->conv_sgemm, ceiling);
                 }
         /* What the worker reports about itself, for the page. */
         cb_buf info = {0};
@@ -375,13 +307,6 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
 
 /* ---- the loop ---- */
 
-cb_bench_cell *cb_bench_find(const cb_bench_results *r, int model, int kind, int binding)
-{
-    for (int i = 0; i < r->ncells; i++)
-        if (r->cells[i].model == model && r->cells[i].kind == kind && r->cells[i].binding == binding) return &r->cells[i];
-    return NULL;
-}
-
 /* Round 1 tries every setting a binding offers (bench_env) and keeps the
  * fastest by median; latency and start-up use inference's choice. */
 static void measure(cb_bench_results *r, cb_bench_cell *cl, int round)
@@ -399,7 +324,7 @@ static void measure(cb_bench_results *r, cb_bench_cell *cl, int round)
         if (med < best) best = med, cl->chosen = v;
     }
     if (r->interrupted || cl->chosen < 0) return;
-    for (int i = 0; i < cl->probe[cl->chosen].n; i++) series_add(&cl->times, cl->probe[cl->chosen].v[i]);
+    for (int i = 0; i < cl->probe[cl->chosen].n; i++) cb_series_add(&cl->times, cl->probe[cl->chosen].v[i]);
     snprintf(cl->info, sizeof cl->info, "%s", cl->probe_info[cl->chosen]);
     cb_bench_cell *lat = cb_bench_find(r, cl->model, CB_BENCH_LATENCY, cl->binding);
     cb_bench_cell *up = cb_bench_find(r, cl->model, CB_BENCH_STARTUP, cl->binding);

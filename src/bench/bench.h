@@ -81,6 +81,8 @@ double cb_bench_sgemm_gflops(int threads);
  * to c->doc_path), each atomically. */
 cb_status cb_bench_write(const cb_bench_results *r);
 
+/* Appends a value (a value that cannot be stored is dropped: the count shows it). */
+void cb_series_add(cb_series *s, double v);
 /* Order statistics of a series (q in [0, 1], linear interpolation). */
 double cb_series_quantile(const cb_series *s, double q);
 double cb_series_min(const cb_series *s);

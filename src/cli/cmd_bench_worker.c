@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "../train/clock.h"
+#include "../core/clock.h"
 #include "../bench/bench.h"
 
 typedef struct bench_args {

@@ -51,12 +51,6 @@ cb_status cb_parse_file(const char *path, size_t max_bytes, cb_buffer_parser par
     return s;
 }
 
-const char *cb_basename(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 cb_status cb_mkdirs(const char *path)
 {
     char tmp[4096];

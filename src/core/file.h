@@ -18,7 +18,4 @@ cb_status cb_parse_file(const char *path, size_t max_bytes, cb_buffer_parser par
 /* Creates a directory and its missing parents (like mkdir -p). */
 cb_status cb_mkdirs(const char *path);
 
-/* The final path component, for messages. */
-const char *cb_basename(const char *path);
-
 #endif

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/bigmem.h"
-#include "../train/clock.h"
+#include "../core/clock.h"
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
 

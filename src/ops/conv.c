@@ -371,11 +371,6 @@ static void conv2d_bwd_small(const cb_conv_shape *s, const float *x, const float
     }
 }
 
-int cb_conv2d_whole_window(const cb_conv_shape *s)
-{
-    return s->oh == 1 && s->ow == 1 && s->ph == 0 && s->pw == 0 && s->kh == s->h && s->kw == s->w;
-}
-
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws)
 {

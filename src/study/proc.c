@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../train/clock.h"
+#include "../core/clock.h"
 #include "proc.h"
 
 static volatile sig_atomic_t interrupted;

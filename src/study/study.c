@@ -22,7 +22,7 @@
 #include "../core/file.h"
 #include "../core/json.h"
 #include "../core/sha256.h"
-#include "../train/clock.h"
+#include "../core/clock.h"
 #include "crossbind/data.h"
 #include "crossbind/formats.h"
 #include "crossbind/rng.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "crossbind/crossbind.h"
-#include "clock.h"
+#include "../core/clock.h"
 
 struct cb_evaluator {
     cb_model *m;

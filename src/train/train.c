@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "crossbind/crossbind.h"
-#include "clock.h"
+#include "../core/clock.h"
 
 static void shuffle_order(int64_t *order, int64_t n, cb_rng *rng)
 {
