@@ -1280,39 +1280,53 @@ static cb_status failures_table(rdata *d, cb_out *html, cb_out *md, const char *
     return st;
 }
 
+/* Whether `model` is one of the space-separated names in `list`. */
+static int in_word_list(const char *list, const char *model)
+{
+    size_t n = strlen(model);
+    for (const char *p = list; (p = strstr(p, model)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
+    return 0;
+}
+
 /* The evaluations the manifests rule out, one row per binding, trainer,
- * format, device and reason, with the models and the number of evaluations. */
+ * format, device and reason, with the models and the number of evaluations.
+ * Each evaluation's reason is read from its manifest once. */
 static cb_status declared_unsupported_table(rdata *d, cb_out *html, cb_out *md, const char *dir)
 {
+    enum { WHY = 200 };
+    char (*why)[WHY] = calloc(d->nin ? (size_t)d->nin : 1, WHY);
+    char *done = calloc(d->nin ? (size_t)d->nin : 1, 1);
+    if (!why || !done) {
+        free(why);
+        free(done);
+        return cb_fail(CB_ERR_NOMEM, "report: out of memory");
+    }
+    for (int i = 0; i < d->nin; i++)
+        if (declared_unsupported(&d->in[i])) unsupported_reason(d, &d->in[i], why[i], WHY);
     const char *h[] = {"binding", "trained by", "format", "device", "reason", "models", "evaluations"};
     rtable t;
     rtable_init(&t, "declared_unsupported", 7, h);
-    char *done = calloc(d->nin ? d->nin : 1, 1);
-    if (!done) return cb_fail(CB_ERR_NOMEM, "report: out of memory");
     for (int i = 0; i < d->nin; i++) {
         const infer *x = &d->in[i];
         if (done[i] || !declared_unsupported(x)) continue;
-        char why[200], other[200], models[MAXN * 34] = "";
-        unsupported_reason(d, x, why, sizeof why);
+        char models[MAXN * (CB_NAME + 1)] = "";
         int count = 0;
         for (int j = i; j < d->nin; j++) {
             const infer *y = &d->in[j];
             if (done[j] || !declared_unsupported(y) || strcmp(y->binding, x->binding) || strcmp(y->trainer, x->trainer) ||
-                strcmp(y->format, x->format) || strcmp(y->device, x->device))
+                strcmp(y->format, x->format) || strcmp(y->device, x->device) || strcmp(why[j], why[i]))
                 continue;
-            unsupported_reason(d, y, other, sizeof other);
-            if (strcmp(other, why)) continue;
             done[j] = 1;
             count++;
-            char item[40];
-            snprintf(item, sizeof item, "%s ", y->model);
-            if (!strstr(models, item) && strlen(models) + strlen(item) < sizeof models) strcat(models, item);
+            if (!in_word_list(models, y->model) && strlen(models) + strlen(y->model) + 2 <= sizeof models)
+                snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s", *models ? " " : "", y->model);
         }
-        if (*models) models[strlen(models) - 1] = 0;
         rtable_cell(&t, "%s", x->binding); rtable_cell(&t, "%s", x->trainer); rtable_cell(&t, "%s", x->format);
-        rtable_cell(&t, "%s", x->device); rtable_cell(&t, "%s", why); rtable_cell(&t, "%s", models);
+        rtable_cell(&t, "%s", x->device); rtable_cell(&t, "%s", why[i]); rtable_cell(&t, "%s", models);
         rtable_cell(&t, "%d", count);
     }
+    free(why);
     free(done);
     subsection(html, md, "Evaluations the manifests rule out",
                "A binding asked for a format or model its manifest does not list: planned, stored as unsupported, "
