@@ -308,6 +308,16 @@ TEST(npy_refuses_ambiguous_headers)
     memcpy(exact, f, n);
     CHECK(strlen(cut) == 54 && cb_npy_parse(exact, n, "cut.npy", &t) == CB_ERR_FORMAT);
     free(exact);
+    /* Found by fuzzing: an over-long shape entry at the very end of the
+     * header was quoted with %.20s, reading past the buffer. */
+    const char *longdim = "           {'shape': (1234567890123456"; /* 10 + 38 = 48 */
+    n = 10 + strlen(longdim);
+    exact = malloc(n);
+    memcpy(exact, "\x93NUMPY\x01\x00\x26\x00", 10);
+    memcpy(exact + 10, longdim, n - 10);
+    CHECK(cb_npy_parse(exact, n, "long.npy", &t) == CB_ERR_FORMAT &&
+          strstr(cb_last_error(), "entry 1234567890123456 is too large"));
+    free(exact);
     n = npy_file(f, sizeof f, d, 8, 0);
     f[7] = 1; /* version 1.1 does not exist */
     CHECK(cb_npy_parse(f, n, "v11.npy", &t) == CB_ERR_UNSUPPORTED);

@@ -78,7 +78,11 @@ static cb_status read_shape(hdr_reader *r, cb_tensor *out)
         size_t n = r->pos - b;
         if (n == 0 || (n > 1 && r->s[b] == '0'))
             return bad_header(r, "'shape' holds something other than non-negative decimal integers");
-        if (n > 15) return cb_fail(CB_ERR_FORMAT, "%s: .npy shape entry %.20s is too large", r->what, r->s + b);
+        /* %.*s with the entry's own length: the header is not NUL-terminated
+         * and the entry may be its last bytes. */
+        if (n > 15)
+            return cb_fail(CB_ERR_FORMAT, "%s: .npy shape entry %.*s%s is too large", r->what, (int)(n > 20 ? 20 : n),
+                           r->s + b, n > 20 ? "..." : "");
         if (out->ndim == CB_MAX_DIMS)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: .npy array of more than %d dimensions", r->what, CB_MAX_DIMS);
         int64_t d = 0; /* by hand: the header is not NUL-terminated */
