@@ -58,6 +58,13 @@ cb_status cb_exec_backward_from(cb_exec *ex, int node, const float *dy, int batc
  * inference (threads running the graph on parts of a batch at once) is not
  * timed per node. For benchmarks and profiling. */
 void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s);
+/* The plan made at creation, as stable text (caller frees; NULL when out
+ * of memory): how each batch size runs, and per node what runs it forward
+ * and backward, each convolution's kernel named for every sample count it
+ * can run at. Nodes fused into another are shown as not materialised. */
+char *cb_exec_plan_text(const cb_exec *ex);
+/* The SHA-256 of that text, as 64 hex digits: equal hashes, equal plans. */
+cb_status cb_exec_plan_sha256(const cb_exec *ex, char hex[65]);
 /* The loss value of the last forward pass (the graph must have a loss). */
 float cb_exec_loss(const cb_exec *ex);
 

@@ -73,6 +73,7 @@ typedef struct cb_train_result {
     double training_time_s, eval_time_s, total_time_s;
     double load_s, forward_s, backward_s; /* subactivities (0 unless asked) */
     cb_eval_result final_test;      /* with macro F1 and AUC */
+    char plan_sha256[65];           /* the training executor's plan (cb_exec_plan_sha256) */
 } cb_train_result;
 
 /* Trains `m` from its current parameters. On failure the epochs completed so

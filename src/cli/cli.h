@@ -69,6 +69,7 @@ void cli_self_path(const char *argv0, char *out, size_t cap);
 void cli_default_runners(const char *self, char *out, size_t cap);
 
 int cmd_run(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
 int cmd_train(int argc, char **argv);

@@ -89,7 +89,7 @@ static void print_profile(const cb_model *m, const double *pf, const double *pb,
 /* Training passes over `samples` samples in batches (a pass of one batch is
  * one step) after 1 warm-up step. Also reports each pass's seconds inside
  * the convolutions (forward and backward), for the share of SGEMM they reach. */
-static cb_status train_units(cb_model *m, const bench_args *a, double *times, double *conv_s)
+static cb_status train_units(cb_model *m, const bench_args *a, double *times, double *conv_s, char plan[65])
 {
     cb_train_defaults d;
     cb_exec *ex = NULL;
@@ -97,6 +97,7 @@ static cb_status train_units(cb_model *m, const bench_args *a, double *times, do
     cb_status s = cb_model_train_defaults(a->model, &d);
     cb_optim_config oc = cb_optim_defaults(d.optimizer, d.lr);
     if (s == CB_OK) s = cb_exec_create(&m->graph, (int)a->batch, 1, CB_KERNELS_FAST, &ex);
+    if (s == CB_OK) s = cb_exec_plan_sha256(ex, plan);
     if (s == CB_OK) s = cb_optim_create(&oc, &m->graph, &opt);
     const int nn = m->graph.count;
     double *pf = calloc((size_t)nn, sizeof *pf), *pb = calloc((size_t)nn, sizeof *pb);
@@ -132,13 +133,17 @@ static cb_status train_units(cb_model *m, const bench_args *a, double *times, do
 /* kind infer: passes over `samples` samples (one warm-up pass first);
  * latency: seconds per single-sample prediction (5 warm-up samples);
  * startup: one prediction, printed at once. */
-static cb_status infer_units(cb_model *m, const bench_args *a, double *times)
+static cb_status infer_units(cb_model *m, const bench_args *a, double *times, char plan[65])
 {
     const int latency = strcmp(a->kind, "infer") != 0;
     const int batch = latency ? 1 : (int)a->batch;
     cb_exec *ex;
     cb_status s = cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ex);
-    if (s != CB_OK) return s;
+    if (s == CB_OK) s = cb_exec_plan_sha256(ex, plan);
+    if (s != CB_OK) {
+        cb_exec_free(ex);
+        return s;
+    }
     float *x = cb_exec_value(ex, m->input);
     const float *out = cb_exec_value(ex, m->graph.output);
     if (!strcmp(a->kind, "startup")) {
@@ -231,12 +236,15 @@ int cmd_bench_worker(int argc, char **argv)
     const long n = !strcmp(a.kind, "latency") ? a.samples : a.repeat;
     double *times = calloc((size_t)n, sizeof *times), *conv = calloc((size_t)n, sizeof *conv);
     if (s == CB_OK && (!times || !conv)) s = cb_fail(CB_ERR_NOMEM, "out of memory");
-    if (s == CB_OK) s = train ? train_units(m, &a, times, conv) : infer_units(m, &a, times);
+    char plan[65] = "";
+    if (s == CB_OK) s = train ? train_units(m, &a, times, conv, plan) : infer_units(m, &a, times, plan);
     if (s == CB_OK && strcmp(a.kind, "startup")) {
         char extra[4096] = "";
         const long hwm = vmhwm_kib(); /* the model's peak, before the SGEMM's buffers */
+        /* Which kernels ran, shortened: `crossbind plan MODEL --batch B --hash`. */
+        size_t len = (size_t)snprintf(extra, sizeof extra, ", \"plan\": \"%.16s\"", plan);
         if (train) {
-            size_t len = (size_t)snprintf(extra, sizeof extra, ", \"conv_s\": [");
+            len += (size_t)snprintf(extra + len, sizeof extra - len, ", \"conv_s\": [");
             for (long i = 0; i < n && len < sizeof extra - 40; i++)
                 len += (size_t)snprintf(extra + len, sizeof extra - len, "%s%.9g", i ? ", " : "", conv[i]);
             len += (size_t)snprintf(extra + len, sizeof extra - len, "]");

@@ -126,6 +126,8 @@ static cb_status write_run_json(const train_cli *c, const cb_train_result *r, co
     cb_buf_printf(&b, ",\n  \"auc_macro\": ");
     if (done) cb_buf_json_number(&b, f->auc_macro); else cb_buf_printf(&b, "null");
     cb_buf_printf(&b, ",\n  \"nonfinite_outputs\": %lld", done ? (long long)f->nonfinite : -1LL);
+    if (r->plan_sha256[0]) /* which kernels ran: `crossbind plan MODEL --train --batch B --hash` */
+        cb_buf_printf(&b, ",\n  \"plan_sha256\": \"%s\"", r->plan_sha256);
     cb_buf_printf(&b, "\n}\n");
     cb_status s = cb_buf_ok(&b) ? cb_write_file_atomic(c->run_json, b.data, b.len)
                                 : cb_fail(CB_ERR_NOMEM, "out of memory writing run.json");

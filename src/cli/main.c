@@ -33,6 +33,7 @@ static void usage(FILE *out)
             "  train MODEL   train a model by the study protocol (crossbind train --help)\n"
             "  eval MODEL    evaluate trained weights on a test set (crossbind eval --help)\n"
             "  run           run a model on .npy inputs, write .npy outputs (crossbind run --help)\n"
+            "  plan MODEL    print the executor's plan: the kernel of every node at every batch size\n"
             "  convert       convert a model between safetensors, .pt and ONNX (crossbind convert --help)\n"
             "  data SOURCE   prepare a data set from packages (crossbind data --help)\n"
             "  bench         benchmark crossbind against the other bindings (crossbind bench --help)\n"
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plan")) return cmd_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "study")) return cmd_study(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);

@@ -15,42 +15,7 @@
 #include "../core/clock.h"
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
-
-#define FUSED_POOL 2
-
-#ifndef SLICE_SAMPLES
-#define SLICE_SAMPLES 64
-#endif
-
-struct cb_exec {
-    cb_graph *g;
-    int max_batch;
-    int with_grads;
-    cb_kernels kernels;
-    float *arena;
-    size_t arena_floats;
-    float **val;
-    float **own_val;     /* the planned buffer of each node (val may be rebound) */
-    float **grad;
-    unsigned char *needs_grad; /* does the loss depend on this node through a parameter path */
-    float *ws;
-    size_t ws_floats;
-    int slices;          /* fast inference: threads the batch's chunks are spread over; 0: no chunks */
-    unsigned char *fused; /* fast kernels: an activation node computed by the convolution before it (1), a
-                           * pooling by the one two before (FUSED_POOL) */
-    int *pool_after;      /* training, fast kernels: the max pooling whose backward also does this activation's, or -1 */
-    int *stored_by;       /* ... and the one that stores (not adds) this node's whole gradient, or -1 */
-    float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
-    cb_rng rng;           /* dropout masks */
-    size_t ws_slice;     /* workspace floats per slice */
-    int kthreads;        /* the most threads the kernels run with: the workspace is sized for them */
-    int big;             /* over CONV_HEAVY_FLOPS per sample: a batch smaller than the threads is not sliced */
-    double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
-    cb_dnnl_ctx *dnnl;    /* oneDNN's shared buffers; NULL: no convolution goes through oneDNN */
-    cb_dnnl_conv **dplan; /* per convolution node: its oneDNN plan for the last batch size, or NULL */
-    unsigned char *dwant; /* per node: the passes of this convolution oneDNN runs (CB_DNNL_FWD | CB_DNNL_BWD) */
-    int whole_dnnl;       /* sliced inference whose batches of several chunks run whole (whole_batch_dnnl) */
-};
+#include "exec_internal.h"
 
 void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
 {
@@ -68,7 +33,8 @@ static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
     return s;
 }
 
-static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
+int cb_exec_is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
+#define is_act cb_exec_is_act
 
 /* How many node inputs name `node`. */
 static int uses_of(const cb_graph *g, int node)
@@ -203,14 +169,16 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
     return cb_dnnl_ctx_create(&ex->dnnl);
 }
 
-/* Node i's oneDNN plan for this batch size (made or remade here), or NULL
- * where the node is not oneDNN's or the call runs inside a parallel region
- * (a slice of sliced inference: the shared buffers are one per executor). */
+/* Node i's oneDNN plan for this batch size (made or remade here); the
+ * kernel tables send only oneDNN's nodes here, never from inside a
+ * parallel region (the shared buffers are one per executor). */
 static cb_status dnnl_plan_for(cb_exec *ex, int i, int pass, const cb_conv_shape *s, cb_act act,
                                cb_dnnl_conv **out)
 {
     *out = NULL;
-    if (!ex->dnnl || !(ex->dwant[i] & pass) || omp_in_parallel()) return CB_OK;
+    if (!ex->dnnl || !(ex->dwant[i] & pass))
+        return cb_fail(CB_ERR_INVALID_ARG, "node '%s': the plan names oneDNN, which this executor did not set up",
+                       ex->g->nodes[i].name);
     cb_dnnl_conv **p = &ex->dplan[i];
     if (*p && cb_dnnl_conv_batch(*p) != s->n) {
         cb_dnnl_conv_free(*p);
@@ -303,6 +271,79 @@ static void plan_workspace(cb_exec *ex, int max_batch)
         const size_t w = workspace_floats(ex, whole, threads);
         if (w > ex->ws_floats) ex->ws_floats = w;
     }
+}
+
+/* Convolution node i's forward kernel over n samples, inside a parallel
+ * region or not: the rule list, first match wins. */
+static cb_conv_kernel conv_fwd_kernel(const cb_exec *ex, int i, int n, int in_parallel)
+{
+    const cb_graph *g = ex->g;
+    if (ex->kernels != CB_KERNELS_FAST) return CB_CK_REF;
+    const int fuse = i + 1 < g->count && ex->fused[i + 1];
+    if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) return CB_CK_FLAT_POOL;
+    const cb_conv_shape s = conv_shape(g, &g->nodes[i], n);
+    if (ex->with_grads && cb_conv2d_fwd_nb_ok(&s)) return CB_CK_NB_FWD;
+    if (ex->dnnl && (ex->dwant[i] & CB_DNNL_FWD) && !in_parallel) return CB_CK_ONEDNN;
+    return cb_conv2d_fwd_choice(&s);
+}
+
+/* ... and its backward kernels; want_dx: its input takes a gradient. */
+static cb_conv_bwd_choice conv_bwd_kernels(const cb_exec *ex, int i, int n, int want_dx)
+{
+    cb_conv_kernel both = CB_CK_NONE;
+    const cb_conv_shape s = conv_shape(ex->g, &ex->g->nodes[i], n);
+    if (ex->kernels != CB_KERNELS_FAST) both = CB_CK_REF;
+    else if (ex->dnnl && (ex->dwant[i] & CB_DNNL_BWD)) both = CB_CK_ONEDNN;
+    else if (cb_conv2d_dense_ok(&s)) both = CB_CK_DENSE; /* it stores as well as adds (stored_by) */
+    if (both != CB_CK_NONE) return (cb_conv_bwd_choice){want_dx ? both : CB_CK_NONE, both};
+    return cb_conv2d_bwd_choice(&s, want_dx);
+}
+
+static void free_tables(uint8_t **t, int count)
+{
+    if (!t) return;
+    for (int i = 0; i < count; i++) free(t[i]);
+    free(t);
+}
+
+static uint8_t **new_table(int count)
+{
+    return calloc((size_t)count, sizeof(uint8_t *));
+}
+
+/* Fills the kernel tables: every convolution's kernels for every sample
+ * count from 1 to max_batch, so that running only reads them and the plan
+ * (cb_exec_plan_text) prints what runs. */
+static cb_status plan_conv_kernels(cb_exec *ex)
+{
+    const cb_graph *g = ex->g;
+    const size_t cells = (size_t)ex->max_batch + 1;
+    const int par_differs = ex->dnnl != NULL; /* the only rule that looks at the region */
+    ex->kfwd = new_table(g->count);
+    ex->kpar = par_differs ? new_table(g->count) : ex->kfwd;
+    if (ex->with_grads) {
+        ex->kdgrad = new_table(g->count);
+        ex->kwgrad = new_table(g->count);
+    }
+    if (!ex->kfwd || !ex->kpar || (ex->with_grads && (!ex->kdgrad || !ex->kwgrad))) return CB_ERR_NOMEM;
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *nd = &g->nodes[i];
+        if (nd->op != CB_OP_CONV2D) continue;
+        if (!(ex->kfwd[i] = calloc(cells, 1)) || (par_differs && !(ex->kpar[i] = calloc(cells, 1)))) return CB_ERR_NOMEM;
+        for (int n = 1; n <= ex->max_batch; n++) {
+            ex->kfwd[i][n] = (uint8_t)conv_fwd_kernel(ex, i, n, 0);
+            if (par_differs) ex->kpar[i][n] = (uint8_t)conv_fwd_kernel(ex, i, n, 1);
+        }
+        if (!ex->with_grads || !ex->needs_grad[i]) continue;
+        if (!(ex->kdgrad[i] = calloc(cells, 1)) || !(ex->kwgrad[i] = calloc(cells, 1))) return CB_ERR_NOMEM;
+        const int want_dx = ex->grad[nd->in[0]] != NULL;
+        for (int n = 1; n <= ex->max_batch; n++) {
+            cb_conv_bwd_choice k = conv_bwd_kernels(ex, i, n, want_dx);
+            ex->kdgrad[i][n] = (uint8_t)k.dgrad;
+            ex->kwgrad[i][n] = (uint8_t)k.wgrad;
+        }
+    }
+    return CB_OK;
 }
 
 cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels kernels,
@@ -420,6 +461,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     memcpy(ex->own_val, ex->val, (size_t)g->count * sizeof *ex->val);
     free(voff);
     free(goff);
+    if (plan_conv_kernels(ex) != CB_OK) {
+        cb_exec_free(ex);
+        return cb_fail(CB_ERR_NOMEM, "out of memory planning an executor's kernels");
+    }
     *out = ex;
     return CB_OK;
 }
@@ -440,6 +485,10 @@ void cb_exec_free(cb_exec *ex)
         for (int i = 0; i < ex->g->count; i++) cb_dnnl_conv_free(ex->dplan[i]);
     free(ex->dplan);
     free(ex->dwant);
+    if (ex->kpar != ex->kfwd) free_tables(ex->kpar, ex->g->count);
+    free_tables(ex->kfwd, ex->g->count);
+    free_tables(ex->kdgrad, ex->g->count);
+    free_tables(ex->kwgrad, ex->g->count);
     cb_dnnl_ctx_free(ex->dnnl);
     free(ex);
 }
@@ -508,28 +557,25 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             break;
         case CB_OP_CONV2D: {
             cb_conv_shape s = conv_shape(g, n, batch);
-            const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-            const int fuse = fast && i + 1 < g->count && ex->fused[i + 1];
-            if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) {
-                cb_conv2d_fwd_flat_pool(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op),
-                                        ex->with_grads ? slice_of(ex, i + 1, b0) : NULL, slice_of(ex, i + 2, b0), ws);
-                break;
+            const float *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
+            const int fuse = fast && i + 1 < g->count && ex->fused[i + 1]; /* its activation (plan_fusion) */
+            const cb_act act = fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE;
+            float *out = fuse ? slice_of(ex, i + 1, b0) : y;
+            const cb_conv_kernel k = (cb_conv_kernel)(omp_in_parallel() ? ex->kpar : ex->kfwd)[i][batch];
+            if (k == CB_CK_REF) {
+                cb_conv2d_fwd_ref(&s, x, w, b, y);
+            } else if (k == CB_CK_FLAT_POOL) {
+                cb_conv2d_fwd_flat_pool(&s, x, w, b, act, ex->with_grads ? out : NULL, slice_of(ex, i + 2, b0), ws);
+            } else if (k == CB_CK_NB_FWD) {
+                cb_conv2d_fwd_nb(&s, x, w, b, act, out, ws);
+            } else if (k == CB_CK_ONEDNN) {
+                cb_dnnl_conv *dp;
+                cb_status st = dnnl_plan_for(ex, i, CB_DNNL_FWD, &s, act, &dp);
+                if (st == CB_OK) st = cb_dnnl_conv_fwd(dp, x, w, b, out);
+                if (st != CB_OK) return st;
+            } else {
+                cb_conv2d_fwd_kernel(k, &s, x, w, b, act, out, ws);
             }
-            if (fast && ex->with_grads && cb_conv2d_fwd_nb_ok(&s)) {
-                cb_conv2d_fwd_nb(&s, x, ex->val[n->in[1]], b, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE,
-                                 fuse ? slice_of(ex, i + 1, b0) : y, ws);
-                break;
-            }
-            cb_dnnl_conv *dp;
-            cb_status st = dnnl_plan_for(ex, i, CB_DNNL_FWD, &s, fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE, &dp);
-            if (st == CB_OK && dp)
-                st = cb_dnnl_conv_fwd(dp, x, ex->val[n->in[1]], b, fuse ? slice_of(ex, i + 1, b0) : y);
-            if (st != CB_OK) return st;
-            if (dp) break;
-            if (fuse)
-                cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, act_of(g->nodes[i + 1].op), slice_of(ex, i + 1, b0), ws);
-            else if (fast) cb_conv2d_fwd_fast(&s, x, ex->val[n->in[1]], b, CB_ACT_NONE, y, ws);
-            else cb_conv2d_fwd_ref(&s, x, ex->val[n->in[1]], b, y);
             break;
         }
         case CB_OP_MAXPOOL2D: case CB_OP_AVGPOOL2D: {
@@ -629,26 +675,23 @@ static cb_status exec_forward(cb_exec *ex, int batch)
 {
     if (batch < 1 || batch > ex->max_batch)
         return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
-    /* A single sample of a large model (the recurrent ones: 0.6-1.3 GFLOP)
-     * runs through the threaded kernels: sliced, it would use one thread,
-     * whose cache cannot hold the whole recurrent weight matrix either
-     * (LSTM batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
     const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
     /* Threads may have been lowered since the plan; never raised above it. */
     const int now = cb_get_threads() < ex->kthreads ? cb_get_threads() : ex->kthreads;
-    if (ex->slices && !(ex->big && batch < now) && !(ex->whole_dnnl && chunks > 1)) {
-        int threads = ex->slices < now ? ex->slices : now;
-        if (chunks == 1 || threads == 1) {
-            /* One chunk: run it here, its kernels single-threaded as in a
-             * slice. A parallel region would wait at its closing barrier for
-             * an idle thread to wake (on this VM a sleeping vCPU took 8 ms;
-             * LeNet-5's batch-1 prediction takes 40 us). */
-            const int was = omp_get_max_threads();
-            omp_set_num_threads(1);
-            cb_status st = forward_range(ex, 0, batch, ex->ws, 1);
-            omp_set_num_threads(was);
-            return st;
-        }
+    int threads;
+    const exec_mode mode = cb_exec_mode(ex, batch, now, &threads);
+    if (mode == EXEC_ONE_CHUNK) {
+        /* One chunk: run it here, its kernels single-threaded as in a
+         * slice. A parallel region would wait at its closing barrier for
+         * an idle thread to wake (on this VM a sleeping vCPU took 8 ms;
+         * LeNet-5's batch-1 prediction takes 40 us). */
+        const int was = omp_get_max_threads();
+        omp_set_num_threads(1);
+        cb_status st = forward_range(ex, 0, batch, ex->ws, 1);
+        omp_set_num_threads(was);
+        return st;
+    }
+    if (mode == EXEC_SLICED) {
         cb_status failed = CB_OK;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int c = 0; c < chunks; c++) {
@@ -671,6 +714,26 @@ static cb_status exec_forward(cb_exec *ex, int batch)
         return CB_OK;
     }
     return forward_range(ex, 0, batch, ex->ws, 1);
+}
+
+/* A single sample of a large model (the recurrent ones: 0.6-1.3 GFLOP)
+ * runs through the threaded kernels: sliced, it would use one thread,
+ * whose cache cannot hold the whole recurrent weight matrix either (LSTM
+ * batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
+exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
+{
+    const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+    *threads = 1;
+    if (!ex->slices || (ex->big && batch < now) || (ex->whole_dnnl && chunks > 1)) {
+        *threads = now;
+        return EXEC_WHOLE;
+    }
+    *threads = ex->slices < now ? ex->slices : now;
+    if (chunks == 1 || *threads == 1) {
+        *threads = 1;
+        return EXEC_ONE_CHUNK;
+    }
+    return EXEC_SLICED;
 }
 
 /* Whether node i is an activation whose backward its max pooling does, in
@@ -723,18 +786,21 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             const float *w = ex->val[n->in[1]];
             float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
             const int store = dx && stores_grad(ex, i);
-            cb_dnnl_conv *dp = NULL;
-            cb_status st = fast ? dnnl_plan_for(ex, i, CB_DNNL_BWD, &s, CB_ACT_NONE, &dp) : CB_OK;
-            if (st == CB_OK && dp) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db, ex->ws, store);
-            if (st != CB_OK) return st;
-            if (dp) break;
-            if (fast && cb_conv2d_dense_ok(&s)) {
+            const cb_conv_bwd_choice k = {(cb_conv_kernel)ex->kdgrad[i][batch], (cb_conv_kernel)ex->kwgrad[i][batch]};
+            if (k.wgrad == CB_CK_ONEDNN) {
+                cb_dnnl_conv *dp;
+                cb_status st = dnnl_plan_for(ex, i, CB_DNNL_BWD, &s, CB_ACT_NONE, &dp);
+                if (st == CB_OK) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db, ex->ws, store);
+                if (st != CB_OK) return st;
+                break;
+            }
+            if (k.wgrad == CB_CK_DENSE) {
                 cb_conv2d_bwd_dense(&s, x, w, dy, dx, dw, db, ex->ws, store);
                 break;
             }
             if (store) memset(dx, 0, node_floats(&g->nodes[n->in[0]], batch) * sizeof *dx); /* these kernels add */
-            if (fast) cb_conv2d_bwd_fast(&s, x, w, dy, dx, dw, db, ex->ws);
-            else cb_conv2d_bwd_ref(&s, x, w, dy, dx, dw, db);
+            if (k.wgrad == CB_CK_REF) cb_conv2d_bwd_ref(&s, x, w, dy, dx, dw, db);
+            else cb_conv2d_bwd_kernels(k, &s, x, w, dy, dx, dw, db, ex->ws);
             break;
         }
         case CB_OP_MAXPOOL2D: case CB_OP_AVGPOOL2D: {

@@ -280,22 +280,38 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
     }
 }
 
+/* The fast forward's own rule list, first match wins. */
+cb_conv_kernel cb_conv2d_fwd_choice(const cb_conv_shape *s)
+{
+    if (cb_conv2d_dense_ok(s)) return CB_CK_DENSE;
+    if (use_flat(s)) return CB_CK_FLAT;
+    if (use_direct(s)) return CB_CK_DIRECT;
+    if (cb_conv2d_whole_window(s)) return CB_CK_WHOLE_WINDOW;
+    return CB_CK_IM2COL;
+}
+
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws)
 {
-    if (cb_conv2d_dense_ok(s)) {
+    cb_conv2d_fwd_kernel(cb_conv2d_fwd_choice(s), s, x, w, b, act, y, ws);
+}
+
+void cb_conv2d_fwd_kernel(cb_conv_kernel k, const cb_conv_shape *s, const float *x, const float *w, const float *b,
+                          cb_act act, float *y, float *ws)
+{
+    if (k == CB_CK_DENSE) {
         cb_conv2d_fwd_dense(s, x, w, b, act, y, ws);
         return;
     }
-    if (use_flat(s)) {
+    if (k == CB_CK_FLAT) {
         cb_conv2d_fwd_flat(s, x, w, b, act, y, ws);
         return;
     }
-    if (use_direct(s)) {
+    if (k == CB_CK_DIRECT) {
         cb_conv2d_fwd_direct(s, x, w, b, act, y, ws);
         return;
     }
-    if (cb_conv2d_whole_window(s)) {
+    if (k == CB_CK_WHOLE_WINDOW) {
         /* A fully connected layer, y[n, OC] = x[n, K] . W[OC, K]^T, with no
          * im2col and the output already in NCHW order. */
         const int K = (int)kdim(s);
@@ -371,10 +387,42 @@ static void conv2d_bwd_small(const cb_conv_shape *s, const float *x, const float
     }
 }
 
+/* The fast backward's own rule list: one kernel for both gradients where
+ * one does both, else the data gradient and the weight (and bias)
+ * gradient each from the first kernel that takes it. want_dx = 0: the
+ * layer's input takes no gradient. */
+cb_conv_bwd_choice cb_conv2d_bwd_choice(const cb_conv_shape *s, int want_dx)
+{
+    cb_conv_kernel both = cb_conv2d_whole_window(s) ? CB_CK_WHOLE_WINDOW
+                          : cb_conv2d_dense_ok(s)    ? CB_CK_DENSE /* VGG-16's 2 x 2 layers (conv_dense.c) */
+                          /* Samples in the vector lanes: the second layer's
+                           * backward per 12,800 samples, LeNet-1 87-100 ->
+                           * 57-66 ms (against the flat data and direct weight
+                           * gradients), LeNet-5 139-156 -> 107-121 ms (against
+                           * oneDNN's data gradient and the direct weight
+                           * gradient). */
+                          : cb_conv2d_bwd_nb_ok(s) ? CB_CK_NB_BWD
+                                                   : CB_CK_NONE;
+    if (both != CB_CK_NONE) return (cb_conv_bwd_choice){want_dx ? both : CB_CK_NONE, both};
+    /* The weight gradient from the direct kernel (the first layer's backward
+     * per 12,800 samples: LeNet-1 75-81 -> 33 ms against oneDNN, LeNet-5
+     * 83 -> 60 ms); what the specialised kernels do not take goes to the
+     * per-thread lowering (small layers) or the batch's im2col product. */
+    const cb_conv_kernel rest = small_bwd(s) ? CB_CK_SMALL : CB_CK_IM2COL;
+    return (cb_conv_bwd_choice){!want_dx ? CB_CK_NONE : cb_conv2d_dgrad_own(s) ? CB_CK_DGRAD_FLAT : rest,
+                                cb_conv2d_wgrad_direct_ok(s) ? CB_CK_WGRAD_DIRECT : rest};
+}
+
 void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                         float *dx, float *dw, float *db, float *ws)
 {
-    if (cb_conv2d_whole_window(s)) {
+    cb_conv2d_bwd_kernels(cb_conv2d_bwd_choice(s, dx != NULL), s, x, w, dy, dx, dw, db, ws);
+}
+
+void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const float *x, const float *w,
+                           const float *dy, float *dx, float *dw, float *db, float *ws)
+{
+    if (k.wgrad == CB_CK_WHOLE_WINDOW) {
         /* A fully connected layer's backward: x is [n, K] and dy [n, OC].
          * LeNet-5's conv3 per 12,800 samples: 74 ms through oneDNN, 19 ms so. */
         const int K = (int)kdim(s);
@@ -385,32 +433,24 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
         if (dx) cb_gemm(0, 0, s->n, K, s->oc, 1.0f, dy, s->oc, w, K, 1.0f, dx, K);  /* dx += dy . W */
         return;
     }
-    if (cb_conv2d_dense_ok(s)) {
-        /* VGG-16's 2 x 2 layers (their figures in conv_dense.c). */
+    if (k.wgrad == CB_CK_DENSE) {
         cb_conv2d_bwd_dense(s, x, w, dy, dx, dw, db, ws, 0);
         return;
     }
-    if (cb_conv2d_bwd_nb_ok(s)) {
-        /* Samples in the vector lanes: the second layer's backward per
-         * 12,800 samples, LeNet-1 87-100 -> 57-66 ms (against the flat data
-         * and direct weight gradients), LeNet-5 139-156 -> 107-121 ms
-         * (against oneDNN's data gradient and the direct weight gradient). */
+    if (k.wgrad == CB_CK_NB_BWD) {
         cb_conv2d_bwd_nb(s, x, w, dy, dx, dw, db, ws);
         return;
     }
-    if (dx && cb_conv2d_dgrad_own(s)) {
+    if (dx && k.dgrad == CB_CK_DGRAD_FLAT) {
         cb_conv2d_dgrad_flat(s, w, dy, dx, ws);
         dx = NULL;
     }
-    if (dw && cb_conv2d_wgrad_direct_ok(s)) {
-        /* The weight gradient from the direct kernel (the first layer's
-         * backward per 12,800 samples: LeNet-1 75-81 -> 33 ms against
-         * oneDNN, LeNet-5 83 -> 60 ms); a data gradient not taken above as
-         * below. */
+    if (dw && k.wgrad == CB_CK_WGRAD_DIRECT) {
         cb_conv2d_wgrad_direct(s, x, dy, dw, db, ws);
         dw = db = NULL;
     }
     if (!dx && !dw && !db) return;
+    /* What is left: the rule that labelled it CB_CK_SMALL or CB_CK_IM2COL. */
     if (small_bwd(s)) {
         conv2d_bwd_small(s, x, w, dy, dx, dw, db, ws);
         return;
@@ -445,4 +485,15 @@ void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, 
             col2im_add(s, dcols, n0, nc, dx);
         }
     }
+}
+
+const char *cb_conv_kernel_name(cb_conv_kernel k)
+{
+    static const char *const names[CB_CK_COUNT] = {
+        [CB_CK_NONE] = "none", [CB_CK_REF] = "reference", [CB_CK_FLAT_POOL] = "flat_pool",
+        [CB_CK_NB_FWD] = "nb_fwd", [CB_CK_ONEDNN] = "onednn", [CB_CK_DENSE] = "dense", [CB_CK_FLAT] = "flat",
+        [CB_CK_DIRECT] = "direct", [CB_CK_WHOLE_WINDOW] = "whole_window", [CB_CK_IM2COL] = "im2col",
+        [CB_CK_NB_BWD] = "nb_bwd", [CB_CK_SMALL] = "small", [CB_CK_DGRAD_FLAT] = "dgrad_flat",
+        [CB_CK_WGRAD_DIRECT] = "wgrad_direct"};
+    return (unsigned)k < CB_CK_COUNT ? names[k] : "?";
 }

@@ -133,6 +133,40 @@ int cb_conv2d_wgrad_direct_ok(const cb_conv_shape *s);
 size_t cb_conv2d_wgrad_direct_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_wgrad_direct(const cb_conv_shape *s, const float *x, const float *dy, float *dw, float *db,
                             float *ws);
+/* The convolution kernels by name: what a plan records per node and batch
+ * size, and prints (cb_conv_kernel_name). */
+typedef enum cb_conv_kernel {
+    CB_CK_NONE = 0,     /* nothing runs (a gradient not wanted, a node fused away) */
+    CB_CK_REF,          /* the reference loops */
+    CB_CK_FLAT_POOL,    /* conv + activation + 2x2 max pooling over flattened rows */
+    CB_CK_NB_FWD,       /* 16 samples in the vector lanes, forward */
+    CB_CK_ONEDNN,       /* oneDNN's primitive (forward, or both gradients) */
+    CB_CK_DENSE,        /* one product over the batch (conv_dense.c) */
+    CB_CK_FLAT,         /* direct over flattened rows (conv_flat.c) */
+    CB_CK_DIRECT,       /* direct stride-1 (conv_direct.c) */
+    CB_CK_WHOLE_WINDOW, /* the window is the whole input: a fully connected product */
+    CB_CK_IM2COL,       /* lowered chunks of samples, one SGEMM each */
+    CB_CK_NB_BWD,       /* 16 samples in the vector lanes, both gradients */
+    CB_CK_SMALL,        /* per-thread lowering of a few samples (small layers) */
+    CB_CK_DGRAD_FLAT,   /* data gradient over flattened rows */
+    CB_CK_WGRAD_DIRECT, /* direct weight and bias gradient */
+    CB_CK_COUNT
+} cb_conv_kernel;
+const char *cb_conv_kernel_name(cb_conv_kernel k);
+/* A backward pass's kernels: the data gradient's and the weight and bias
+ * gradients' (the same one where one kernel does both). */
+typedef struct cb_conv_bwd_choice {
+    cb_conv_kernel dgrad, wgrad;
+} cb_conv_bwd_choice;
+/* The choices of cb_conv2d_fwd_fast and cb_conv2d_bwd_fast, and the runs of
+ * a chosen kernel (forward: CB_CK_DENSE, _FLAT, _DIRECT, _WHOLE_WINDOW,
+ * _IM2COL; backward: what cb_conv2d_bwd_choice returns). */
+cb_conv_kernel cb_conv2d_fwd_choice(const cb_conv_shape *s);
+void cb_conv2d_fwd_kernel(cb_conv_kernel k, const cb_conv_shape *s, const float *x, const float *w, const float *b,
+                          cb_act act, float *y, float *ws);
+cb_conv_bwd_choice cb_conv2d_bwd_choice(const cb_conv_shape *s, int want_dx);
+void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const float *x, const float *w,
+                           const float *dy, float *dx, float *dw, float *db, float *ws);
 /* act: an activation fused into the output loop, or CB_ACT_NONE. */
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);

@@ -54,6 +54,7 @@ cb_status cb_train(cb_model *m, const cb_dataset *train, const cb_dataset *test,
     cb_evaluator *ev = NULL;
     int64_t *order = NULL;
     cb_status s = cb_exec_create(&m->graph, o->batch, 1, o->kernels, &ex);
+    if (s == CB_OK) s = cb_exec_plan_sha256(ex, out->plan_sha256);
     if (s == CB_OK) s = cb_optim_create(&o->optim, &m->graph, &opt);
     if (s == CB_OK)
         s = cb_evaluator_create(m, o->batch, train->n > test->n ? train->n : test->n, o->kernels, &ev);

@@ -1,0 +1,64 @@
+/* The executor's state, shared by exec.c (planning and running) and
+ * plan.c (the plan as text). Not part of the public API. */
+#ifndef CROSSBIND_EXEC_INTERNAL_H
+#define CROSSBIND_EXEC_INTERNAL_H
+
+#include <stdint.h>
+#include "crossbind/crossbind.h"
+#include "../ops/ops.h"
+
+#define FUSED_POOL 2
+
+#ifndef SLICE_SAMPLES
+#define SLICE_SAMPLES 64
+#endif
+
+struct cb_exec {
+    cb_graph *g;
+    int max_batch;
+    int with_grads;
+    cb_kernels kernels;
+    float *arena;
+    size_t arena_floats;
+    float **val;
+    float **own_val;     /* the planned buffer of each node (val may be rebound) */
+    float **grad;
+    unsigned char *needs_grad; /* does the loss depend on this node through a parameter path */
+    float *ws;
+    size_t ws_floats;
+    int slices;          /* fast inference: threads the batch's chunks are spread over; 0: no chunks */
+    unsigned char *fused; /* fast kernels: an activation node computed by the convolution before it (1), a
+                           * pooling by the one two before (FUSED_POOL) */
+    int *pool_after;      /* training, fast kernels: the max pooling whose backward also does this activation's, or -1 */
+    int *stored_by;       /* ... and the one that stores (not adds) this node's whole gradient, or -1 */
+    float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
+    cb_rng rng;           /* dropout masks */
+    size_t ws_slice;     /* workspace floats per slice */
+    int kthreads;        /* the most threads the kernels run with: the workspace is sized for them */
+    int big;             /* over CONV_HEAVY_FLOPS per sample: a batch smaller than the threads is not sliced */
+    double *prof_fwd, *prof_bwd; /* per-node seconds added up (cb_exec_profile); NULL: off */
+    cb_dnnl_ctx *dnnl;    /* oneDNN's shared buffers; NULL: no convolution goes through oneDNN */
+    cb_dnnl_conv **dplan; /* per convolution node: its oneDNN plan for the last batch size, or NULL */
+    unsigned char *dwant; /* per node: the passes of this convolution oneDNN runs (CB_DNNL_FWD | CB_DNNL_BWD) */
+    int whole_dnnl;       /* sliced inference whose batches of several chunks run whole (whole_batch_dnnl) */
+    /* The convolution kernel of every convolution node for every sample
+     * count it can run at, chosen once at creation (cb_conv_kernel values,
+     * indexed [node][n], n = 1..max_batch; NULL for other nodes): forward
+     * outside a parallel region, forward inside one (a slice of sliced
+     * inference, where oneDNN's shared buffers cannot serve; the same table
+     * where nothing differs), and the backward's data and weight gradients. */
+    uint8_t **kfwd, **kpar, **kdgrad, **kwgrad;
+};
+
+/* How cb_exec_forward runs a batch. */
+typedef enum exec_mode {
+    EXEC_WHOLE,     /* the whole batch through threaded kernels */
+    EXEC_ONE_CHUNK, /* the whole batch on the calling thread, kernels single-threaded */
+    EXEC_SLICED     /* chunks of SLICE_SAMPLES spread over `threads` threads */
+} exec_mode;
+exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now_threads, int *threads);
+int cb_exec_is_act(cb_op op);
+
+#endif
+
+

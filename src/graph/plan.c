@@ -1,0 +1,184 @@
+/* The executor's plan as stable text: how each batch size runs (whole,
+ * one chunk, sliced), and per node what runs it, forward and backward,
+ * with every convolution's kernel for every sample count it will see.
+ * It is read from the tables the executor runs from (exec_internal.h), so
+ * it names what runs, not a second guess at it; its SHA-256 identifies the
+ * plan in results (run.json, bench). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/json.h"
+#include "../core/sha256.h"
+#include "exec_internal.h"
+
+#define CB_STR_(x) #x
+#define CB_STR(x) CB_STR_(x)
+
+static const char *isa(void)
+{
+#if defined(__AVX512F__)
+    return "avx512";
+#elif defined(__AVX2__)
+    return "avx2";
+#else
+    return "generic";
+#endif
+}
+
+/* "n1-63 flat, n64-128 dense": the runs of equal kernels over the sample
+ * counts marked in `used` (1..max). */
+static void put_ranges(cb_buf *b, const uint8_t *kernel, const unsigned char *used, int max)
+{
+    int first = 1;
+    for (int n = 1; n <= max; n++) {
+        if (!used[n]) continue;
+        int end = n;
+        while (end + 1 <= max && used[end + 1] && kernel[end + 1] == kernel[n]) end++;
+        if (end > n) cb_buf_printf(b, "%sn%d-%d %s", first ? "" : ", ", n, end, cb_conv_kernel_name(kernel[n]));
+        else cb_buf_printf(b, "%sn%d %s", first ? "" : ", ", n, cb_conv_kernel_name(kernel[n]));
+        first = 0;
+        n = end;
+    }
+}
+
+/* Sample counts forward_range runs with: outside a parallel region
+ * (`whole`) and inside one (`sliced`), over batches 1..max; the run modes
+ * printed as ranges of equal mode. */
+static void put_modes(cb_buf *b, const cb_exec *ex, unsigned char *whole, unsigned char *sliced)
+{
+    const int max = ex->max_batch;
+    int from = 1, prev_threads = 0;
+    exec_mode prev = EXEC_WHOLE;
+    for (int n = 1; n <= max + 1; n++) {
+        int threads = 0;
+        exec_mode m = EXEC_WHOLE;
+        if (n <= max) {
+            m = cb_exec_mode(ex, n, ex->kthreads, &threads);
+            if (m == EXEC_SLICED) {
+                sliced[n < SLICE_SAMPLES ? n : SLICE_SAMPLES] = 1;
+                if (n % SLICE_SAMPLES) sliced[n % SLICE_SAMPLES] = 1;
+            } else {
+                whole[n] = 1;
+            }
+        }
+        if (n > 1 && (n > max || m != prev || threads != prev_threads)) {
+            cb_buf_printf(b, "batches %d-%d: %s\n", from, n - 1,
+                          prev == EXEC_WHOLE       ? "the whole batch, threaded kernels"
+                          : prev == EXEC_ONE_CHUNK ? "one chunk on the calling thread, single-threaded kernels"
+                                                   : "chunks of up to " CB_STR(SLICE_SAMPLES) " samples over threads, "
+                                                     "single-threaded kernels in each");
+            from = n;
+        }
+        prev = m;
+        prev_threads = threads;
+    }
+}
+
+static const char *level_name(const cb_exec *ex) { return ex->kernels == CB_KERNELS_FAST ? "fast" : "reference"; }
+
+/* The node whose forward computes fused node i (plan_fusion). */
+static int fused_into(const cb_exec *ex, int i) { return ex->fused[i] == FUSED_POOL ? i - 2 : i - 1; }
+
+static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char *whole, const unsigned char *sliced)
+{
+    const cb_graph *g = ex->g;
+    const cb_node *n = &g->nodes[i];
+    if (n->op == CB_OP_INPUT) {
+        cb_buf_printf(b, "input");
+    } else if (n->op == CB_OP_FLATTEN) {
+        cb_buf_printf(b, "view of node %d", n->in[0]);
+    } else if (ex->fused[i]) {
+        cb_buf_printf(b, "in node %d (%s), not materialised", fused_into(ex, i), g->nodes[fused_into(ex, i)].name);
+    } else if (n->op == CB_OP_CONV2D) {
+        cb_buf_printf(b, "conv2d");
+        if (i + 1 < g->count && ex->fused[i + 1]) cb_buf_printf(b, "+%s", cb_op_name(g->nodes[i + 1].op));
+        if (i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) cb_buf_printf(b, "+%s", cb_op_name(g->nodes[i + 2].op));
+        cb_buf_printf(b, ": ");
+        put_ranges(b, ex->kfwd[i], whole, ex->max_batch);
+        int any = 0;
+        for (int k = 1; k <= ex->max_batch && !any; k++) any = sliced[k];
+        if (any) {
+            cb_buf_printf(b, "; in slices ");
+            put_ranges(b, ex->kpar[i], sliced, ex->max_batch);
+        }
+    } else {
+        cb_buf_printf(b, "%s.%s", cb_op_name(n->op), level_name(ex));
+        if (n->op == CB_OP_SOFTMAX_XENT || n->op == CB_OP_BCE) cb_buf_printf(b, " over the whole batch");
+    }
+}
+
+static void put_backward(cb_buf *b, const cb_exec *ex, int i, const unsigned char *all)
+{
+    const cb_graph *g = ex->g;
+    const cb_node *n = &g->nodes[i];
+    if (n->op == CB_OP_INPUT || n->op == CB_OP_FLATTEN) return;
+    if (ex->pool_after[i] >= 0) {
+        cb_buf_printf(b, "in node %d's (%s), not materialised", ex->pool_after[i], g->nodes[ex->pool_after[i]].name);
+        return;
+    }
+    if (n->op == CB_OP_CONV2D) {
+        cb_buf_printf(b, "weights ");
+        put_ranges(b, ex->kwgrad[i], all, ex->max_batch);
+        if (ex->kdgrad[i][1] != CB_CK_NONE) { /* none where the input takes no gradient */
+            cb_buf_printf(b, "; data ");
+            put_ranges(b, ex->kdgrad[i], all, ex->max_batch);
+        }
+    } else {
+        cb_buf_printf(b, "%s.%s", cb_op_name(n->op), level_name(ex));
+    }
+    for (int k = 0; k < g->count; k++)
+        if (ex->pool_after[k] == i) cb_buf_printf(b, ", with node %d's (%s)", k, g->nodes[k].name);
+    if (n->n_in && ex->stored_by[n->in[0]] == i) cb_buf_printf(b, ", stores node %d's gradient", n->in[0]);
+}
+
+char *cb_exec_plan_text(const cb_exec *ex)
+{
+    const cb_graph *g = ex->g;
+    const int max = ex->max_batch;
+    cb_buf b = {0};
+    unsigned char *whole = calloc((size_t)max + 1, 1), *sliced = calloc((size_t)max + 1, 1);
+    unsigned char *all = malloc((size_t)max + 1);
+    if (!whole || !sliced || !all) {
+        free(whole);
+        free(sliced);
+        free(all);
+        return NULL;
+    }
+    memset(all, 1, (size_t)max + 1);
+    cb_buf_printf(&b, "crossbind plan: %s, %s kernels, batches 1-%d, %d thread%s\n",
+                  ex->with_grads ? "training" : "inference", level_name(ex), max, ex->kthreads,
+                  ex->kthreads == 1 ? "" : "s");
+    cb_buf_printf(&b, "build: %s, oneDNN %s\n", isa(), ex->dnnl ? "in use" : cb_dnnl_version() ? "not used" : "absent");
+    put_modes(&b, ex, whole, sliced);
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (n->op == CB_OP_PARAM) continue; /* parameters are memory, not steps */
+        cb_buf_printf(&b, "%d %s %s [", i, n->name, cb_op_name(n->op));
+        for (int d = 0; d < n->ndim; d++) cb_buf_printf(&b, "%s%lld", d ? "," : "", (long long)n->dims[d]);
+        cb_buf_printf(&b, "]\n  forward: ");
+        put_forward(&b, ex, i, whole, sliced);
+        cb_buf_printf(&b, "\n");
+        if (ex->with_grads && ex->needs_grad[i] && n->op != CB_OP_INPUT && n->op != CB_OP_FLATTEN) {
+            cb_buf_printf(&b, "  backward: ");
+            put_backward(&b, ex, i, all);
+            cb_buf_printf(&b, "\n");
+        }
+    }
+    free(whole);
+    free(sliced);
+    free(all);
+    if (!cb_buf_ok(&b)) {
+        cb_buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+cb_status cb_exec_plan_sha256(const cb_exec *ex, char hex[65])
+{
+    char *text = cb_exec_plan_text(ex);
+    if (!text) return cb_fail(CB_ERR_NOMEM, "out of memory printing an executor's plan");
+    cb_sha256_hex(text, strlen(text), hex);
+    free(text);
+    return CB_OK;
+}
