@@ -63,6 +63,10 @@ void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s);
  * and backward, each convolution's kernel named for every sample count it
  * can run at. Nodes fused into another are shown as not materialised. */
 char *cb_exec_plan_text(const cb_exec *ex);
+/* Whether a forward pass writes node i's value (1), or a fusion computes
+ * it inside another node's kernel without storing it (0; *by is the node
+ * whose value holds the fused result, else -1). Parameters: 0. */
+int cb_exec_materialised(const cb_exec *ex, int node, int *by);
 /* The SHA-256 of that text, as 64 hex digits: equal hashes, equal plans. */
 cb_status cb_exec_plan_sha256(const cb_exec *ex, char hex[65]);
 /* The loss value of the last forward pass (the graph must have a loss). */

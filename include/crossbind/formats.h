@@ -9,6 +9,7 @@
 #define CROSSBIND_FORMATS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "crossbind/tensor.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,9 @@ cb_status cb_torch_write(const char *path, const cb_tensor_list *list);
 cb_status cb_npy_parse(const unsigned char *buf, size_t len, const char *what, cb_tensor *out);
 cb_status cb_npy_read(const char *path, cb_tensor *out);
 cb_status cb_npy_write(const char *path, const cb_tensor *t);
+/* The header of a .npy file of this dtype and shape, written to `out`
+ * (named `path` in errors): the caller streams the C-order data after it. */
+cb_status cb_npy_write_header(FILE *out, const char *path, cb_dtype dtype, int ndim, const int64_t *shape);
 /* Frees a tensor's data (one not held in a list). */
 void cb_tensor_free(cb_tensor *t);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "crossbind/formats.h"
+#include "dump.h"
 
 #define RUN_CHUNK 256 /* samples per forward pass: bounds the executor's memory */
 
@@ -18,7 +19,10 @@ static void help(void)
            "  state dict or ONNX, recognised by content (parameters files need MODEL, one of:\n"
            "  %s).\n"
            "  --threads N (default: all cores; at most 4 x the cores)  --kernels fast|reference\n"
-           "  --non-strict  load a parameters file that also holds tensors the model lacks\n",
+           "  --non-strict  load a parameters file that also holds tensors the model lacks\n"
+           "  --dump DIR    also write every node's value as DIR/NNNN_NAME.npy and DIR/index.json\n"
+           "                (node index, name, op, shape, file; values a fusion never stores are\n"
+           "                listed as not materialised: compare with --kernels reference)\n",
            cli_models(NULL, ", "));
 }
 
@@ -69,7 +73,7 @@ static cb_status check_input(const cb_model *m, int k, const cb_tensor *t, const
 
 int cmd_run(int argc, char **argv)
 {
-    const char *model = NULL, *weights = NULL, *v;
+    const char *model = NULL, *weights = NULL, *dump_dir = NULL, *v;
     const char *inputs[CB_MAX_IO], *outputs[CB_MAX_IO];
     int n_in = 0, n_out = 0, strict = 1;
     long threads = cli_default_threads();
@@ -84,7 +88,7 @@ int cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--non-strict")) strict = 0;
         else if (!(v = cli_option_value("run",
                                         (const char *const[]){"--weights", "--onnx", "--input", "--output",
-                                                              "--threads", "--kernels", NULL},
+                                                              "--threads", "--kernels", "--dump", NULL},
                                         argc, argv, &i)))
             return 1;
         else if (!strcmp(a, "--weights") || !strcmp(a, "--onnx")) {
@@ -101,6 +105,7 @@ int cmd_run(int argc, char **argv)
         }
         else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &threads)) return 1; }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
+        else if (!strcmp(a, "--dump")) dump_dir = v;
         else return cli_error("unknown option '%s' (see crossbind run --help)", a);
     }
     if (!weights) return cli_error("run: --weights FILE or --onnx FILE is required");
@@ -141,6 +146,8 @@ int cmd_run(int argc, char **argv)
         if (!(out[k].data = malloc((size_t)(batch * cb_node_numel(n)) * sizeof(float) + 1)))
             s = cb_fail(CB_ERR_NOMEM, "out of memory for outputs");
     }
+    cli_dump *dump = NULL;
+    if (s == CB_OK && dump_dir) s = cli_dump_open(dump_dir, m, ex, batch, &dump);
     for (int64_t start = 0; s == CB_OK && start < batch; start += chunk) {
         int bs = (int)(batch - start < chunk ? batch - start : chunk);
         for (int k = 0; k < n_in; k++) {
@@ -149,12 +156,14 @@ int cmd_run(int argc, char **argv)
                    (size_t)bs * per * sizeof(float));
         }
         s = cb_exec_forward(ex, bs);
+        if (s == CB_OK && dump) s = cli_dump_chunk(dump, ex, start, bs);
         for (int k = 0; s == CB_OK && k < n_out; k++) {
             size_t per = (size_t)cb_node_numel(&m->graph.nodes[m->outputs[k]]);
             memcpy((float *)out[k].data + (size_t)start * per, cb_exec_value(ex, m->outputs[k]),
                    (size_t)bs * per * sizeof(float));
         }
     }
+    if (dump) s = cli_dump_close(dump, ex, s);
     for (int k = 0; s == CB_OK && k < n_out; k++) s = cb_npy_write(outputs[k], &out[k]);
     if (s != CB_OK) rc = cli_status(s);
     else rc = 0;

@@ -217,25 +217,43 @@ cb_status cb_npy_read(const char *path, cb_tensor *out)
     return cb_parse_file(path, (size_t)1 << 40, parse_tensor, out);
 }
 
-cb_status cb_npy_write(const char *path, const cb_tensor *t)
+/* The 10-byte preamble and the padded header dict of a version 1.0 file. */
+static void npy_header(cb_dtype dtype, int ndim, const int64_t *shape, cb_buf *f)
 {
     static const char *descr[] = {"<f4", "<f8", "<i8", "<i4", "|u1"};
     cb_buf h = {0};
-    cb_buf_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr[t->dtype]);
-    for (int d = 0; d < t->ndim; d++) cb_buf_printf(&h, "%lld,%s", (long long)t->shape[d], d + 1 < t->ndim ? " " : "");
+    cb_buf_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr[dtype]);
+    for (int d = 0; d < ndim; d++) cb_buf_printf(&h, "%lld,%s", (long long)shape[d], d + 1 < ndim ? " " : "");
     cb_buf_printf(&h, "), }");
     /* Pad so that the data starts on a 64-byte boundary; end with '\n'. */
     while ((10 + h.len + 1) % 64) cb_buf_printf(&h, " ");
     cb_buf_printf(&h, "\n");
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)h.len, (unsigned char)(h.len >> 8)};
+    cb_buf_append(f, pre, sizeof pre);
+    if (h.data) cb_buf_append(f, h.data, h.len);
+    if (!cb_buf_ok(&h)) f->failed = 1;
+    cb_buf_free(&h);
+}
+
+cb_status cb_npy_write(const char *path, const cb_tensor *t)
+{
     size_t bytes = (size_t)cb_tensor_numel(t) * cb_dtype_size(t->dtype);
     cb_buf f = {0};
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)h.len, (unsigned char)(h.len >> 8)};
-    cb_buf_append(&f, pre, sizeof pre);
-    cb_buf_append(&f, h.data, h.len);
+    npy_header(t->dtype, t->ndim, t->shape, &f);
     cb_buf_append(&f, t->data, bytes);
-    cb_status s = cb_buf_ok(&f) && cb_buf_ok(&h) ? cb_write_file_atomic(path, f.data, f.len)
-                                                 : cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
-    cb_buf_free(&h);
+    cb_status s = cb_buf_ok(&f) ? cb_write_file_atomic(path, f.data, f.len)
+                                : cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path);
+    cb_buf_free(&f);
+    return s;
+}
+
+cb_status cb_npy_write_header(FILE *out, const char *path, cb_dtype dtype, int ndim, const int64_t *shape)
+{
+    cb_buf f = {0};
+    npy_header(dtype, ndim, shape, &f);
+    cb_status s = !cb_buf_ok(&f) ? cb_fail(CB_ERR_NOMEM, "out of memory writing %s", path)
+                  : fwrite(f.data, 1, f.len, out) != f.len ? cb_fail(CB_ERR_IO, "cannot write %s", path)
+                                                          : CB_OK;
     cb_buf_free(&f);
     return s;
 }

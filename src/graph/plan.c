@@ -79,6 +79,25 @@ static const char *level_name(const cb_exec *ex) { return ex->kernels == CB_KERN
 /* The node whose forward computes fused node i (plan_fusion). */
 static int fused_into(const cb_exec *ex, int i) { return ex->fused[i] == FUSED_POOL ? i - 2 : i - 1; }
 
+int cb_exec_materialised(const cb_exec *ex, int i, int *by)
+{
+    const cb_graph *g = ex->g;
+    *by = -1;
+    if (i < 0 || i >= g->count) return 0;
+    const cb_node *n = &g->nodes[i];
+    /* A convolution computing its activation writes only the activation. */
+    if (n->op == CB_OP_CONV2D && i + 1 < g->count && ex->fused[i + 1]) {
+        *by = i + 1;
+        return 0;
+    }
+    /* ... and with the pooling after it, in inference only the pooling. */
+    if (ex->fused[i] == 1 && i + 1 < g->count && ex->fused[i + 1] == FUSED_POOL && !ex->with_grads) {
+        *by = i + 1;
+        return 0;
+    }
+    return n->op != CB_OP_PARAM;
+}
+
 static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char *whole, const unsigned char *sliced)
 {
     const cb_graph *g = ex->g;
@@ -88,12 +107,15 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
     } else if (n->op == CB_OP_FLATTEN) {
         cb_buf_printf(b, "view of node %d", n->in[0]);
     } else if (ex->fused[i]) {
-        cb_buf_printf(b, "in node %d (%s), not materialised", fused_into(ex, i), g->nodes[fused_into(ex, i)].name);
+        int by;
+        cb_buf_printf(b, "by node %d (%s)%s", fused_into(ex, i), g->nodes[fused_into(ex, i)].name,
+                      cb_exec_materialised(ex, i, &by) ? "" : ", not materialised");
     } else if (n->op == CB_OP_CONV2D) {
         cb_buf_printf(b, "conv2d");
         if (i + 1 < g->count && ex->fused[i + 1]) cb_buf_printf(b, "+%s", cb_op_name(g->nodes[i + 1].op));
         if (i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) cb_buf_printf(b, "+%s", cb_op_name(g->nodes[i + 2].op));
-        cb_buf_printf(b, ": ");
+        int by;
+        cb_buf_printf(b, "%s: ", cb_exec_materialised(ex, i, &by) ? "" : " (its own output not materialised)");
         put_ranges(b, ex->kfwd[i], whole, ex->max_batch);
         int any = 0;
         for (int k = 1; k <= ex->max_batch && !any; k++) any = sliced[k];
@@ -113,7 +135,8 @@ static void put_backward(cb_buf *b, const cb_exec *ex, int i, const unsigned cha
     const cb_node *n = &g->nodes[i];
     if (n->op == CB_OP_INPUT || n->op == CB_OP_FLATTEN) return;
     if (ex->pool_after[i] >= 0) {
-        cb_buf_printf(b, "in node %d's (%s), not materialised", ex->pool_after[i], g->nodes[ex->pool_after[i]].name);
+        cb_buf_printf(b, "by node %d (%s), its gradient not materialised", ex->pool_after[i],
+                      g->nodes[ex->pool_after[i]].name);
         return;
     }
     if (n->op == CB_OP_CONV2D) {
