@@ -151,7 +151,7 @@ static int run_set(cb_model *m, const char *dir, cb_kernels kernels, char *why, 
     int rc = 1;
     cb_exec *ex = NULL;
     for (int k = 0; k < m->n_inputs; k++) {
-        snprintf(path, sizeof path, "%s/input_%d.pb", dir, k);
+        snprintf(path, sizeof path, "%.4000s/input_%d.pb", dir, k);
         if (read_pb(path, &in[k]) != CB_OK || in[k].dtype != CB_F32 || in[k].ndim < 1) {
             snprintf(why, wsize, "cannot read %.200s: %.200s", path, cb_last_error());
             goto done;
@@ -176,7 +176,7 @@ static int run_set(cb_model *m, const char *dir, cb_kernels kernels, char *why, 
     }
     rc = 0;
     for (int k = 0; k < m->n_outputs && !rc; k++) {
-        snprintf(path, sizeof path, "%s/output_%d.pb", dir, k);
+        snprintf(path, sizeof path, "%.4000s/output_%d.pb", dir, k);
         memset(&out, 0, sizeof out);
         if (read_pb(path, &out) != CB_OK || out.dtype != CB_F32) {
             snprintf(why, wsize, "cannot read %.300s", path);
@@ -254,8 +254,14 @@ int main(int argc, char **argv)
                 bad = 1;
                 break;
             }
-            bad = run_set(m, dir, CB_KERNELS_REFERENCE, why, sizeof why) ||
-                  run_set(m, dir, CB_KERNELS_FAST, why, sizeof why);
+            /* Every optimisation level (exec.h), each against the expected outputs. */
+            const cb_kernels levels[] = {CB_KERNELS_REFERENCE, CB_KERNELS_EXACT, CB_KERNELS_FUSED, CB_KERNELS_FAST};
+            for (int l = 0; !bad && l < 4; l++)
+                if ((bad = run_set(m, dir, levels[l], why, sizeof why))) {
+                    char at[sizeof why];
+                    snprintf(at, sizeof at, "level %s: %.400s", cb_level_name(levels[l]), why);
+                    snprintf(why, sizeof why, "%s", at);
+                }
             cb_model_free(m);
         }
         free(buf);

@@ -43,6 +43,17 @@ check "sliced inference: slices named with their own kernels" grep -q "in slices
 check "reference kernels everywhere at --kernels reference" \
     bash -c "! grep -E '\\.fast|onednn|flat_pool|: n1-64 flat|nb_fwd|nb_bwd|whole_window|im2col|dense|direct' tests/plans/lenet5-reference.txt"
 
+check "level fast: no rewrite (nothing fused, every value materialised)" \
+    bash -c "! grep -qE 'by node|not materialised|stores node|with node' tests/plans/lenet5-train-level-fast.txt"
+check "level fused: pooling does its tanh's backward, no tanh computed inside a convolution" \
+    bash -c "grep -q 'with node 5' tests/plans/lenet5-train-level-fused.txt && ! grep -q 'conv2d+tanh' tests/plans/lenet5-train-level-fused.txt"
+check "levels fast and fused: exact tanh; fastmath: the approximation" \
+    bash -c "grep -q 'tanh.exact' tests/plans/lenet5-train-level-fast.txt && grep -q 'tanh.approx' tests/plans/lenet5-train.txt"
+"$BIN" plan lenet5 --threads 2 --hash >"$T/default"
+"$BIN" plan lenet5 --threads 2 --hash --level fastmath >"$T/fastmath"
+"$BIN" plan lenet5 --threads 2 --hash --kernels fast >"$T/kfast"
+check "fastmath is the default, and what --kernels fast names" bash -c "cmp -s '$T/default' '$T/fastmath' && cmp -s '$T/default' '$T/kfast'"
+
 expect_ok "--hash prints the plan's SHA-256" "$BIN" plan lenet5 --batch 37 --threads 2 --hash
 "$BIN" plan lenet5 --batch 37 --threads 2 | sha256sum | cut -d' ' -f1 >"$T/sum"
 check "  ... equal to sha256sum of the text" cmp -s "$T/out" "$T/sum"
@@ -62,8 +73,12 @@ for prefix, n in (("train", 40), ("t10k", 20)):
 PY
 expect_ok "a short training run" "$BIN" train lenet5 --data "$T/data" --epochs 1 --batch 16 --out "$T/run" --quiet --threads 2
 "$BIN" plan lenet5 --train --batch 16 --threads 2 --hash >"$T/want"
-check "run.json records the training plan's hash" \
-    python3 -c "import json,sys; assert json.load(open('$T/run/run.json'))['plan_sha256'] == open('$T/want').read().strip()"
+check "run.json records the training plan's hash and the level" \
+    python3 -c "import json,sys; r = json.load(open('$T/run/run.json')); assert r['plan_sha256'] == open('$T/want').read().strip() and r['level'] == 'fastmath' and r['kernels'] == 'fast', r"
+expect_ok "a short training run at --level fused" "$BIN" train lenet5 --data "$T/data" --epochs 1 --batch 16 --out "$T/run-fused" --quiet --threads 2 --level fused
+"$BIN" plan lenet5 --train --batch 16 --threads 2 --hash --level fused >"$T/want-fused"
+check "  ... its run.json names the level and that level's plan" \
+    python3 -c "import json,sys; r = json.load(open('$T/run-fused/run.json')); assert r['plan_sha256'] == open('$T/want-fused').read().strip() and r['level'] == 'fused', r"
 expect_ok "plan of an ONNX file" "$BIN" plan "$T/run/init.onnx" --batch 64 --threads 2
 check "  ... with the built-in's kernels for its convolutions" \
     bash -c "diff <(grep -o 'forward: conv2d.*' '$T/out') <('$BIN' plan lenet5 --batch 64 --threads 2 | grep -o 'forward: conv2d.*')"
@@ -105,6 +120,8 @@ expect_error "a corrupt ONNX file" "" bash -c "head -c 300 /dev/urandom >'$T/bad
 expect_error "--batch 0" "--batch" "$BIN" plan lenet5 --batch 0
 expect_error "--batch not a number" "--batch" "$BIN" plan lenet5 --batch many
 expect_error "an unknown option" "unknown option" "$BIN" plan lenet5 --fast
-expect_error "an unknown kernel level" "" "$BIN" plan lenet5 --kernels quick
+expect_error "an unknown --kernels value" "--kernels" "$BIN" plan lenet5 --kernels quick
+expect_error "an unknown level" "--level must be" "$BIN" plan lenet5 --level turbo
+expect_error "an unknown level for train" "--level must be" "$BIN" train lenet5 --level fastest
 expect_error "CROSSBIND_CONV not understood" "CROSSBIND_CONV" env CROSSBIND_CONV=gpu "$BIN" plan lenet5
 echo "$pass passed, $fail failed"

@@ -205,6 +205,11 @@ TEST(golden_lenet1_fast) { check_model("lenet1", CB_KERNELS_FAST); }
 TEST(golden_lenet1_reference) { check_model("lenet1", CB_KERNELS_REFERENCE); }
 TEST(golden_lenet5_fast) { check_model("lenet5", CB_KERNELS_FAST); }
 TEST(golden_lenet5_reference) { check_model("lenet5", CB_KERNELS_REFERENCE); }
+/* The levels between (exec.h): exact math, without and with the exact fusions. */
+TEST(golden_lenet1_level_fast) { check_model("lenet1", CB_KERNELS_EXACT); }
+TEST(golden_lenet1_level_fused) { check_model("lenet1", CB_KERNELS_FUSED); }
+TEST(golden_lenet5_level_fast) { check_model("lenet5", CB_KERNELS_EXACT); }
+TEST(golden_lenet5_level_fused) { check_model("lenet5", CB_KERNELS_FUSED); }
 
 /* nn.BatchNorm2d(3), PyTorch's defaults: training-mode output and gradients,
  * running statistics after 3 training passes, evaluation-mode output. The
@@ -267,6 +272,8 @@ static void check_batchnorm(cb_kernels kernels)
 
 TEST(golden_batchnorm_fast) { check_batchnorm(CB_KERNELS_FAST); }
 TEST(golden_batchnorm_reference) { check_batchnorm(CB_KERNELS_REFERENCE); }
+TEST(golden_batchnorm_level_fast) { check_batchnorm(CB_KERNELS_EXACT); }
+TEST(golden_batchnorm_level_fused) { check_batchnorm(CB_KERNELS_FUSED); }
 
 /* VGG-16 with dropout 0, PyTorch's initial weights: training-mode logits,
  * loss and every gradient, 3 SGD steps, the running statistics after them
@@ -283,7 +290,7 @@ TEST(golden_batchnorm_reference) { check_batchnorm(CB_KERNELS_REFERENCE); }
  * are compared as whole tensors (one element of 4 x 256 x 8 x 8 at 6e-8
  * flipped, and BatchNorm biases' gradients moved 3%), the state after the
  * steps at a looser tolerance. */
-static void golden_vgg16(int onednn)
+static void golden_vgg16(int onednn, cb_kernels level)
 {
     if (!load_golden()) { test_failures++; return; }
     cb_model *m;
@@ -301,8 +308,8 @@ static void golden_vgg16(int onednn)
     load_params(m);
     cb_exec *ex, *ev;
     if (!onednn) setenv("CROSSBIND_CONV", "blas", 1); /* read when an executor is made */
-    CHECK_OK(cb_exec_create(&m->graph, batch, 1, CB_KERNELS_FAST, &ex));
-    CHECK_OK(cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ev));
+    CHECK_OK(cb_exec_create(&m->graph, batch, 1, level, &ex));
+    CHECK_OK(cb_exec_create(&m->graph, batch, 0, level, &ev));
     unsetenv("CROSSBIND_CONV");
     feed(ex, m, x, y);
     CHECK_OK(cb_exec_forward(ex, batch));
@@ -345,7 +352,10 @@ static void golden_vgg16(int onednn)
     cb_model_free(m);
 }
 
-TEST(golden_vgg16_fast) { golden_vgg16(0); }
+TEST(golden_vgg16_fast) { golden_vgg16(0, CB_KERNELS_FAST); }
+/* The exact levels (exec.h) through oneDNN where it is built in. */
+TEST(golden_vgg16_level_fast) { golden_vgg16(cb_dnnl_version() != NULL, CB_KERNELS_EXACT); }
+TEST(golden_vgg16_level_fused) { golden_vgg16(cb_dnnl_version() != NULL, CB_KERNELS_FUSED); }
 
 TEST(golden_vgg16_onednn)
 {
@@ -354,7 +364,7 @@ TEST(golden_vgg16_onednn)
         printf("  oneDNN is not built in: VGG-16 through it is not tested\n");
         return;
     }
-    golden_vgg16(1);
+    golden_vgg16(1, CB_KERNELS_FAST);
 }
 
 /* nn.Embedding + nn.LSTM / nn.GRU / the reset-before GRU (batch first):
@@ -420,11 +430,14 @@ TEST(golden_gru_fast) { check_recurrent("op_gru", CB_KERNELS_FAST); }
 TEST(golden_gru_reference) { check_recurrent("op_gru", CB_KERNELS_REFERENCE); }
 TEST(golden_gru_rb_fast) { check_recurrent("op_grurb", CB_KERNELS_FAST); }
 TEST(golden_gru_rb_reference) { check_recurrent("op_grurb", CB_KERNELS_REFERENCE); }
+TEST(golden_lstm_level_fast) { check_recurrent("op_lstm", CB_KERNELS_EXACT); }
+TEST(golden_gru_level_fast) { check_recurrent("op_gru", CB_KERNELS_EXACT); }
+TEST(golden_gru_rb_level_fast) { check_recurrent("op_grurb", CB_KERNELS_EXACT); }
 
 /* The IMDb models (dropout 0) on random token ids: probabilities, binary
  * cross-entropy, every gradient and 3 Adam steps at the protocol's learning
  * rates, against PyTorch. Fast kernels (sequences of 300 steps). */
-static void check_rnn_model(const char *name)
+static void check_rnn_model(const char *name, cb_kernels level)
 {
     if (!load_golden()) { test_failures++; return; }
     cb_model *m;
@@ -438,7 +451,7 @@ static void check_rnn_model(const char *name)
     const int batch = (int)x->shape[0];
     load_params(m);
     cb_exec *ex;
-    CHECK_OK(cb_exec_create(&m->graph, batch, 1, CB_KERNELS_FAST, &ex));
+    CHECK_OK(cb_exec_create(&m->graph, batch, 1, level, &ex));
     memcpy(cb_exec_value(ex, m->input), x->data, (size_t)cb_tensor_numel(x) * sizeof(float));
     memcpy(cb_exec_value(ex, m->labels), y->data, (size_t)batch * sizeof(float));
     char what[CB_MAX_NAME + 64];
@@ -465,6 +478,8 @@ static void check_rnn_model(const char *name)
     cb_model_free(m);
 }
 
-TEST(golden_lstm_model) { check_rnn_model("lstm"); }
-TEST(golden_gru_model) { check_rnn_model("gru"); }
-TEST(golden_gru_rb_model) { check_rnn_model("gru-rb"); }
+TEST(golden_lstm_model) { check_rnn_model("lstm", CB_KERNELS_FAST); }
+TEST(golden_gru_model) { check_rnn_model("gru", CB_KERNELS_FAST); }
+TEST(golden_gru_rb_model) { check_rnn_model("gru-rb", CB_KERNELS_FAST); }
+TEST(golden_lstm_model_level_fast) { check_rnn_model("lstm", CB_KERNELS_EXACT); }
+TEST(golden_gru_model_level_fused) { check_rnn_model("gru", CB_KERNELS_FUSED); }

@@ -622,11 +622,19 @@ static int b_linear(cb_graph *g, int x) { return cb_graph_linear(g, "fc", x, 4, 
  * plane per channel), and dropout with a fixed mask. */
 static int b_bn(cb_graph *g, int x) { return cb_graph_batchnorm2d(g, "bn", x, 1e-5f, 0.1f); }
 static int b_dropout(cb_graph *g, int x) { return cb_graph_dropout(g, x, 0.4f); }
+/* What the fused and fastmath levels rewrite: a convolution computing its
+ * activation and the 2x2 max pooling after it, the pooling doing the
+ * activation's backward. */
+static int b_conv_relu_pool(cb_graph *g, int x) { return b_maxpool2(g, b_relu(g, b_conv5(g, x))); }
+static int b_conv_tanh_pool(cb_graph *g, int x) { return b_maxpool2(g, b_tanh(g, b_conv5(g, x))); }
 
 TEST(gradients_match_finite_differences)
 {
-    for (int k = 0; k < 2; k++) {
-        cb_kernels kern = k ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
+    const cb_kernels levels[] = {CB_KERNELS_REFERENCE, CB_KERNELS_EXACT, CB_KERNELS_FUSED, CB_KERNELS_FAST};
+    for (int k = 0; k < 4; k++) {
+        cb_kernels kern = levels[k];
+        fd_check("fd conv 5x5 + relu + maxpool 2x2", 1, 8, 8, b_conv_relu_pool, 0, kern, 0.05f);
+        fd_check("fd conv 5x5 + tanh + maxpool 2x2", 1, 8, 8, b_conv_tanh_pool, 0, kern, 0.05f);
         fd_check("fd conv 3x3 s2 p1", 2, 6, 6, b_conv, 0, kern, 0.03f);
         fd_check("fd conv 5x5 p2", 1, 7, 7, b_conv5, 0, kern, 0.03f);
         fd_check("fd maxpool 3x3 s2 p1", 2, 6, 6, b_maxpool, 0, kern, 0.03f);
@@ -640,6 +648,45 @@ TEST(gradients_match_finite_differences)
         fd_check("fd batchnorm (training)", 2, 4, 4, b_bn, 0, kern, 0.05f);
         fd_check("fd dropout", 2, 3, 3, b_dropout, 0, kern, 0.1f);
     }
+}
+
+/* Which rewrites each level makes, as its plan prints them: tanh is fused
+ * into the convolution at fastmath only, ReLU from fused on, nothing at
+ * fast and reference. */
+static int plan_has(build_fn build, cb_kernels level, int with_grads, const char *needle)
+{
+    cb_graph g;
+    cb_graph_init(&g);
+    int64_t xd[3] = {1, 8, 8}, one[1] = {1};
+    int x = cb_graph_input(&g, "x", 3, xd), labels = cb_graph_input(&g, "labels", 1, one);
+    int y = cb_graph_unary(&g, CB_OP_FLATTEN, build(&g, x));
+    cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, cb_graph_linear(&g, "head", y, 3, 1), labels);
+    int found = -1;
+    cb_exec *ex = NULL;
+    if (cb_graph_finalize(&g) == CB_OK && cb_exec_create(&g, 16, with_grads, level, &ex) == CB_OK) {
+        char *text = cb_exec_plan_text(ex);
+        found = text && strstr(text, needle) != NULL;
+        free(text);
+    }
+    cb_exec_free(ex);
+    cb_graph_free(&g);
+    return found;
+}
+
+TEST(levels_choose_their_rewrites)
+{
+    for (int train = 0; train < 2; train++) {
+        CHECK(plan_has(b_conv_relu_pool, CB_KERNELS_REFERENCE, train, "conv2d+relu") == 0);
+        CHECK(plan_has(b_conv_relu_pool, CB_KERNELS_EXACT, train, "conv2d+relu") == 0);
+        CHECK(plan_has(b_conv_relu_pool, CB_KERNELS_FUSED, train, "conv2d+relu") == 1);
+        CHECK(plan_has(b_conv_relu_pool, CB_KERNELS_FAST, train, "conv2d+relu") == 1);
+        CHECK(plan_has(b_conv_tanh_pool, CB_KERNELS_FUSED, train, "conv2d+tanh") == 0);
+        CHECK(plan_has(b_conv_tanh_pool, CB_KERNELS_FUSED, train, "tanh.exact") == 1);
+        CHECK(plan_has(b_conv_tanh_pool, CB_KERNELS_FAST, train, "conv2d+tanh") == 1);
+    }
+    /* Training: the pooling does its activation's backward from fused on. */
+    CHECK(plan_has(b_conv_tanh_pool, CB_KERNELS_EXACT, 1, "with node") == 0);
+    CHECK(plan_has(b_conv_tanh_pool, CB_KERNELS_FUSED, 1, "with node") == 1);
 }
 
 /* Inference executors fuse convolution and activation and split batches

@@ -11,10 +11,28 @@
 extern "C" {
 #endif
 
+/* The optimisation levels, each a separable variant (named as the CLI's
+ * --level and every run.json name them):
+ *   reference  naive loops, double accumulation: the oracle;
+ *   fast       optimised kernels (BLAS, oneDNN, crossbind's own), exact
+ *              math (libm's tanh and exp), no rewrites;
+ *   fused      fast plus the fusions whose results stay exact: a convolution
+ *              computing its ReLU (and a 2x2 max pooling after it), a max
+ *              pooling doing its activation's backward, gradients stored by
+ *              their only consumer instead of cleared and added to;
+ *   fastmath   fused plus every activation fused, with the approximate
+ *              tanh, logistic and exp of src/ops/fastmath.h: the default,
+ *              and what CB_KERNELS_FAST always meant. */
 typedef enum cb_kernels {
-    CB_KERNELS_REFERENCE = 0, /* naive loops, double accumulation: the oracle */
-    CB_KERNELS_FAST           /* BLAS and OpenMP */
+    CB_KERNELS_REFERENCE = 0, /* reference */
+    CB_KERNELS_FAST,          /* fastmath */
+    CB_KERNELS_EXACT,         /* fast */
+    CB_KERNELS_FUSED          /* fused */
 } cb_kernels;
+/* "reference", "fastmath", "fast", "fused"; NULL for another value. */
+const char *cb_level_name(cb_kernels k);
+/* The level of that name, or -1. */
+int cb_level_parse(const char *name);
 
 typedef struct cb_exec cb_exec;
 

@@ -54,6 +54,8 @@ void cli_notice_load(const char *path, const cb_load_info *info);
 void cli_notice_nonfinite(const char *model, const char *what, const cb_eval_result *r);
 /* Parses "fast" or "reference"; prints an error and returns -1 otherwise. */
 int cli_kernels(const char *v, cb_kernels *out);
+/* Parses an optimisation level (reference, fast, fused, fastmath: exec.h). */
+int cli_level(const char *v, cb_kernels *out);
 
 /* Loads one split of model m's data set. Text (IMDb) data is encoded with
  * `vocab` when given; otherwise with a prepared directory's own, or

@@ -26,7 +26,8 @@ static void help(void)
            "  --repeat N          timed passes after one warm-up pass (default 5)\n"
            "  --limit-test N      use the first N test samples\n"
            "  --threads N         threads (default: all cores; at most 4 x the cores)\n"
-           "  --kernels fast|reference\n"
+           "  --level reference|fast|fused|fastmath (default fastmath; --kernels fast|reference: the older\n"
+           "  spelling of fastmath and reference)\n"
            "  --predictions FILE  per-sample CSV: index,label,prediction,probabilities...\n"
            "  --logits FILE       the last pass's outputs as .npy (float32 [N,K])\n"
            "  --json              print one JSON object\n"
@@ -71,7 +72,7 @@ int cmd_eval(int argc, char **argv)
         else if (!(v = cli_option_value("eval",
                                         (const char *const[]){"--weights", "--data", "--vocab", "--predictions",
                                                               "--logits", "--batch", "--repeat", "--limit-test",
-                                                              "--threads", "--kernels", NULL},
+                                                              "--threads", "--kernels", "--level", NULL},
                                         argc, argv, &i)))
             return 1;
         else if (!strcmp(a, "--weights")) weights = v;
@@ -84,6 +85,7 @@ int cmd_eval(int argc, char **argv)
         else if (!strcmp(a, "--limit-test")) { if (cli_long(a, v, 1, 1000000000L, &limit)) return 1; }
         else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &threads)) return 1; }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
+        else if (!strcmp(a, "--level")) { if (cli_level(v, &kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind eval --help)", a);
     }
     if (!weights) return cli_error("eval: --weights FILE is required");

@@ -10,13 +10,14 @@
 
 static void help(void)
 {
-    printf("usage: crossbind plan MODEL|FILE.onnx [--batch N] [--train] [--kernels fast|reference]\n"
+    printf("usage: crossbind plan MODEL|FILE.onnx [--batch N] [--train] [--level L]\n"
            "                      [--threads N] [--hash]\n"
            "  MODEL is one of: %s; or an ONNX file.\n"
            "  --batch N  the largest batch the executor is made for (default 128): the plan covers\n"
            "             every batch from 1 to N\n"
            "  --train    a training executor (forward and backward); default: inference\n"
            "  --hash     print only the plan's SHA-256\n"
+           "  --level reference|fast|fused|fastmath (default fastmath; --kernels fast|reference too)\n"
            "  The plan depends on the threads (default: all cores), the build (AVX-512, oneDNN)\n"
            "  and CROSSBIND_CONV; its first lines say which.\n",
            cli_models(NULL, ", "));
@@ -37,12 +38,13 @@ int cmd_plan(int argc, char **argv)
         }
         else if (!strcmp(a, "--train")) train = 1;
         else if (!strcmp(a, "--hash")) hash_only = 1;
-        else if (!(v = cli_option_value("plan", (const char *const[]){"--batch", "--kernels", "--threads", NULL}, argc,
+        else if (!(v = cli_option_value("plan", (const char *const[]){"--batch", "--kernels", "--level", "--threads", NULL}, argc,
                                         argv, &i)))
             return 1;
         else if (!strcmp(a, "--batch")) { if (cli_long(a, v, 1, 1 << 20, &batch)) return 1; }
         else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &threads)) return 1; }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
+        else if (!strcmp(a, "--level")) { if (cli_level(v, &kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind plan --help)", a);
     }
     if (!what) return cli_error("plan: give a model name or an ONNX file (see crossbind plan --help)");

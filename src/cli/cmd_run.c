@@ -18,11 +18,12 @@ static void help(void)
            "  every input's first dimension is the batch. Weights: safetensors, PyTorch\n"
            "  state dict or ONNX, recognised by content (parameters files need MODEL, one of:\n"
            "  %s).\n"
-           "  --threads N (default: all cores; at most 4 x the cores)  --kernels fast|reference\n"
+           "  --threads N (default: all cores; at most 4 x the cores)  --level reference|fast|fused|fastmath\n"
+           "  (default fastmath; --kernels fast|reference: the older spelling of fastmath, reference)\n"
            "  --non-strict  load a parameters file that also holds tensors the model lacks\n"
            "  --dump DIR    also write every node's value as DIR/NNNN_NAME.npy and DIR/index.json\n"
            "                (node index, name, op, shape, file; values a fusion never stores are\n"
-           "                listed as not materialised: compare with --kernels reference)\n",
+           "                listed as not materialised: compare with --level reference)\n",
            cli_models(NULL, ", "));
 }
 
@@ -88,7 +89,7 @@ int cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--non-strict")) strict = 0;
         else if (!(v = cli_option_value("run",
                                         (const char *const[]){"--weights", "--onnx", "--input", "--output",
-                                                              "--threads", "--kernels", "--dump", NULL},
+                                                              "--threads", "--kernels", "--level", "--dump", NULL},
                                         argc, argv, &i)))
             return 1;
         else if (!strcmp(a, "--weights") || !strcmp(a, "--onnx")) {
@@ -105,6 +106,7 @@ int cmd_run(int argc, char **argv)
         }
         else if (!strcmp(a, "--threads")) { if (cli_threads(a, v, &threads)) return 1; }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
+        else if (!strcmp(a, "--level")) { if (cli_level(v, &kernels)) return 1; }
         else if (!strcmp(a, "--dump")) dump_dir = v;
         else return cli_error("unknown option '%s' (see crossbind run --help)", a);
     }

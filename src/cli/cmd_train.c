@@ -46,7 +46,8 @@ static void help(void)
            "  --limit-test N      use the first N test samples\n"
            "  --shuffle           seeded shuffle each epoch (the protocol does not shuffle)\n"
            "  --subactivities     time batch loading, forward+loss and backward+step\n"
-           "  --kernels fast|reference  kernel level (default fast)\n"
+           "  --level reference|fast|fused|fastmath  optimisation level (default fastmath; see crossbind plan)\n"
+           "  --kernels fast|reference  the older spelling of --level fastmath and reference\n"
            "  --out DIR           output directory (default runs/MODEL-SEED)\n"
            "  --quiet             no progress output\n"
            "  --no-dropout        dropout probability 0 (parity runs: each binding draws its own masks)\n");
@@ -74,8 +75,9 @@ static void json_meta(cb_buf *b, const train_cli *c)
                   c->no_dropout ? "false" : "true");
     if (c->init) cb_buf_json_string(b, c->init);
     else cb_buf_printf(b, "null");
-    cb_buf_printf(b, ",\n  \"threads\": %ld,\n  \"kernels\": \"%s\",\n", c->threads,
-                  c->opt.kernels == CB_KERNELS_FAST ? "fast" : "reference");
+    /* "kernels" in its older two-way spelling for readers of earlier files. */
+    cb_buf_printf(b, ",\n  \"threads\": %ld,\n  \"kernels\": \"%s\",\n  \"level\": \"%s\",\n", c->threads,
+                  c->opt.kernels == CB_KERNELS_REFERENCE ? "reference" : "fast", cb_level_name(c->opt.kernels));
     cb_buf_printf(b, "  \"versions\": {\"crossbind\": \"%s\", \"blas\": ", CB_VERSION);
     cb_buf_json_string(b, cb_blas_name());
     cb_buf_printf(b, ", \"convolutions\": ");
@@ -183,7 +185,7 @@ static int parse(train_cli *c, int argc, char **argv)
                                         (const char *const[]){"--data", "--vocab", "--init", "--out", "--epochs",
                                                               "--batch", "--threads", "--limit-train", "--limit-test",
                                                               "--run", "--seed", "--lr", "--momentum",
-                                                              "--weight-decay", "--optimizer", "--kernels", NULL},
+                                                              "--weight-decay", "--optimizer", "--kernels", "--level", NULL},
                                         argc, argv, &i)))
             return 1;
         else if (!strcmp(a, "--data")) c->data = v;
@@ -211,6 +213,7 @@ static int parse(train_cli *c, int argc, char **argv)
             else return cli_error("--optimizer must be sgd or adam, got '%s'", v);
         }
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &c->opt.kernels)) return 1; }
+        else if (!strcmp(a, "--level")) { if (cli_level(v, &c->opt.kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind train --help)", a);
     }
     if (!c->model) return cli_error("train: which model? (see crossbind train --help)");

@@ -183,12 +183,24 @@ cb_status cli_load_weights(cb_model *m, const char *path, int strict)
 
 int cli_kernels(const char *v, cb_kernels *out)
 {
+    /* The older two-way spelling: "fast" was, and is, the fastmath level. */
     if (!strcmp(v, "fast")) *out = CB_KERNELS_FAST;
     else if (!strcmp(v, "reference")) *out = CB_KERNELS_REFERENCE;
     else {
-        cli_error("--kernels must be fast or reference, got '%s'", v);
+        cli_error("--kernels must be fast (--level fastmath) or reference, got '%s'", v);
         return -1;
     }
+    return 0;
+}
+
+int cli_level(const char *v, cb_kernels *out)
+{
+    const int k = cb_level_parse(v);
+    if (k < 0) {
+        cli_error("--level must be reference, fast, fused or fastmath, got '%s'", v);
+        return -1;
+    }
+    *out = (cb_kernels)k;
     return 0;
 }
 

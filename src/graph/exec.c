@@ -33,6 +33,30 @@ static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
     return s;
 }
 
+/* The `fast` argument of the kernels at this executor's level (ops.h). */
+static int fast_arg(const cb_exec *ex)
+{
+    return ex->kernels == CB_KERNELS_REFERENCE ? 0 : ex->kernels == CB_KERNELS_FAST ? CB_FAST_APPROX : CB_FAST_EXACT;
+}
+
+const char *cb_level_name(cb_kernels k)
+{
+    switch (k) {
+    case CB_KERNELS_REFERENCE: return "reference";
+    case CB_KERNELS_EXACT: return "fast";
+    case CB_KERNELS_FUSED: return "fused";
+    case CB_KERNELS_FAST: return "fastmath";
+    }
+    return NULL;
+}
+
+int cb_level_parse(const char *name)
+{
+    for (int k = CB_KERNELS_REFERENCE; k <= CB_KERNELS_FUSED; k++)
+        if (!strcmp(name, cb_level_name((cb_kernels)k))) return k;
+    return -1;
+}
+
 int cb_exec_is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
 #define is_act cb_exec_is_act
 
@@ -64,6 +88,9 @@ static void plan_fusion(cb_exec *ex)
     for (int i = 0; i + 1 < g->count; i++) {
         const cb_node *c = &g->nodes[i], *a = &g->nodes[i + 1];
         if (c->op != CB_OP_CONV2D || !is_act(a->op) || a->in[0] != i || c->pinned || i == g->output) continue;
+        /* The kernels compute a fused tanh or logistic with the approximate
+         * forms (fastmath.h); ReLU is exact in every one of them. */
+        if (ex->kernels != CB_KERNELS_FAST && a->op != CB_OP_RELU) continue;
         if (uses_of(g, i) != 1) continue;
         ex->fused[i + 1] = 1;
         /* A 2x2 max pooling right after, the activation's only consumer,
@@ -234,7 +261,7 @@ static size_t workspace_floats(const cb_exec *ex, int batch, int threads)
         } else if (n->op == CB_OP_LSTM && ex->with_grads) {
             cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
             w = cb_lstm_workspace(&rs);
-        } else if (n->op == CB_OP_CONV2D && ex->kernels == CB_KERNELS_FAST) {
+        } else if (n->op == CB_OP_CONV2D && ex->kernels != CB_KERNELS_REFERENCE) {
             cb_conv_shape cs = conv_shape(g, n, batch);
             w = cb_conv2d_workspace_threads(&cs, threads);
         }
@@ -278,7 +305,7 @@ static void plan_workspace(cb_exec *ex, int max_batch)
 static cb_conv_kernel conv_fwd_kernel(const cb_exec *ex, int i, int n, int in_parallel)
 {
     const cb_graph *g = ex->g;
-    if (ex->kernels != CB_KERNELS_FAST) return CB_CK_REF;
+    if (ex->kernels == CB_KERNELS_REFERENCE) return CB_CK_REF;
     const int fuse = i + 1 < g->count && ex->fused[i + 1];
     if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) return CB_CK_FLAT_POOL;
     const cb_conv_shape s = conv_shape(g, &g->nodes[i], n);
@@ -292,7 +319,7 @@ static cb_conv_bwd_choice conv_bwd_kernels(const cb_exec *ex, int i, int n, int 
 {
     cb_conv_kernel both = CB_CK_NONE;
     const cb_conv_shape s = conv_shape(ex->g, &ex->g->nodes[i], n);
-    if (ex->kernels != CB_KERNELS_FAST) both = CB_CK_REF;
+    if (ex->kernels == CB_KERNELS_REFERENCE) both = CB_CK_REF;
     else if (ex->dnnl && (ex->dwant[i] & CB_DNNL_BWD)) both = CB_CK_ONEDNN;
     else if (cb_conv2d_dense_ok(&s)) both = CB_CK_DENSE; /* it stores as well as adds (stored_by) */
     if (both != CB_CK_NONE) return (cb_conv_bwd_choice){want_dx ? both : CB_CK_NONE, both};
@@ -376,16 +403,18 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     }
 
     for (int i = 0; i < g->count; i++) ex->pool_after[i] = ex->stored_by[i] = -1;
-    if (kernels == CB_KERNELS_FAST) plan_fusion(ex);
-    if (kernels == CB_KERNELS_FAST && with_grads) plan_pool_fusion(ex);
-    if (kernels == CB_KERNELS_FAST && with_grads) plan_stored_grads(ex);
+    /* The rewrites, at the levels that have them (exec.h). */
+    const int rewrites = kernels == CB_KERNELS_FAST || kernels == CB_KERNELS_FUSED;
+    if (rewrites) plan_fusion(ex);
+    if (rewrites && with_grads) plan_pool_fusion(ex);
+    if (rewrites && with_grads) plan_stored_grads(ex);
     /* Fast inference runs the batch in chunks of at most SLICE_SAMPLES
      * samples spread over the threads (chunks of 8 to 64 measured alike on
      * LeNet-5), each thread with its own workspace sized for one chunk.
      * Every other executor runs the whole batch with one workspace. */
-    ex->slices = (!with_grads && kernels == CB_KERNELS_FAST && !conv_heavy(g)) ? cb_get_threads() : 0;
+    ex->slices = (!with_grads && kernels != CB_KERNELS_REFERENCE && !conv_heavy(g)) ? cb_get_threads() : 0;
     ex->big = cb_graph_forward_flops(g) > CONV_HEAVY_FLOPS;
-    if (kernels == CB_KERNELS_FAST) {
+    if (kernels != CB_KERNELS_REFERENCE) {
         cb_status st = plan_dnnl(ex, max_batch);
         if (st != CB_OK) {
             cb_exec_free(ex);
@@ -542,7 +571,7 @@ static cb_status loss_forward(cb_exec *ex, int i, int batch)
 static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int losses)
 {
     const cb_graph *g = ex->g;
-    const int fast = ex->kernels == CB_KERNELS_FAST;
+    const int fast = fast_arg(ex);
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if ((is_loss(n->op) && !losses) || ex->fused[i]) continue;
@@ -761,7 +790,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     cb_graph *g = ex->g;
     if (top < 0 || top >= g->count || !ex->grad[top])
         return cb_fail(CB_ERR_INVALID_ARG, "node %d has no gradient to start the backward pass from", top);
-    const int fast = ex->kernels == CB_KERNELS_FAST;
+    const int fast = fast_arg(ex);
     /* Gradients accumulate, so every buffer starts at zero. */
     memset(g->grads, 0, g->n_params * sizeof(float));
     for (int i = 0; i < g->count; i++)

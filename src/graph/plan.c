@@ -74,7 +74,22 @@ static void put_modes(cb_buf *b, const cb_exec *ex, unsigned char *whole, unsign
     }
 }
 
-static const char *level_name(const cb_exec *ex) { return ex->kernels == CB_KERNELS_FAST ? "fast" : "reference"; }
+static const char *level_name(const cb_exec *ex) { return cb_level_name(ex->kernels); }
+
+/* The kernel of a node other than a convolution: its op's reference or
+ * optimised loops, and for the activations and recurrent gates which math
+ * (the approximations of fastmath.h at fastmath, else libm's). Backward
+ * passes of activations read the output only and are exact at every level. */
+static void put_kernel(cb_buf *b, const cb_exec *ex, cb_op op, int backward)
+{
+    const char *name = cb_op_name(op);
+    const int approx = ex->kernels == CB_KERNELS_FAST;
+    if (ex->kernels == CB_KERNELS_REFERENCE) cb_buf_printf(b, "%s.reference", name);
+    else if ((op == CB_OP_TANH || op == CB_OP_SIGMOID) && !backward)
+        cb_buf_printf(b, "%s.%s", name, approx ? "approx" : "exact");
+    else if (op == CB_OP_LSTM || op == CB_OP_GRU) cb_buf_printf(b, "%s.fast, %s gates", name, approx ? "approximate" : "libm");
+    else cb_buf_printf(b, "%s.fast", name);
+}
 
 /* The node whose forward computes fused node i (plan_fusion). */
 static int fused_into(const cb_exec *ex, int i) { return ex->fused[i] == FUSED_POOL ? i - 2 : i - 1; }
@@ -124,7 +139,7 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
             put_ranges(b, ex->kpar[i], sliced, ex->max_batch);
         }
     } else {
-        cb_buf_printf(b, "%s.%s", cb_op_name(n->op), level_name(ex));
+        put_kernel(b, ex, n->op, 0);
         if (n->op == CB_OP_SOFTMAX_XENT || n->op == CB_OP_BCE) cb_buf_printf(b, " over the whole batch");
     }
 }
@@ -147,7 +162,7 @@ static void put_backward(cb_buf *b, const cb_exec *ex, int i, const unsigned cha
             put_ranges(b, ex->kdgrad[i], all, ex->max_batch);
         }
     } else {
-        cb_buf_printf(b, "%s.%s", cb_op_name(n->op), level_name(ex));
+        put_kernel(b, ex, n->op, 1);
     }
     for (int k = 0; k < g->count; k++)
         if (ex->pool_after[k] == i) cb_buf_printf(b, ", with node %d's (%s)", k, g->nodes[k].name);
@@ -168,7 +183,7 @@ char *cb_exec_plan_text(const cb_exec *ex)
         return NULL;
     }
     memset(all, 1, (size_t)max + 1);
-    cb_buf_printf(&b, "crossbind plan: %s, %s kernels, batches 1-%d, %d thread%s\n",
+    cb_buf_printf(&b, "crossbind plan: %s, level %s, batches 1-%d, %d thread%s\n",
                   ex->with_grads ? "training" : "inference", level_name(ex), max, ex->kthreads,
                   ex->kthreads == 1 ? "" : "s");
     cb_buf_printf(&b, "build: %s, oneDNN %s\n", isa(), ex->dnnl ? "in use" : cb_dnnl_version() ? "not used" : "absent");

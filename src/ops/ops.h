@@ -133,6 +133,11 @@ int cb_conv2d_wgrad_direct_ok(const cb_conv_shape *s);
 size_t cb_conv2d_wgrad_direct_workspace(const cb_conv_shape *s, int threads);
 void cb_conv2d_wgrad_direct(const cb_conv_shape *s, const float *x, const float *dy, float *dw, float *db,
                             float *ws);
+/* The `fast` argument the kernels take: 0 runs the reference loops; any
+ * other value the optimised ones, CB_FAST_APPROX with the approximate
+ * tanh, logistic and exp of fastmath.h, CB_FAST_EXACT with libm's. */
+enum { CB_FAST_APPROX = 1, CB_FAST_EXACT = 2 };
+
 /* The convolution kernels by name: what a plan records per node and batch
  * size, and prints (cb_conv_kernel_name). */
 typedef enum cb_conv_kernel {

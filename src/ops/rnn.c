@@ -57,8 +57,8 @@ static void bias_grads(int fast, int rows, int cols, const float *ga, const floa
 static float sigm_ref(float v) { return (float)(1.0 / (1.0 + exp(-(double)v))); }
 /* Gate nonlinearities: vectorisable approximations in fast kernels, libm in
  * reference ones. `fast` is loop invariant, so the compiler splits the loops. */
-static inline float sigm(float v, int fast) { return fast ? sigmoid_approx(v) : sigm_ref(v); }
-static inline float tanh_g(float v, int fast) { return fast ? tanh_approx(v) : tanhf(v); }
+static inline float sigm(float v, int fast) { return fast == CB_FAST_APPROX ? sigmoid_approx(v) : sigm_ref(v); }
+static inline float tanh_g(float v, int fast) { return fast == CB_FAST_APPROX ? tanh_approx(v) : tanhf(v); }
 
 /* One sample's LSTM cell at one step: gates in place, cell and hidden state.
  * Always inlined with constant flags, so the loop vectorises. */
@@ -92,8 +92,8 @@ void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
             float *a = saved + ((size_t)n * T + t) * S, *c = a + G;
             const float *cprev = t > 0 ? saved + ((size_t)n * T + t - 1) * S + G : NULL;
             float *h = y + ((size_t)n * T + t) * H;
-            if (fast && cprev) lstm_cell(H, a, cprev, c, h, 1, 1);
-            else if (fast) lstm_cell(H, a, cprev, c, h, 1, 0);
+            if (fast == CB_FAST_APPROX && cprev) lstm_cell(H, a, cprev, c, h, 1, 1);
+            else if (fast == CB_FAST_APPROX) lstm_cell(H, a, cprev, c, h, 1, 0);
             else lstm_cell(H, a, cprev, c, h, 0, cprev != NULL);
         }
     }
@@ -236,7 +236,7 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
             const float *restrict xr = xp + ((size_t)n * T + t) * 3 * H, *restrict hr = hp + (size_t)n * 3 * H;
             const float *restrict hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
             float *restrict sv = saved + ((size_t)n * T + t) * S, *restrict rhn = rh + (size_t)n * H;
-            if (fast) gru_rz(H, xr, hr, hprev, sv, rhn, 1);
+            if (fast == CB_FAST_APPROX) gru_rz(H, xr, hr, hprev, sv, rhn, 1);
             else gru_rz(H, xr, hr, hprev, sv, rhn, 0);
             if (!reset_before) memcpy(sv + 3 * H, hr + 2 * H, (size_t)H * sizeof *sv);
         }
@@ -252,7 +252,7 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
             const float *restrict hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
             const float *restrict rhn = rh + (size_t)n * H;
             float *restrict sv = saved + ((size_t)n * T + t) * S, *restrict h = y + ((size_t)n * T + t) * H;
-            if (fast) gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 1);
+            if (fast == CB_FAST_APPROX) gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 1);
             else gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 0);
         }
     }
