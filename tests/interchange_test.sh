@@ -169,7 +169,54 @@ expect_error "convert: unknown target" "--to must be" "$BIN" convert lenet1 "$T/
 expect_error "ONNX Runtime runner refuses a state dict" "serialization mode only" $ORT eval lenet1 --weights "$T/cb/final.pt"
 expect_error "PyTorch runner reports ONNX as unsupported" "unsupported load mode" $TORCH eval lenet1 --weights "$T/cb/final.onnx"
 
-# 5. The operator table in the docs is the one the importer has.
+# 5. A residual network as PyTorch exports it (a small ResNet: stride-2
+#    7x7 stem, basic blocks with identity and 1x1 stride-2 shortcuts, Add,
+#    GlobalAveragePool), random weights and batch-norm statistics: crossbind
+#    at every level against PyTorch's logits, as tests/README.md's rule.
+$PY - "$T" <<'PYRES'
+import sys, torch, numpy as np, torch.nn as nn
+torch.manual_seed(7)
+def bn(c):
+    b = nn.BatchNorm2d(c); b.running_mean.uniform_(-0.5, 0.5); b.running_var.uniform_(0.5, 2.0)
+    b.weight.data.uniform_(0.5, 1.5); b.bias.data.uniform_(-0.2, 0.2); return b
+class Block(nn.Module):
+    def __init__(s, cin, cout, stride):
+        super().__init__()
+        s.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False); s.bn1 = bn(cout)
+        s.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False); s.bn2 = bn(cout)
+        s.down = None if stride == 1 and cin == cout else nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), bn(cout))
+    def forward(s, x):
+        y = torch.relu(s.bn1(s.conv1(x)))
+        y = s.bn2(s.conv2(y))
+        return torch.relu(y + (x if s.down is None else s.down(x)))
+class Net(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.stem = nn.Sequential(nn.Conv2d(3, 8, 7, 2, 3, bias=False), bn(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        s.layer1 = Block(8, 8, 1); s.layer2 = Block(8, 16, 2)
+        s.pool = nn.AdaptiveAvgPool2d((1, 1)); s.fc = nn.Linear(16, 10)
+    def forward(s, x): return s.fc(torch.flatten(s.pool(s.layer2(s.layer1(s.stem(x)))), 1))
+m = Net().eval()
+x = torch.randn(5, 3, 64, 64)
+np.save(sys.argv[1] + "/res_x.npy", x.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/res_torch.npy", m(x).numpy())
+torch.onnx.export(m, x, sys.argv[1] + "/res.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+PYRES
+for level in reference fast fused fastmath; do
+    expect_ok "a small ResNet (torch.onnx.export) runs at level $level" \
+        "$BIN" run --onnx "$T/res.onnx" --input "$T/res_x.npy" --output "$T/res_$level.npy" --level $level
+    check "  ... its logits equal PyTorch's to 1e-4" $PY -c "
+import numpy as np; a = np.load('$T/res_$level.npy'); b = np.load('$T/res_torch.npy')
+assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4), np.abs(a - b).max()"
+done
+expect_ok "  ... and its plan prints" "$BIN" plan "$T/res.onnx" --batch 8 --threads 2
+check "  ... with the residual Add and the global pooling" bash -c "grep -q ' add ' '$T/out' && grep -q 'global_avgpool' '$T/out'"
+expect_ok "  ... and it converts back to ONNX" "$BIN" convert "$T/res.onnx" "$T/res2.onnx" --to onnx
+expect_ok "  ... which runs to the same logits" "$BIN" run --onnx "$T/res2.onnx" --input "$T/res_x.npy" --output "$T/res2.npy"
+check "  ... bit for bit" cmp "$T/res_fastmath.npy" "$T/res2.npy"
+
+# 6. The operator table in the docs is the one the importer has.
 check "docs/onnx-ops.md is current (crossbind onnx-ops)" bash -c "'$BIN' onnx-ops | diff -q - docs/onnx-ops.md"
 
 echo "$pass passed, $fail failed"

@@ -249,7 +249,10 @@ int main(int argc, char **argv)
             if (!sd) { if (set == 0) { snprintf(why, sizeof why, "no test data"); bad = 1; } break; }
             closedir(sd);
             cb_model *m = NULL;
-            if (import_bound(buf, len, path, dir, &m) != CB_OK) {
+            /* Inputs after the first become constants (a Conv's W); where the
+             * model wants them computed (Add's second operand), every input
+             * stays an input and is fed from its file. */
+            if (import_bound(buf, len, path, dir, &m) != CB_OK && cb_onnx_import(buf, len, path, 0, &m) != CB_OK) {
                 snprintf(why, sizeof why, "import: %.400s", cb_last_error());
                 bad = 1;
                 break;

@@ -626,6 +626,14 @@ static int b_dropout(cb_graph *g, int x) { return cb_graph_dropout(g, x, 0.4f); 
  * activation and the 2x2 max pooling after it, the pooling doing the
  * activation's backward. */
 static int b_conv_relu_pool(cb_graph *g, int x) { return b_maxpool2(g, b_relu(g, b_conv5(g, x))); }
+/* A residual connection (the convolution reaches the sum twice: directly
+ * and through its tanh) and global average pooling. */
+static int b_residual(cb_graph *g, int x)
+{
+    int c = cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1);
+    return cb_graph_add(g, c, b_tanh(g, c));
+}
+static int b_gap(cb_graph *g, int x) { return cb_graph_global_avgpool(g, b_relu(g, x)); }
 static int b_conv_tanh_pool(cb_graph *g, int x) { return b_maxpool2(g, b_tanh(g, b_conv5(g, x))); }
 
 TEST(gradients_match_finite_differences)
@@ -636,6 +644,8 @@ TEST(gradients_match_finite_differences)
         fd_check("fd conv 5x5 + relu + maxpool 2x2", 1, 8, 8, b_conv_relu_pool, 0, kern, 0.05f);
         fd_check("fd conv 5x5 + tanh + maxpool 2x2", 1, 8, 8, b_conv_tanh_pool, 0, kern, 0.05f);
         fd_check("fd conv 3x3 s2 p1", 2, 6, 6, b_conv, 0, kern, 0.03f);
+        fd_check("fd residual add", 2, 5, 5, b_residual, 0, kern, 0.03f);
+        fd_check("fd global average pooling", 3, 4, 5, b_gap, 0, kern, 0.1f);
         fd_check("fd conv 5x5 p2", 1, 7, 7, b_conv5, 0, kern, 0.03f);
         fd_check("fd maxpool 3x3 s2 p1", 2, 6, 6, b_maxpool, 0, kern, 0.03f);
         fd_check("fd maxpool 2x2", 2, 6, 6, b_maxpool2, 0, kern, 0.03f);

@@ -43,6 +43,8 @@ typedef enum cb_op {
     CB_OP_LAST_STEP,   /* in: x[T,H] -> x[T-1] as [H] */
     CB_OP_SOFTMAX_XENT,/* in: logits[K], labels[1] (class index as float): mean loss */
     CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
+    CB_OP_ADD,         /* in: a, b of one shape: a + b (residual connections) */
+    CB_OP_GLOBAL_AVGPOOL, /* in: x[C,H,W] -> [C,1,1], the mean of each plane */
     CB_OP_COUNT
 } cb_op;
 
@@ -153,6 +155,10 @@ double cb_node_forward_flops(const cb_graph *g, int node);
 double cb_graph_forward_flops(const cb_graph *g);
 /* An op's short name ("conv2d", "lstm", ...); "?" for a value outside the enum. */
 const char *cb_op_name(cb_op op);
+/* a + b, elementwise, of two nodes with the same per-sample shape. */
+int cb_graph_add(cb_graph *g, int a, int b);
+/* The mean of each channel's plane: [C,H,W] -> [C,1,1]. */
+int cb_graph_global_avgpool(cb_graph *g, int x);
 int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels);
 
 /* Allocates the parameter storage once all nodes exist (zero-filled). */

@@ -323,6 +323,8 @@ static cb_status export_node(exporter *e, int i)
     }
     case CB_OP_LSTM:
     case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
+    case CB_OP_ADD: n = node(e, "Add", gn->name, 2, in, out, 0); break;
+    case CB_OP_GLOBAL_AVGPOOL: n = node(e, "GlobalAveragePool", gn->name, 1, in, out, 0); break;
     case CB_OP_LAST_STEP: { /* Gather(axis 1) of index -1: [N,T,H] -> [N,H] */
         char idx[CB_MAX_NAME + 16];
         snprintf(idx, sizeof idx, "%s.index", gn->name);

@@ -17,6 +17,7 @@
 
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
+    {"Add", "two computed float tensors of one shape (residual connections); no broadcasting"},
     {"AveragePool", "2-D; kernel_shape, strides, symmetric pads or auto_pad (VALID, SAME_* when symmetric); "
                     "count_include_pad=1, or 0 without padding; no ceil_mode"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
@@ -34,6 +35,7 @@ static const struct { const char *op, *notes; } op_table[] = {
                "at the constant index -1 or T-1 (the last time step), or a constant index of a shape expression"},
     {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
+    {"GlobalAveragePool", "over [N,C,H,W]"},
     {"Identity", "tensors"},
     {"LSTM", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
              "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
@@ -298,6 +300,16 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "Flatten") == 0) s = op_flatten(im, n, &id);
     else if (strcmp(t, "BatchNormalization") == 0) s = op_batchnorm(im, n, &id);
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
+    else if (strcmp(t, "Add") == 0) {
+        int a, b;
+        if ((s = imp_activation(im, n, 0, &a)) == CB_OK && (s = imp_activation(im, n, 1, &b)) == CB_OK &&
+            (id = cb_graph_add(&im->m->graph, a, b)) < 0)
+            s = imp_unsupported(im, n, "its inputs differ in shape (broadcasting is not implemented)");
+    } else if (strcmp(t, "GlobalAveragePool") == 0) {
+        int x;
+        if ((s = imp_activation(im, n, 0, &x)) == CB_OK && (id = cb_graph_global_avgpool(&im->m->graph, x)) < 0)
+            s = imp_unsupported(im, n, "its input is not [N,C,H,W]");
+    }
     else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0) {
         int x;
         if ((s = imp_activation(im, n, 0, &x)) == CB_OK) {

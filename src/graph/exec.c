@@ -656,6 +656,24 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
                        ex->val[n->in[4]], y, saved, ws, fast);
             break;
         }
+        case CB_OP_ADD: {
+            const float *x2 = slice_of(ex, n->in[1], b0);
+            const int64_t k = (int64_t)node_floats(n, batch);
+#pragma omp parallel for schedule(static) if (fast && k > 65536)
+            for (int64_t j = 0; j < k; j++) y[j] = x[j] + x2[j];
+            break;
+        }
+        case CB_OP_GLOBAL_AVGPOOL: {
+            const cb_node *xn = &g->nodes[n->in[0]];
+            const int64_t planes = (int64_t)batch * xn->dims[0], p = xn->dims[1] * xn->dims[2];
+#pragma omp parallel for schedule(static) if (fast && planes * p > 65536)
+            for (int64_t c = 0; c < planes; c++) {
+                double acc = 0; /* double at every level: the mean of up to 49 x 2048 values */
+                for (int64_t j = 0; j < p; j++) acc += x[c * p + j];
+                y[c] = (float)(acc / (double)p);
+            }
+            break;
+        }
         case CB_OP_LAST_STEP: {
             const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];
             for (int s = 0; s < batch; s++) memcpy(y + (size_t)s * h, x + ((size_t)s * t + t - 1) * h, (size_t)h * sizeof *y);
@@ -880,6 +898,23 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
                        ex->grad[n->in[1]], ex->grad[n->in[2]], ex->grad[n->in[3]], ex->grad[n->in[4]], ex->ws, fast);
             break;
         }
+        case CB_OP_ADD: { /* both inputs take dy (one node twice: twice) */
+            const int64_t k = (int64_t)node_floats(n, batch);
+            for (int side = 0; side < 2; side++) {
+                float *d = ex->grad[n->in[side]];
+                if (d)
+                    for (int64_t j = 0; j < k; j++) d[j] += dy[j];
+            }
+            break;
+        }
+        case CB_OP_GLOBAL_AVGPOOL:
+            if (dx) {
+                const cb_node *xn = &g->nodes[n->in[0]];
+                const int64_t planes = (int64_t)batch * xn->dims[0], p = xn->dims[1] * xn->dims[2];
+                for (int64_t c = 0; c < planes; c++)
+                    for (int64_t j = 0; j < p; j++) dx[c * p + j] += dy[c] / (float)p;
+            }
+            break;
         case CB_OP_LAST_STEP:
             if (dx) {
                 const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];

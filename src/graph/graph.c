@@ -493,7 +493,8 @@ const char *cb_op_name(cb_op op)
 {
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
-        "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce"};
+        "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce",
+        "add", "global_avgpool"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
@@ -515,6 +516,41 @@ int cb_graph_unary(cb_graph *g, cb_op op, int x)
     } else {
         set_dims(n, g->nodes[x].ndim, g->nodes[x].dims);
     }
+    return id;
+}
+
+int cb_graph_add(cb_graph *g, int a, int b)
+{
+    if (a < 0 || b < 0 || a >= g->count || b >= g->count) return -1;
+    const cb_node *x = &g->nodes[a], *y = &g->nodes[b];
+    int same = x->ndim == y->ndim && x->batched && y->batched;
+    for (int d = 0; same && d < x->ndim; d++) same = x->dims[d] == y->dims[d];
+    if (!same) {
+        cb_fail(CB_ERR_SHAPE, "add: '%s' and '%s' differ in shape (broadcasting is not implemented)", x->name, y->name);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "add%d", g->count);
+    int in[2] = {a, b};
+    int id = add_node(g, CB_OP_ADD, name, in, 2);
+    if (id >= 0) set_dims(&g->nodes[id], g->nodes[a].ndim, g->nodes[a].dims);
+    return id;
+}
+
+int cb_graph_global_avgpool(cb_graph *g, int x)
+{
+    if (x < 0 || x >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x];
+    if (xn->ndim != 3 || !xn->batched || xn->dims[1] < 1 || xn->dims[2] < 1) {
+        cb_fail(CB_ERR_SHAPE, "global average pooling of '%s': needs [C,H,W] per sample", xn->name);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "global_avgpool%d", g->count);
+    int id = add_node(g, CB_OP_GLOBAL_AVGPOOL, name, &x, 1);
+    if (id < 0) return -1;
+    int64_t d[3] = {g->nodes[x].dims[0], 1, 1};
+    set_dims(&g->nodes[id], 3, d);
     return id;
 }
 
