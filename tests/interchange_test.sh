@@ -216,7 +216,49 @@ expect_ok "  ... and it converts back to ONNX" "$BIN" convert "$T/res.onnx" "$T/
 expect_ok "  ... which runs to the same logits" "$BIN" run --onnx "$T/res2.onnx" --input "$T/res_x.npy" --output "$T/res2.npy"
 check "  ... bit for bit" cmp "$T/res_fastmath.npy" "$T/res2.npy"
 
-# 6. The operator table in the docs is the one the importer has.
+# 6. MobileNetV2's building blocks as PyTorch exports them: inverted
+#    residuals (1x1 expansion, 3x3 depthwise convolution, ReLU6 as Clip,
+#    1x1 projection, the residual Add), a grouped (not depthwise) 3x3
+#    convolution, global pooling and dropout; every level against PyTorch.
+$PY - "$T" <<'PYMOB'
+import sys, torch, numpy as np, torch.nn as nn
+torch.manual_seed(11)
+def bn(c):
+    b = nn.BatchNorm2d(c); b.running_mean.uniform_(-0.5, 0.5); b.running_var.uniform_(0.5, 2.0)
+    b.weight.data.uniform_(0.5, 1.5); b.bias.data.uniform_(-0.2, 0.2); return b
+class IR(nn.Module):
+    def __init__(s, cin, cout, stride, t):
+        super().__init__()
+        hid = cin * t
+        layers = [nn.Conv2d(cin, hid, 1, bias=False), bn(hid), nn.ReLU6()] if t != 1 else []
+        layers += [nn.Conv2d(hid, hid, 3, stride, 1, groups=hid, bias=False), bn(hid), nn.ReLU6(),
+                   nn.Conv2d(hid, cout, 1, bias=False), bn(cout)]
+        s.conv = nn.Sequential(*layers); s.res = stride == 1 and cin == cout
+    def forward(s, x): return x + s.conv(x) if s.res else s.conv(x)
+m = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), bn(16), nn.ReLU6(), IR(16, 8, 1, 1), IR(8, 12, 2, 6),
+                  IR(12, 12, 1, 6), nn.Conv2d(12, 12, 3, 1, 1, groups=3), nn.ReLU(), nn.Conv2d(12, 32, 1, bias=False),
+                  bn(32), nn.ReLU6(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(32, 10)).eval()
+x = torch.randn(4, 3, 48, 48) * 2
+np.save(sys.argv[1] + "/mob_x.npy", x.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/mob_torch.npy", m(x).numpy())
+torch.onnx.export(m, x, sys.argv[1] + "/mob.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+PYMOB
+for level in reference fast fused fastmath; do
+    expect_ok "MobileNetV2's blocks (torch.onnx.export) run at level $level" \
+        "$BIN" run --onnx "$T/mob.onnx" --input "$T/mob_x.npy" --output "$T/mob_$level.npy" --level $level
+    check "  ... their logits equal PyTorch's to 1e-4" $PY -c "
+import numpy as np; a = np.load('$T/mob_$level.npy'); b = np.load('$T/mob_torch.npy')
+assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4), np.abs(a - b).max()"
+done
+expect_ok "  ... and the plan names the grouped kernel and the clips" "$BIN" plan "$T/mob.onnx" --batch 4 --threads 2
+check "  ... (grouped, clip)" bash -c "grep -q 'grouped' '$T/out' && grep -q ' clip ' '$T/out'"
+expect_ok "  ... they convert back to ONNX" "$BIN" convert "$T/mob.onnx" "$T/mob2.onnx" --to onnx
+expect_ok "  ... which runs" "$BIN" run --onnx "$T/mob2.onnx" --input "$T/mob_x.npy" --output "$T/mob2.npy"
+check "  ... to the same logits, bit for bit" cmp "$T/mob_fastmath.npy" "$T/mob2.npy"
+check "  ... and passes onnx.checker" $PY -c "import onnx; onnx.checker.check_model(onnx.load('$T/mob2.onnx'))"
+
+# 7. The operator table in the docs is the one the importer has.
 check "docs/onnx-ops.md is current (crossbind onnx-ops)" bash -c "'$BIN' onnx-ops | diff -q - docs/onnx-ops.md"
 
 echo "$pass passed, $fail failed"

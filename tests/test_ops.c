@@ -634,6 +634,18 @@ static int b_residual(cb_graph *g, int x)
     return cb_graph_add(g, c, b_tanh(g, c));
 }
 static int b_gap(cb_graph *g, int x) { return cb_graph_global_avgpool(g, b_relu(g, x)); }
+/* Grouped convolution: 2 input channels, 2 groups of 2 outputs each
+ * (channel multiplier 2, a depthwise layer's shape), stride 2, padding 1;
+ * then ReLU6 (a clip whose bounds the well-separated inputs straddle). */
+static int b_grouped(cb_graph *g, int x)
+{
+    int64_t wd[4] = {4, 1, 3, 3}, bd[1] = {4};
+    int w = cb_graph_param(g, "gconv.weight", 4, wd, CB_INIT_KAIMING_UNIFORM, 9);
+    int b = cb_graph_param(g, "gconv.bias", 1, bd, CB_INIT_FAN_IN_UNIFORM, 9);
+    const cb_window win = {3, 3, 2, 2, 1, 1};
+    return cb_graph_conv2d_grouped(g, "gconv", x, w, b, &win, 2);
+}
+static int b_clip(cb_graph *g, int x) { return cb_graph_clip(g, x, -0.2f, 0.3f); }
 static int b_conv_tanh_pool(cb_graph *g, int x) { return b_maxpool2(g, b_tanh(g, b_conv5(g, x))); }
 
 TEST(gradients_match_finite_differences)
@@ -645,6 +657,8 @@ TEST(gradients_match_finite_differences)
         fd_check("fd conv 5x5 + tanh + maxpool 2x2", 1, 8, 8, b_conv_tanh_pool, 0, kern, 0.05f);
         fd_check("fd conv 3x3 s2 p1", 2, 6, 6, b_conv, 0, kern, 0.03f);
         fd_check("fd residual add", 2, 5, 5, b_residual, 0, kern, 0.03f);
+        fd_check("fd grouped conv 3x3 s2 p1, 2 groups", 2, 7, 6, b_grouped, 0, kern, 0.03f);
+        fd_check("fd clip", 2, 3, 3, b_clip, 0, kern, 0.1f);
         fd_check("fd global average pooling", 3, 4, 5, b_gap, 0, kern, 0.1f);
         fd_check("fd conv 5x5 p2", 1, 7, 7, b_conv5, 0, kern, 0.03f);
         fd_check("fd maxpool 3x3 s2 p1", 2, 6, 6, b_maxpool, 0, kern, 0.03f);

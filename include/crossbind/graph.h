@@ -45,6 +45,7 @@ typedef enum cb_op {
     CB_OP_BCE,         /* in: probabilities[1], labels[1] (0 or 1): mean loss */
     CB_OP_ADD,         /* in: a, b of one shape: a + b (residual connections) */
     CB_OP_GLOBAL_AVGPOOL, /* in: x[C,H,W] -> [C,1,1], the mean of each plane */
+    CB_OP_CLIP,        /* min(max(x, lo), hi) (ReLU6: 0, 6); NaN stays NaN */
     CB_OP_COUNT
 } cb_op;
 
@@ -68,6 +69,8 @@ typedef struct cb_node {
     int pinned;                 /* 1: the value must stay observable (a model output) */
     /* convolution and pooling attributes */
     int kh, kw, sh, sw, ph, pw;
+    int groups;                 /* convolution: input and output channels in this many groups (0 or 1: one) */
+    float lo, hi;               /* clip: the bounds */
     /* batch normalisation and dropout */
     float eps, momentum, p;
     int reset_before;           /* GRU: 1 for the reset-before variant (GRU-rb) */
@@ -110,6 +113,8 @@ typedef struct cb_window { int kh, kw, sh, sw, ph, pw; } cb_window;
 /* The same layers over parameter nodes that already exist (importers);
  * b = -1 for no bias. */
 int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win);
+/* ... in `groups` groups (weight [OC, C/groups, KH, KW]; depthwise: groups = C). */
+int cb_graph_conv2d_grouped(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win, int groups);
 int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win);
 int cb_graph_linear_with(cb_graph *g, const char *name, int x, int w, int b);
 /* A non-trained parameter (state saved with the weights), initialised by
@@ -157,6 +162,9 @@ double cb_graph_forward_flops(const cb_graph *g);
 const char *cb_op_name(cb_op op);
 /* a + b, elementwise, of two nodes with the same per-sample shape. */
 int cb_graph_add(cb_graph *g, int a, int b);
+/* x clipped to [lo, hi]; the gradient passes where lo < x < hi (PyTorch's
+ * hardtanh, of which ReLU6 is one). */
+int cb_graph_clip(cb_graph *g, int x, float lo, float hi);
 /* The mean of each channel's plane: [C,H,W] -> [C,1,1]. */
 int cb_graph_global_avgpool(cb_graph *g, int x);
 int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels);

@@ -179,6 +179,15 @@ static const char *int64_init(exporter *e, const char *name, int ndim, const int
     return tp->name;
 }
 
+/* A scalar float initializer (Clip's bounds). */
+static const char *float_init(exporter *e, const char *name, float v)
+{
+    Onnx__TensorProto *tp = tensor(&e->a, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &v, sizeof v);
+    if (!tp) return NULL;
+    e->inits[e->n_inits++] = tp;
+    return tp->name;
+}
+
 /* Reorders the gate blocks of a [gates*H, ...] PyTorch tensor into ONNX's
  * gate order and appends it to `dst` (PyTorch LSTM i,f,g,o -> ONNX i,o,f,c;
  * GRU r,z,n -> z,r,h). */
@@ -273,7 +282,10 @@ static cb_status export_node(exporter *e, int i)
     }
     case CB_OP_INPUT: return CB_OK;
     case CB_OP_CONV2D:
-        if ((n = node(e, "Conv", gn->name, gn->n_in, in, out, 3))) window_attrs(e, n, gn);
+        if ((n = node(e, "Conv", gn->name, gn->n_in, in, out, 4))) {
+            window_attrs(e, n, gn);
+            if (gn->groups > 1) n->attribute[n->n_attribute++] = int_attr(&e->a, "group", gn->groups);
+        }
         break;
     case CB_OP_MAXPOOL2D:
         if ((n = node(e, "MaxPool", gn->name, 1, in, out, 3))) window_attrs(e, n, gn);
@@ -325,6 +337,16 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
     case CB_OP_ADD: n = node(e, "Add", gn->name, 2, in, out, 0); break;
     case CB_OP_GLOBAL_AVGPOOL: n = node(e, "GlobalAveragePool", gn->name, 1, in, out, 0); break;
+    case CB_OP_CLIP: { /* opset 11 and later: the bounds as inputs */
+        char lo[CB_MAX_NAME + 8], hi[CB_MAX_NAME + 8];
+        snprintf(lo, sizeof lo, "%s.min", gn->name);
+        snprintf(hi, sizeof hi, "%s.max", gn->name);
+        if (!float_init(e, lo, gn->lo) || !float_init(e, hi, gn->hi))
+            return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        const char *cin[3] = {in[0], lo, hi};
+        n = node(e, "Clip", gn->name, 3, cin, out, 0);
+        break;
+    }
     case CB_OP_LAST_STEP: { /* Gather(axis 1) of index -1: [N,T,H] -> [N,H] */
         char idx[CB_MAX_NAME + 16];
         snprintf(idx, sizeof idx, "%s.index", gn->name);

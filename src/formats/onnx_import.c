@@ -7,6 +7,7 @@
  * detects cycles and references to values nothing defines. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "crossbind/crossbind.h"
 #include "crossbind/formats.h"
@@ -22,10 +23,12 @@ static const struct { const char *op, *notes; } op_table[] = {
                     "count_include_pad=1, or 0 without padding; no ceil_mode"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
+    {"Clip", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is Clip(0, 6)"},
     {"Concat", "of shape expressions and constants (building an initial state's shape)"},
     {"Constant", "the tensor `value` form (float, double, int32, int64)"},
     {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU"},
-    {"Conv", "2-D, group 1, no dilation; weights and bias as initializers; symmetric pads or auto_pad"},
+    {"Conv", "2-D, any group (depthwise included), no dilation; weights and bias as initializers; symmetric pads or "
+             "auto_pad"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
     {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
@@ -116,7 +119,8 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
         (s = imp_constant(im, n, 2, &b)) != CB_OK)
         return s;
     if (!w || !is_float(w) || w->ndim != 4) return imp_unsupported(im, n, "only 2-D convolution with float weights [OC,C,KH,KW] is implemented");
-    if (imp_attr_int(n, "group", 1) != 1) return imp_unsupported(im, n, "grouped convolution is not implemented");
+    const int64_t groups = imp_attr_int(n, "group", 1);
+    if (groups < 1 || groups > (1 << 20)) return imp_unsupported(im, n, "group must be a positive count");
     cb_window win;
     if ((s = window(im, n, x, (int)w->shape[2], (int)w->shape[3], &win)) != CB_OK) return s;
     if ((s = imp_param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
@@ -125,7 +129,29 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
         int64_t bd[1] = {w->shape[0]};
         if ((s = imp_param(im, n->input[2], 1, bd, b->data, &bi)) != CB_OK) return s;
     }
-    *out = cb_graph_conv2d_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi, &win);
+    *out = cb_graph_conv2d_grouped(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi, &win,
+                                   (int)groups);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+/* Clip: the bounds as optional constant inputs (opset 11 on), or as the
+ * attributes min and max (before). Either may be absent: unbounded. */
+static cb_status op_clip(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    cb_status s = imp_activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    float bound[2] = {-INFINITY, INFINITY};
+    for (int k = 0; k < 2; k++) {
+        const cb_tensor *t = NULL;
+        if ((s = imp_constant(im, n, (size_t)k + 1, &t)) != CB_OK) return s;
+        if (t && (!is_float(t) || cb_tensor_numel(t) != 1)) return imp_unsupported(im, n, "min and max must be float scalars");
+        if (t) bound[k] = ((const float *)t->data)[0];
+        else bound[k] = imp_attr_float(n, k ? "max" : "min", bound[k]);
+    }
+    if (bound[0] != bound[0] || bound[1] != bound[1] || bound[0] > bound[1])
+        return imp_unsupported(im, n, "min must not exceed max (and neither may be NaN)");
+    *out = cb_graph_clip(&im->m->graph, x, bound[0], bound[1]);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
@@ -300,6 +326,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "Flatten") == 0) s = op_flatten(im, n, &id);
     else if (strcmp(t, "BatchNormalization") == 0) s = op_batchnorm(im, n, &id);
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
+    else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);
     else if (strcmp(t, "Add") == 0) {
         int a, b;
         if ((s = imp_activation(im, n, 0, &a)) == CB_OK && (s = imp_activation(im, n, 1, &b)) == CB_OK &&

@@ -104,7 +104,8 @@ static void plan_fusion(cb_exec *ex)
         if (i + 2 >= g->count) continue;
         const cb_node *p = &g->nodes[i + 2];
         cb_conv_shape s = conv_shape(g, c, 1);
-        if (is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned && i + 1 != g->output &&
+        if (c->groups <= 1 && is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned &&
+            i + 1 != g->output &&
             cb_conv2d_flat_pool_ok(&s) && !(cb_dnnl_conv_use(&s) & CB_DNNL_FWD) &&
             (!ex->with_grads || cb_conv2d_flat_pool_in_registers(&s)))
             ex->fused[i + 2] = FUSED_POOL;
@@ -186,7 +187,7 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
     const cb_graph *g = ex->g;
     int any = 0;
     for (int i = 0; i < g->count; i++) {
-        if (g->nodes[i].op != CB_OP_CONV2D) continue;
+        if (g->nodes[i].op != CB_OP_CONV2D || g->nodes[i].groups > 1) continue;
         cb_conv_shape s = conv_shape(g, &g->nodes[i], max_batch);
         any |= ex->dwant[i] = (unsigned char)cb_dnnl_conv_use(&s);
     }
@@ -261,7 +262,7 @@ static size_t workspace_floats(const cb_exec *ex, int batch, int threads)
         } else if (n->op == CB_OP_LSTM && ex->with_grads) {
             cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
             w = cb_lstm_workspace(&rs);
-        } else if (n->op == CB_OP_CONV2D && ex->kernels != CB_KERNELS_REFERENCE) {
+        } else if (n->op == CB_OP_CONV2D && n->groups <= 1 && ex->kernels != CB_KERNELS_REFERENCE) {
             cb_conv_shape cs = conv_shape(g, n, batch);
             w = cb_conv2d_workspace_threads(&cs, threads);
         }
@@ -305,6 +306,7 @@ static void plan_workspace(cb_exec *ex, int max_batch)
 static cb_conv_kernel conv_fwd_kernel(const cb_exec *ex, int i, int n, int in_parallel)
 {
     const cb_graph *g = ex->g;
+    if (g->nodes[i].groups > 1) return CB_CK_GROUPED; /* at every level: it takes `fast` */
     if (ex->kernels == CB_KERNELS_REFERENCE) return CB_CK_REF;
     const int fuse = i + 1 < g->count && ex->fused[i + 1];
     if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) return CB_CK_FLAT_POOL;
@@ -319,7 +321,8 @@ static cb_conv_bwd_choice conv_bwd_kernels(const cb_exec *ex, int i, int n, int 
 {
     cb_conv_kernel both = CB_CK_NONE;
     const cb_conv_shape s = conv_shape(ex->g, &ex->g->nodes[i], n);
-    if (ex->kernels == CB_KERNELS_REFERENCE) both = CB_CK_REF;
+    if (ex->g->nodes[i].groups > 1) both = CB_CK_GROUPED;
+    else if (ex->kernels == CB_KERNELS_REFERENCE) both = CB_CK_REF;
     else if (ex->dnnl && (ex->dwant[i] & CB_DNNL_BWD)) both = CB_CK_ONEDNN;
     else if (cb_conv2d_dense_ok(&s)) both = CB_CK_DENSE; /* it stores as well as adds (stored_by) */
     if (both != CB_CK_NONE) return (cb_conv_bwd_choice){want_dx ? both : CB_CK_NONE, both};
@@ -595,6 +598,8 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
                 cb_conv2d_fwd_ref(&s, x, w, b, y);
             } else if (k == CB_CK_FLAT_POOL) {
                 cb_conv2d_fwd_flat_pool(&s, x, w, b, act, ex->with_grads ? out : NULL, slice_of(ex, i + 2, b0), ws);
+            } else if (k == CB_CK_GROUPED) {
+                cb_conv2d_grouped_fwd(&s, n->groups, x, w, b, act, out, fast);
             } else if (k == CB_CK_NB_FWD) {
                 cb_conv2d_fwd_nb(&s, x, w, b, act, out, ws);
             } else if (k == CB_CK_ONEDNN) {
@@ -661,6 +666,13 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             const int64_t k = (int64_t)node_floats(n, batch);
 #pragma omp parallel for schedule(static) if (fast && k > 65536)
             for (int64_t j = 0; j < k; j++) y[j] = x[j] + x2[j];
+            break;
+        }
+        case CB_OP_CLIP: {
+            const int64_t k = (int64_t)node_floats(n, batch);
+            const float lo = n->lo, hi = n->hi;
+#pragma omp parallel for schedule(static) if (fast && k > 65536)
+            for (int64_t j = 0; j < k; j++) y[j] = x[j] < lo ? lo : x[j] > hi ? hi : x[j]; /* NaN falls through */
             break;
         }
         case CB_OP_GLOBAL_AVGPOOL: {
@@ -847,6 +859,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             }
             if (store) memset(dx, 0, node_floats(&g->nodes[n->in[0]], batch) * sizeof *dx); /* these kernels add */
             if (k.wgrad == CB_CK_REF) cb_conv2d_bwd_ref(&s, x, w, dy, dx, dw, db);
+            else if (k.wgrad == CB_CK_GROUPED) cb_conv2d_grouped_bwd(&s, n->groups, x, w, dy, dx, dw, db, fast);
             else cb_conv2d_bwd_kernels(k, &s, x, w, dy, dx, dw, db, ex->ws);
             break;
         }
@@ -907,6 +920,13 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             }
             break;
         }
+        case CB_OP_CLIP:
+            if (dx) {
+                const int64_t k = (int64_t)node_floats(n, batch);
+                for (int64_t j = 0; j < k; j++)
+                    if (x[j] > n->lo && x[j] < n->hi) dx[j] += dy[j];
+            }
+            break;
         case CB_OP_GLOBAL_AVGPOOL:
             if (dx) {
                 const cb_node *xn = &g->nodes[n->in[0]];

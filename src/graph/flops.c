@@ -12,7 +12,7 @@ double cb_node_forward_flops(const cb_graph *g, int node)
     const cb_node *x = &g->nodes[n->in[0]];
     switch (n->op) {
     case CB_OP_CONV2D:
-        return 2.0 * (double)cb_node_numel(n) * (double)x->dims[0] * n->kh * n->kw;
+        return 2.0 * (double)cb_node_numel(n) * (double)x->dims[0] / (n->groups > 1 ? n->groups : 1) * n->kh * n->kw;
     case CB_OP_LINEAR:
         return 2.0 * (double)cb_node_numel(n) * (double)cb_node_numel(x);
     case CB_OP_LSTM: case CB_OP_GRU: {

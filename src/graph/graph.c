@@ -161,6 +161,11 @@ static int window_ok(const cb_window *w)
 
 int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win)
 {
+    return cb_graph_conv2d_grouped(g, name, x, w, b, win, 1);
+}
+
+int cb_graph_conv2d_grouped(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win, int groups)
+{
     if (x < 0 || w < 0 || b < -1 || x >= g->count || w >= g->count || b >= g->count) return -1;
     const cb_node *xn = &g->nodes[x], *wn = &g->nodes[w];
     if (xn->ndim != 3 || wn->op != CB_OP_PARAM || wn->ndim != 4) {
@@ -168,7 +173,12 @@ int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, con
         return -1;
     }
     int64_t oc = wn->dims[0], c = xn->dims[0], h = xn->dims[1], wd = xn->dims[2];
-    if (!window_ok(win) || wn->dims[1] != c || wn->dims[2] != win->kh || wn->dims[3] != win->kw) {
+    if (groups < 1 || c % groups || oc % groups) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': %d groups do not divide %lld input and %lld output channels", name,
+                groups, (long long)c, (long long)oc);
+        return -1;
+    }
+    if (!window_ok(win) || wn->dims[1] != c / groups || wn->dims[2] != win->kh || wn->dims[3] != win->kw) {
         cb_fail(CB_ERR_SHAPE, "conv2d '%s': weight [%lld,%lld,%lld,%lld] does not fit input channels %lld "
                 "and kernel %dx%d", name, (long long)oc, (long long)wn->dims[1], (long long)wn->dims[2],
                 (long long)wn->dims[3], (long long)c, win->kh, win->kw);
@@ -190,6 +200,7 @@ int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, con
     int64_t od[3] = {oc, window_out(h, win->kh, win->sh, win->ph), window_out(wd, win->kw, win->sw, win->pw)};
     set_dims(n, 3, od);
     n->kh = win->kh, n->kw = win->kw, n->sh = win->sh, n->sw = win->sw, n->ph = win->ph, n->pw = win->pw;
+    n->groups = groups;
     return id;
 }
 
@@ -494,7 +505,7 @@ const char *cb_op_name(cb_op op)
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
         "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce",
-        "add", "global_avgpool"};
+        "add", "global_avgpool", "clip"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
@@ -534,6 +545,23 @@ int cb_graph_add(cb_graph *g, int a, int b)
     int in[2] = {a, b};
     int id = add_node(g, CB_OP_ADD, name, in, 2);
     if (id >= 0) set_dims(&g->nodes[id], g->nodes[a].ndim, g->nodes[a].dims);
+    return id;
+}
+
+int cb_graph_clip(cb_graph *g, int x, float lo, float hi)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (!(lo <= hi)) {
+        cb_fail(CB_ERR_INVALID_ARG, "clip of '%s': the bounds [%g, %g] are empty", g->nodes[x].name, lo, hi);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "clip%d", g->count);
+    int id = add_node(g, CB_OP_CLIP, name, &x, 1);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    set_dims(n, g->nodes[x].ndim, g->nodes[x].dims);
+    n->lo = lo, n->hi = hi;
     return id;
 }
 

@@ -494,6 +494,6 @@ const char *cb_conv_kernel_name(cb_conv_kernel k)
         [CB_CK_NB_FWD] = "nb_fwd", [CB_CK_ONEDNN] = "onednn", [CB_CK_DENSE] = "dense", [CB_CK_FLAT] = "flat",
         [CB_CK_DIRECT] = "direct", [CB_CK_WHOLE_WINDOW] = "whole_window", [CB_CK_IM2COL] = "im2col",
         [CB_CK_NB_BWD] = "nb_bwd", [CB_CK_SMALL] = "small", [CB_CK_DGRAD_FLAT] = "dgrad_flat",
-        [CB_CK_WGRAD_DIRECT] = "wgrad_direct"};
+        [CB_CK_WGRAD_DIRECT] = "wgrad_direct", [CB_CK_GROUPED] = "grouped"};
     return (unsigned)k < CB_CK_COUNT ? names[k] : "?";
 }

@@ -155,6 +155,7 @@ typedef enum cb_conv_kernel {
     CB_CK_SMALL,        /* per-thread lowering of a few samples (small layers) */
     CB_CK_DGRAD_FLAT,   /* data gradient over flattened rows */
     CB_CK_WGRAD_DIRECT, /* direct weight and bias gradient */
+    CB_CK_GROUPED,      /* grouped and depthwise convolution, direct loops (conv_grouped.c) */
     CB_CK_COUNT
 } cb_conv_kernel;
 const char *cb_conv_kernel_name(cb_conv_kernel k);
@@ -172,6 +173,13 @@ void cb_conv2d_fwd_kernel(cb_conv_kernel k, const cb_conv_shape *s, const float 
 cb_conv_bwd_choice cb_conv2d_bwd_choice(const cb_conv_shape *s, int want_dx);
 void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const float *x, const float *w,
                            const float *dy, float *dx, float *dw, float *db, float *ws);
+/* Grouped convolution (conv_grouped.c): weights [OC, C/groups, KH, KW],
+ * groups > 1 dividing C and OC; fast = 0 accumulates in double. The
+ * forward writes y (then act); the backward adds to dx, dw, db (any NULL). */
+void cb_conv2d_grouped_fwd(const cb_conv_shape *s, int groups, const float *x, const float *w, const float *b,
+                           cb_act act, float *y, int fast);
+void cb_conv2d_grouped_bwd(const cb_conv_shape *s, int groups, const float *x, const float *w, const float *dy,
+                           float *dx, float *dw, float *db, int fast);
 /* act: an activation fused into the output loop, or CB_ACT_NONE. */
 void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
                         float *y, float *ws);
