@@ -645,6 +645,20 @@ static int b_grouped(cb_graph *g, int x)
     const cb_window win = {3, 3, 2, 2, 1, 1};
     return cb_graph_conv2d_grouped(g, "gconv", x, w, b, &win, 2);
 }
+/* Concatenation along the channels, of two and of seven inputs (beyond
+ * CB_MAX_INPUTS: a chain), one node among them several times. */
+static int b_concat(cb_graph *g, int x)
+{
+    int c = cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1);
+    int in[2] = {c, b_tanh(g, c)};
+    return cb_graph_concat(g, 2, in);
+}
+static int b_concat7(cb_graph *g, int x)
+{
+    int c = cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1), t = b_tanh(g, c), r = b_relu(g, c);
+    int in[7] = {c, t, r, t, c, r, c};
+    return cb_graph_concat(g, 7, in);
+}
 static int b_clip(cb_graph *g, int x) { return cb_graph_clip(g, x, -0.2f, 0.3f); }
 static int b_conv_tanh_pool(cb_graph *g, int x) { return b_maxpool2(g, b_tanh(g, b_conv5(g, x))); }
 
@@ -659,6 +673,8 @@ TEST(gradients_match_finite_differences)
         fd_check("fd residual add", 2, 5, 5, b_residual, 0, kern, 0.03f);
         fd_check("fd grouped conv 3x3 s2 p1, 2 groups", 2, 7, 6, b_grouped, 0, kern, 0.03f);
         fd_check("fd clip", 2, 3, 3, b_clip, 0, kern, 0.1f);
+        fd_check("fd concat of 2", 2, 4, 3, b_concat, 0, kern, 0.03f);
+        fd_check("fd concat of 7 (chained)", 2, 4, 3, b_concat7, 0, kern, 0.03f);
         fd_check("fd global average pooling", 3, 4, 5, b_gap, 0, kern, 0.1f);
         fd_check("fd conv 5x5 p2", 1, 7, 7, b_conv5, 0, kern, 0.03f);
         fd_check("fd maxpool 3x3 s2 p1", 2, 6, 6, b_maxpool, 0, kern, 0.03f);

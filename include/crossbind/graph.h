@@ -46,6 +46,7 @@ typedef enum cb_op {
     CB_OP_ADD,         /* in: a, b of one shape: a + b (residual connections) */
     CB_OP_GLOBAL_AVGPOOL, /* in: x[C,H,W] -> [C,1,1], the mean of each plane */
     CB_OP_CLIP,        /* min(max(x, lo), hi) (ReLU6: 0, 6); NaN stays NaN */
+    CB_OP_CONCAT,      /* in: 2 to CB_MAX_INPUTS tensors joined along their first per-sample dim (channels) */
     CB_OP_COUNT
 } cb_op;
 
@@ -162,6 +163,10 @@ double cb_graph_forward_flops(const cb_graph *g);
 const char *cb_op_name(cb_op op);
 /* a + b, elementwise, of two nodes with the same per-sample shape. */
 int cb_graph_add(cb_graph *g, int a, int b);
+/* The n tensors in[] joined along their first per-sample dimension (the
+ * channels of [C,H,W]); the others must agree. More than CB_MAX_INPUTS
+ * become a chain of concatenations. */
+int cb_graph_concat(cb_graph *g, int n, const int *in);
 /* x clipped to [lo, hi]; the gradient passes where lo < x < hi (PyTorch's
  * hardtanh, of which ReLU6 is one). */
 int cb_graph_clip(cb_graph *g, int x, float lo, float hi);

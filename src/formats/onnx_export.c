@@ -337,6 +337,9 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
     case CB_OP_ADD: n = node(e, "Add", gn->name, 2, in, out, 0); break;
     case CB_OP_GLOBAL_AVGPOOL: n = node(e, "GlobalAveragePool", gn->name, 1, in, out, 0); break;
+    case CB_OP_CONCAT:
+        if ((n = node(e, "Concat", gn->name, gn->n_in, in, out, 1))) n->attribute[n->n_attribute++] = int_attr(&e->a, "axis", 1);
+        break;
     case CB_OP_CLIP: { /* opset 11 and later: the bounds as inputs */
         char lo[CB_MAX_NAME + 8], hi[CB_MAX_NAME + 8];
         snprintf(lo, sizeof lo, "%s.min", gn->name);

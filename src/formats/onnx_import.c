@@ -24,7 +24,8 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
     {"Clip", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is Clip(0, 6)"},
-    {"Concat", "of shape expressions and constants (building an initial state's shape)"},
+    {"Concat", "computed tensors along axis 1 (the channels); or shape expressions and constants (building an "
+               "initial state's shape)"},
     {"Constant", "the tensor `value` form (float, double, int32, int64)"},
     {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU"},
     {"Conv", "2-D, any group (depthwise included), no dilation; weights and bias as initializers; symmetric pads or "
@@ -132,6 +133,34 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
     *out = cb_graph_conv2d_grouped(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi, &win,
                                    (int)groups);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+/* Whether input i of n is a computed tensor in the plain layout (a Concat
+ * of such is the graph's; of shape expressions, imp_shape_op's). */
+static int computed_plain(importer *im, const Onnx__NodeProto *n, size_t i)
+{
+    const value *v = i < n->n_input && n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+    return v && v->node >= 0 && v->layout == IMP_PLAIN;
+}
+
+/* Concat of computed tensors: along the channels (axis 1, or -3 of 4-D). */
+static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int ids[CB_MAX_INPUTS * 64];
+    if (n->n_input < 1 || n->n_input > sizeof ids / sizeof ids[0]) return imp_unsupported(im, n, "too many inputs");
+    const int64_t axis = imp_attr_int(n, "axis", 1);
+    for (size_t i = 0; i < n->n_input; i++) {
+        cb_status s = imp_activation(im, n, i, &ids[i]);
+        if (s != CB_OK) return s;
+    }
+    const int ndim = im->m->graph.nodes[ids[0]].ndim + 1; /* with the batch */
+    if (axis != 1 && axis != 1 - ndim) return imp_unsupported(im, n, "only along axis 1 (the channels)");
+    if (n->n_input == 1) { /* a concatenation of one is that tensor */
+        *out = ids[0];
+        return CB_OK;
+    }
+    *out = cb_graph_concat(&im->m->graph, (int)n->n_input, ids);
+    return *out < 0 ? imp_unsupported(im, n, "its inputs differ in a dimension other than the channels") : CB_OK;
 }
 
 /* Clip: the bounds as optional constant inputs (opset 11 on), or as the
@@ -316,10 +345,11 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
-    if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
-        strcmp(t, "ConstantOfShape") == 0)
+    if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
+    else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
+             strcmp(t, "ConstantOfShape") == 0)
         return imp_shape_op(im, n);
-    if (strcmp(t, "Conv") == 0) s = op_conv(im, n, &id);
+    else if (strcmp(t, "Conv") == 0) s = op_conv(im, n, &id);
     else if (strcmp(t, "MaxPool") == 0) s = op_pool(im, n, CB_OP_MAXPOOL2D, &id);
     else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);
     else if (strcmp(t, "Gemm") == 0) s = op_gemm(im, n, &id);

@@ -668,6 +668,17 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             for (int64_t j = 0; j < k; j++) y[j] = x[j] + x2[j];
             break;
         }
+        case CB_OP_CONCAT: { /* per sample, each input's block after the one before */
+            const size_t per = (size_t)cb_node_numel(n);
+            size_t off = 0;
+            for (int k = 0; k < n->n_in; k++) {
+                const size_t pk = (size_t)cb_node_numel(&g->nodes[n->in[k]]);
+                const float *xk = slice_of(ex, n->in[k], b0);
+                for (int s = 0; s < batch; s++) memcpy(y + (size_t)s * per + off, xk + (size_t)s * pk, pk * sizeof *y);
+                off += pk;
+            }
+            break;
+        }
         case CB_OP_CLIP: {
             const int64_t k = (int64_t)node_floats(n, batch);
             const float lo = n->lo, hi = n->hi;
@@ -917,6 +928,18 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
                 float *d = ex->grad[n->in[side]];
                 if (d)
                     for (int64_t j = 0; j < k; j++) d[j] += dy[j];
+            }
+            break;
+        }
+        case CB_OP_CONCAT: {
+            const size_t per = (size_t)cb_node_numel(n);
+            size_t off = 0;
+            for (int k = 0; k < n->n_in; k++) {
+                const size_t pk = (size_t)cb_node_numel(&g->nodes[n->in[k]]);
+                float *dk = ex->grad[n->in[k]];
+                for (int s = 0; dk && s < batch; s++)
+                    for (size_t j = 0; j < pk; j++) dk[(size_t)s * pk + j] += dy[(size_t)s * per + off + j];
+                off += pk;
             }
             break;
         }

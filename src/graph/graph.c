@@ -505,7 +505,7 @@ const char *cb_op_name(cb_op op)
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
         "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce",
-        "add", "global_avgpool", "clip"};
+        "add", "global_avgpool", "clip", "concat"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
@@ -545,6 +545,58 @@ int cb_graph_add(cb_graph *g, int a, int b)
     int in[2] = {a, b};
     int id = add_node(g, CB_OP_ADD, name, in, 2);
     if (id >= 0) set_dims(&g->nodes[id], g->nodes[a].ndim, g->nodes[a].dims);
+    return id;
+}
+
+int cb_graph_concat(cb_graph *g, int n, const int *in)
+{
+    if (n < 2) {
+        cb_fail(CB_ERR_INVALID_ARG, "concat: needs at least 2 inputs, got %d", n);
+        return -1;
+    }
+    if (n > CB_MAX_INPUTS) { /* the first CB_MAX_INPUTS, then the rest after them */
+        int first = cb_graph_concat(g, CB_MAX_INPUTS, in);
+        if (first < 0) return -1;
+        int rest[CB_MAX_INPUTS];
+        int k = 0, m = n - CB_MAX_INPUTS;
+        rest[k++] = first;
+        /* at most CB_MAX_INPUTS - 1 more per level */
+        int take = m < CB_MAX_INPUTS - 1 ? m : CB_MAX_INPUTS - 1;
+        for (int j = 0; j < take; j++) rest[k++] = in[CB_MAX_INPUTS + j];
+        int joined = cb_graph_concat(g, k, rest);
+        if (joined < 0 || take == m) return joined;
+        int tail[CB_MAX_INPUTS * 64];
+        if (m - take + 1 > (int)(sizeof tail / sizeof tail[0])) {
+            cb_fail(CB_ERR_UNSUPPORTED, "concat: too many inputs (%d)", n);
+            return -1;
+        }
+        tail[0] = joined;
+        for (int j = take; j < m; j++) tail[j - take + 1] = in[CB_MAX_INPUTS + j];
+        return cb_graph_concat(g, m - take + 1, tail);
+    }
+    for (int k = 0; k < n; k++)
+        if (in[k] < 0 || in[k] >= g->count) return -1;
+    const cb_node *a = &g->nodes[in[0]];
+    int64_t first = 0;
+    for (int k = 0; k < n; k++) {
+        const cb_node *b = &g->nodes[in[k]];
+        int same = b->ndim == a->ndim && b->ndim >= 1 && b->batched && a->batched;
+        for (int d = 1; same && d < a->ndim; d++) same = b->dims[d] == a->dims[d];
+        if (!same) {
+            cb_fail(CB_ERR_SHAPE, "concat: '%s' and '%s' differ in a dimension other than the first per sample",
+                    a->name, b->name);
+            return -1;
+        }
+        first += b->dims[0];
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "concat%d", g->count);
+    int id = add_node(g, CB_OP_CONCAT, name, in, n);
+    if (id < 0) return -1;
+    int64_t d[CB_MAX_DIMS];
+    memcpy(d, g->nodes[in[0]].dims, sizeof d);
+    d[0] = first;
+    set_dims(&g->nodes[id], g->nodes[in[0]].ndim, d);
     return id;
 }
 

@@ -1,0 +1,45 @@
+#!/bin/bash
+# The ImageNet CNNs of DeltaNN as torchvision builds them and torch.onnx.export
+# writes them (random weights, a fixed seed; opsets 11, 13 and 17): ResNet-18,
+# ResNet-50, MobileNetV2 and Inception-v3 import and run in crossbind at every
+# optimisation level to PyTorch's logits (tests/imagenet/compare.py says how
+# close), their plans print, and crossbind's own ONNX export of each runs to
+# the same logits. Needs runners/pytorch-python/install.sh done (torch 2.7.1,
+# torchvision 0.22.1). Usage: tests/imagenet_cnns_test.sh BUILD_DIR
+set -u
+cd "$(dirname "$0")/.."
+BIN="$PWD/$1/crossbind"
+T=$(mktemp -d /tmp/crossbind-imagenet-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+SUITE=imagenet
+source tests/lib.sh
+PY=runners/pytorch-python/.venv/bin/python
+if ! $PY -c 'import torchvision, onnx' 2>"$T/err"; then
+    echo "FAIL $SUITE: the pytorch-python environment lacks torchvision or onnx (run: bash runners/pytorch-python/install.sh)"
+    sed 's/^/    /' "$T/err" | tail -3
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+# model opset levels: the reference level (double sums, direct loops) only
+# where it takes seconds.
+while read -r model opset levels; do
+    expect_ok "$model: torchvision model exported at opset $opset" $PY tests/imagenet/export.py "$model" "$opset" 20261203 "$T"
+    for level in $levels; do
+        expect_ok "$model: crossbind runs it at level $level" \
+            "$BIN" run --onnx "$T/$model.onnx" --input "$T/${model}_x.npy" --output "$T/${model}_$level.npy" --level "$level"
+        check "$model: level $level gives PyTorch's logits, as accurately" \
+            /usr/bin/python3 tests/imagenet/compare.py "$T/${model}_$level.npy" "$T/${model}_torch.npy" "$T/${model}_f64.npy"
+    done
+    expect_ok "$model: its plan prints" "$BIN" plan "$T/$model.onnx" --batch 2
+    expect_ok "$model: crossbind exports it to ONNX again" "$BIN" convert "$T/$model.onnx" "$T/${model}_cb.onnx" --to onnx
+    expect_ok "$model: ... which runs" \
+        "$BIN" run --onnx "$T/${model}_cb.onnx" --input "$T/${model}_x.npy" --output "$T/${model}_again.npy"
+    check "$model: ... to the same logits, bit for bit" cmp "$T/${model}_fastmath.npy" "$T/${model}_again.npy"
+done <<'LIST'
+resnet18 11 reference fast fused fastmath
+mobilenet_v2 13 reference fast fused fastmath
+resnet50 17 fast fused fastmath
+inception_v3 13 fast fused fastmath
+LIST
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
