@@ -217,9 +217,12 @@ expect_ok "  ... which runs to the same logits" "$BIN" run --onnx "$T/res2.onnx"
 check "  ... bit for bit" cmp "$T/res_fastmath.npy" "$T/res2.npy"
 
 # 6. MobileNetV2's building blocks as PyTorch exports them: inverted
-#    residuals (1x1 expansion, 3x3 depthwise convolution, ReLU6 as Clip,
-#    1x1 projection, the residual Add), a grouped (not depthwise) 3x3
-#    convolution, global pooling and dropout; every level against PyTorch.
+#    residuals (1x1 expansion, 3x3 depthwise convolution, ReLU6 as Clip, 1x1
+#    projection, the residual Add), a grouped (not depthwise) 3x3
+#    convolution, global pooling, dropout and a final Softmax; every level
+#    against PyTorch. (Pad and asymmetric padding are held to the ONNX node
+#    tests: torch 1.13 exports F.pad with a dynamic batch as a shape
+#    computation crossbind does not fold.)
 $PY - "$T" <<'PYMOB'
 import sys, torch, numpy as np, torch.nn as nn
 torch.manual_seed(11)
@@ -237,7 +240,8 @@ class IR(nn.Module):
     def forward(s, x): return x + s.conv(x) if s.res else s.conv(x)
 m = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), bn(16), nn.ReLU6(), IR(16, 8, 1, 1), IR(8, 12, 2, 6),
                   IR(12, 12, 1, 6), nn.Conv2d(12, 12, 3, 1, 1, groups=3), nn.ReLU(), nn.Conv2d(12, 32, 1, bias=False),
-                  bn(32), nn.ReLU6(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(32, 10)).eval()
+                  bn(32), nn.ReLU6(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(32, 10),
+                  nn.Softmax(dim=1)).eval()
 x = torch.randn(4, 3, 48, 48) * 2
 np.save(sys.argv[1] + "/mob_x.npy", x.numpy())
 with torch.no_grad(): np.save(sys.argv[1] + "/mob_torch.npy", m(x).numpy())
@@ -252,7 +256,7 @@ import numpy as np; a = np.load('$T/mob_$level.npy'); b = np.load('$T/mob_torch.
 assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4), np.abs(a - b).max()"
 done
 expect_ok "  ... and the plan names the grouped kernel and the clips" "$BIN" plan "$T/mob.onnx" --batch 4 --threads 2
-check "  ... (grouped, clip)" bash -c "grep -q 'grouped' '$T/out' && grep -q ' clip ' '$T/out'"
+check "  ... (grouped, clip, softmax)" bash -c "grep -q 'grouped' '$T/out' && grep -q ' clip ' '$T/out' && grep -q ' softmax ' '$T/out'"
 expect_ok "  ... they convert back to ONNX" "$BIN" convert "$T/mob.onnx" "$T/mob2.onnx" --to onnx
 expect_ok "  ... which runs" "$BIN" run --onnx "$T/mob2.onnx" --input "$T/mob_x.npy" --output "$T/mob2.npy"
 check "  ... to the same logits, bit for bit" cmp "$T/mob_fastmath.npy" "$T/mob2.npy"

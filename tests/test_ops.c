@@ -659,6 +659,15 @@ static int b_concat7(cb_graph *g, int x)
     int in[7] = {c, t, r, t, c, r, c};
     return cb_graph_concat(g, 7, in);
 }
+/* An asymmetric border (top 1, left 0, bottom 2, right 1) of a non-zero
+ * value; softmax along the channels and along the rows' last axis. */
+static int b_pad(cb_graph *g, int x)
+{
+    const int pads[4] = {1, 0, 2, 1};
+    return cb_graph_pad(g, cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1), pads, 0.5f);
+}
+static int b_softmax0(cb_graph *g, int x) { return cb_graph_softmax(g, cb_graph_conv2d(g, "conv", x, 3, 3, 1, 1, 1), 0); }
+static int b_softmax2(cb_graph *g, int x) { return cb_graph_softmax(g, cb_graph_conv2d(g, "conv", x, 3, 3, 1, 1, 1), 2); }
 static int b_clip(cb_graph *g, int x) { return cb_graph_clip(g, x, -0.2f, 0.3f); }
 static int b_conv_tanh_pool(cb_graph *g, int x) { return b_maxpool2(g, b_tanh(g, b_conv5(g, x))); }
 
@@ -674,6 +683,9 @@ TEST(gradients_match_finite_differences)
         fd_check("fd grouped conv 3x3 s2 p1, 2 groups", 2, 7, 6, b_grouped, 0, kern, 0.03f);
         fd_check("fd clip", 2, 3, 3, b_clip, 0, kern, 0.1f);
         fd_check("fd concat of 2", 2, 4, 3, b_concat, 0, kern, 0.03f);
+        fd_check("fd pad (asymmetric, value 0.5)", 2, 4, 3, b_pad, 0, kern, 0.03f);
+        fd_check("fd softmax over the channels", 2, 4, 3, b_softmax0, 0, kern, 0.03f);
+        fd_check("fd softmax over the last axis", 2, 4, 3, b_softmax2, 0, kern, 0.03f);
         fd_check("fd concat of 7 (chained)", 2, 4, 3, b_concat7, 0, kern, 0.03f);
         fd_check("fd global average pooling", 3, 4, 5, b_gap, 0, kern, 0.1f);
         fd_check("fd conv 5x5 p2", 1, 7, 7, b_conv5, 0, kern, 0.03f);

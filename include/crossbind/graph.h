@@ -47,6 +47,8 @@ typedef enum cb_op {
     CB_OP_GLOBAL_AVGPOOL, /* in: x[C,H,W] -> [C,1,1], the mean of each plane */
     CB_OP_CLIP,        /* min(max(x, lo), hi) (ReLU6: 0, 6); NaN stays NaN */
     CB_OP_CONCAT,      /* in: 2 to CB_MAX_INPUTS tensors joined along their first per-sample dim (channels) */
+    CB_OP_PAD,         /* in: x[C,H,W] -> [C,H+top+bottom,W+left+right], the border filled with lo */
+    CB_OP_SOFTMAX,     /* softmax along per-sample dimension `axis` */
     CB_OP_COUNT
 } cb_op;
 
@@ -71,7 +73,9 @@ typedef struct cb_node {
     /* convolution and pooling attributes */
     int kh, kw, sh, sw, ph, pw;
     int groups;                 /* convolution: input and output channels in this many groups (0 or 1: one) */
-    float lo, hi;               /* clip: the bounds */
+    float lo, hi;               /* clip: the bounds; pad: lo is the fill value */
+    int pads[4];                /* pad: top, left, bottom, right */
+    int axis;                   /* softmax: the per-sample dimension */
     /* batch normalisation and dropout */
     float eps, momentum, p;
     int reset_before;           /* GRU: 1 for the reset-before variant (GRU-rb) */
@@ -167,6 +171,11 @@ int cb_graph_add(cb_graph *g, int a, int b);
  * channels of [C,H,W]); the others must agree. More than CB_MAX_INPUTS
  * become a chain of concatenations. */
 int cb_graph_concat(cb_graph *g, int n, const int *in);
+/* x [C,H,W] with a border of `value`: pads[] = top, left, bottom, right
+ * (explicit, asymmetric padding; maximum pooling pads with -infinity). */
+int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value);
+/* Softmax along per-sample dimension `axis` (0-based, without the batch). */
+int cb_graph_softmax(cb_graph *g, int x, int axis);
 /* x clipped to [lo, hi]; the gradient passes where lo < x < hi (PyTorch's
  * hardtanh, of which ReLU6 is one). */
 int cb_graph_clip(cb_graph *g, int x, float lo, float hi);

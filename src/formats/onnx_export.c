@@ -337,6 +337,21 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
     case CB_OP_ADD: n = node(e, "Add", gn->name, 2, in, out, 0); break;
     case CB_OP_GLOBAL_AVGPOOL: n = node(e, "GlobalAveragePool", gn->name, 1, in, out, 0); break;
+    case CB_OP_PAD: { /* opset 11 on: pads [N,C,H,W begins, then ends] and the value as inputs */
+        char pn[CB_MAX_NAME + 8], vn[CB_MAX_NAME + 8];
+        snprintf(pn, sizeof pn, "%s.pads", gn->name);
+        snprintf(vn, sizeof vn, "%s.value", gn->name);
+        const int64_t pads[8] = {0, 0, gn->pads[0], gn->pads[1], 0, 0, gn->pads[2], gn->pads[3]}, eight = 8;
+        if (!int64_init(e, pn, 1, &eight, pads) || !float_init(e, vn, gn->lo))
+            return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        const char *pin[3] = {in[0], pn, vn};
+        n = node(e, "Pad", gn->name, 3, pin, out, 0);
+        break;
+    }
+    case CB_OP_SOFTMAX:
+        if ((n = node(e, "Softmax", gn->name, 1, in, out, 1)))
+            n->attribute[n->n_attribute++] = int_attr(&e->a, "axis", gn->axis + 1);
+        break;
     case CB_OP_CONCAT:
         if ((n = node(e, "Concat", gn->name, gn->n_in, in, out, 1))) n->attribute[n->n_attribute++] = int_attr(&e->a, "axis", 1);
         break;

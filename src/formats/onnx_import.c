@@ -19,7 +19,7 @@
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
     {"Add", "two computed float tensors of one shape (residual connections); no broadcasting"},
-    {"AveragePool", "2-D; kernel_shape, strides, symmetric pads or auto_pad (VALID, SAME_* when symmetric); "
+    {"AveragePool", "2-D; kernel_shape, strides, pads (asymmetric ones as an explicit zero border) or auto_pad; "
                     "count_include_pad=1, or 0 without padding; no ceil_mode"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
@@ -28,8 +28,8 @@ static const struct { const char *op, *notes; } op_table[] = {
                "initial state's shape)"},
     {"Constant", "the tensor `value` form (float, double, int32, int64)"},
     {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU"},
-    {"Conv", "2-D, any group (depthwise included), no dilation; weights and bias as initializers; symmetric pads or "
-             "auto_pad"},
+    {"Conv", "2-D, any group (depthwise included), no dilation; weights and bias as initializers; pads (asymmetric "
+             "ones as an explicit zero border) or auto_pad"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
     {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
@@ -44,12 +44,16 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"LSTM", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
              "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
              "or zero; Y and Y_h outputs (not Y_c)"},
-    {"MaxPool", "2-D; kernel_shape, strides, symmetric pads or auto_pad; no ceil_mode, dilations or Indices output"},
+    {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; no ceil_mode, "
+                "dilations or Indices output"},
+    {"Pad", "constant mode over the height and width of [N,C,H,W]; pads and value as inputs (opset 11 on) or "
+            "attributes"},
     {"Relu", "float32"},
     {"Reshape", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
                 "no allowzero"},
     {"Shape", "of a computed tensor, feeding only shape expressions (initial states)"},
     {"Sigmoid", "float32"},
+    {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
     {"Squeeze", "axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Tanh", "float32"},
     {"Transpose", "perm [1,0,2] between batch-first and time-major sequences"},
@@ -75,7 +79,12 @@ static int is_float(const cb_tensor *t) { return t->dtype == CB_F32; }
 
 /* Spatial window attributes shared by Conv and the pools: kernel from the
  * attribute (or weights), strides, symmetric pads (explicit or auto_pad). */
-static cb_status window(importer *im, const Onnx__NodeProto *n, int x, int kh, int kw, cb_window *w)
+/* The window of a Conv or pooling node over input *x. Padding that is not
+ * the same on both sides of an axis (explicit pads, auto_pad SAME with an
+ * odd total) becomes a Pad node filled with `fill` in front of the window,
+ * which then pads nothing: *x is replaced and *padded set. */
+static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, int kw, float fill, int *padded,
+                        cb_window *w)
 {
     int64_t k[4], s[4], p[8], d[4];
     int nk = imp_attr_ints(n, "kernel_shape", k, 4, 2, 0);
@@ -90,8 +99,9 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int x, int kh, i
         return imp_unsupported(im, n, "kernel or stride out of range");
     char buf[32];
     const char *ap = imp_attr_str(n, "auto_pad", "NOTSET", buf, sizeof buf);
-    const cb_node *xn = &im->m->graph.nodes[x];
+    const cb_node *xn = &im->m->graph.nodes[*x];
     if (xn->ndim != 3) return imp_unsupported(im, n, "input must be [N,C,H,W]");
+    *padded = 0;
     if (strcmp(ap, "VALID") == 0) {
         p[0] = p[1] = p[2] = p[3] = 0;
     } else if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
@@ -99,14 +109,21 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int x, int kh, i
             int64_t in = xn->dims[1 + a], out = (in + s[a] - 1) / s[a];
             int64_t total = (out - 1) * s[a] + k[a] - in;
             if (total < 0) total = 0;
-            if (total % 2) return imp_unsupported(im, n, "auto_pad SAME with odd total padding (asymmetric) is not implemented");
-            p[a] = p[a + 2] = total / 2;
+            /* the odd one at the end (SAME_UPPER) or the beginning (SAME_LOWER) */
+            p[a] = ap[5] == 'U' ? total / 2 : total - total / 2;
+            p[a + 2] = total - p[a];
         }
     } else if (strcmp(ap, "NOTSET") != 0) {
         return imp_unsupported(im, n, "unknown auto_pad");
     }
-    if (p[0] != p[2] || p[1] != p[3]) return imp_unsupported(im, n, "asymmetric padding is not implemented");
-    if (p[0] < 0 || p[1] < 0 || p[0] > 4096 || p[1] > 4096) return imp_unsupported(im, n, "padding out of range");
+    for (int a = 0; a < 4; a++)
+        if (p[a] < 0 || p[a] > 4096) return imp_unsupported(im, n, "padding out of range");
+    if (p[0] != p[2] || p[1] != p[3]) {
+        const int pads[4] = {(int)p[0], (int)p[1], (int)p[2], (int)p[3]};
+        if ((*x = cb_graph_pad(&im->m->graph, *x, pads, fill)) < 0) return CB_ERR_SHAPE;
+        p[0] = p[1] = p[2] = p[3] = 0;
+        *padded = 1;
+    }
     *w = (cb_window){(int)k[0], (int)k[1], (int)s[0], (int)s[1], (int)p[0], (int)p[1]};
     return CB_OK;
 }
@@ -123,7 +140,8 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
     const int64_t groups = imp_attr_int(n, "group", 1);
     if (groups < 1 || groups > (1 << 20)) return imp_unsupported(im, n, "group must be a positive count");
     cb_window win;
-    if ((s = window(im, n, x, (int)w->shape[2], (int)w->shape[3], &win)) != CB_OK) return s;
+    int padded;
+    if ((s = window(im, n, &x, (int)w->shape[2], (int)w->shape[3], 0.0f, &padded, &win)) != CB_OK) return s;
     if ((s = imp_param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
     if (b) {
         if (!is_float(b) || cb_tensor_numel(b) != w->shape[0]) return imp_unsupported(im, n, "bias does not match the output channels");
@@ -163,6 +181,58 @@ static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out)
     return *out < 0 ? imp_unsupported(im, n, "its inputs differ in a dimension other than the channels") : CB_OK;
 }
 
+/* Pad, constant mode, of the height and width of [N,C,H,W]: pads and the
+ * value as inputs (opset 11 on) or attributes (before). */
+static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    cb_status s = imp_activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    char buf[32];
+    if (strcmp(imp_attr_str(n, "mode", "constant", buf, sizeof buf), "constant") != 0)
+        return imp_unsupported(im, n, "only mode constant is implemented");
+    int64_t p[8];
+    float fill = 0.0f;
+    if (im->opset >= 11) {
+        const cb_tensor *pt = NULL, *vt = NULL;
+        if ((s = imp_constant(im, n, 1, &pt)) != CB_OK || (s = imp_constant(im, n, 2, &vt)) != CB_OK) return s;
+        if (n->n_input > 3 && n->input[3][0]) return imp_unsupported(im, n, "the axes input is not implemented");
+        if (!pt || pt->dtype != CB_I64 || cb_tensor_numel(pt) != 8) return imp_unsupported(im, n, "pads must be 8 constant int64 values");
+        memcpy(p, pt->data, sizeof p);
+        if (vt) {
+            if (!is_float(vt) || cb_tensor_numel(vt) != 1) return imp_unsupported(im, n, "the value must be a float scalar");
+            fill = ((const float *)vt->data)[0];
+        }
+    } else {
+        if (imp_attr_ints(n, "pads", p, 8, 0, 0) != 8) return imp_unsupported(im, n, "pads must hold 8 values");
+        fill = imp_attr_float(n, "value", 0.0f);
+    }
+    if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are padded");
+    if (p[0] || p[1] || p[4] || p[5]) return imp_unsupported(im, n, "only the height and width are padded");
+    for (int k = 0; k < 8; k++)
+        if (p[k] < 0 || p[k] > 4096) return imp_unsupported(im, n, "negative (cropping) or huge pads are not implemented");
+    const int pads[4] = {(int)p[2], (int)p[3], (int)p[6], (int)p[7]};
+    *out = cb_graph_pad(&im->m->graph, x, pads, fill);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+/* Softmax along one axis (opset 13 on; before, over every axis from
+ * `axis` on, which is the same where that is the last axis). */
+static cb_status op_softmax(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    cb_status s = imp_activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    const int nd = im->m->graph.nodes[x].ndim + 1; /* with the batch */
+    int64_t axis = imp_attr_int(n, "axis", im->opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += nd;
+    if (axis < 1 || axis >= nd) return imp_unsupported(im, n, "softmax over the batch axis is not implemented");
+    if (im->opset < 13 && axis != nd - 1)
+        return imp_unsupported(im, n, "before opset 13, only over the last axis (where both definitions agree)");
+    *out = cb_graph_softmax(&im->m->graph, x, (int)axis - 1);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
 /* Clip: the bounds as optional constant inputs (opset 11 on), or as the
  * attributes min and max (before). Either may be absent: unbounded. */
 static cb_status op_clip(importer *im, const Onnx__NodeProto *n, int *out)
@@ -193,8 +263,10 @@ static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *
     if (imp_attr_int(n, "ceil_mode", 0)) return imp_unsupported(im, n, "ceil_mode is not implemented");
     if (imp_attr_int(n, "storage_order", 0)) return imp_unsupported(im, n, "storage_order 1 is not implemented");
     cb_window win;
-    if ((s = window(im, n, x, 0, 0, &win)) != CB_OK) return s;
-    if (op == CB_OP_AVGPOOL2D && (win.ph || win.pw) && !imp_attr_int(n, "count_include_pad", 0))
+    int padded;
+    /* Maximum pooling ignores padding, as a border of -infinity does. */
+    if ((s = window(im, n, &x, 0, 0, op == CB_OP_MAXPOOL2D ? -INFINITY : 0.0f, &padded, &win)) != CB_OK) return s;
+    if (op == CB_OP_AVGPOOL2D && (win.ph || win.pw || padded) && !imp_attr_int(n, "count_include_pad", 0))
         return imp_unsupported(im, n, "padded average pooling that excludes the padding from the count is not implemented");
     *out = cb_graph_pool2d_with(&im->m->graph, op, x, &win);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
@@ -357,6 +429,8 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "BatchNormalization") == 0) s = op_batchnorm(im, n, &id);
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
     else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);
+    else if (strcmp(t, "Pad") == 0) s = op_pad(im, n, &id);
+    else if (strcmp(t, "Softmax") == 0) s = op_softmax(im, n, &id);
     else if (strcmp(t, "Add") == 0) {
         int a, b;
         if ((s = imp_activation(im, n, 0, &a)) == CB_OK && (s = imp_activation(im, n, 1, &b)) == CB_OK &&
@@ -533,7 +607,9 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
             s = cb_fail(CB_ERR_UNSUPPORTED, "%s: opset %lld is outside the 7-17 this importer reads", what,
                         (long long)o->version);
     }
-    importer im = {.what = what, .gp = mp->graph};
+    importer im = {.what = what, .gp = mp->graph, .opset = 17};
+    for (size_t i = 0; i < mp->n_opset_import; i++)
+        if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0]) im.opset = mp->opset_import[i]->version;
     if (s == CB_OK && !(im.m = calloc(1, sizeof *im.m))) s = cb_fail(CB_ERR_NOMEM, "out of memory importing %s", what);
     if (s == CB_OK) {
         snprintf(im.m->name, sizeof im.m->name, "onnx");

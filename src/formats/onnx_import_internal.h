@@ -40,6 +40,7 @@ typedef struct importer {
     cb_name_index val_names; /* vals by name: a file of many values stays linear */
     pending *pend;
     int n_pend, cap_pend;
+    int64_t opset;           /* of the default domain */
 } importer;
 
 value *imp_lookup(importer *im, const char *name);

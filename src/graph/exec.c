@@ -8,6 +8,7 @@
  * the threads by samples: every thread runs the whole graph on its slice
  * with single-threaded kernels and its own workspace, so the threads meet
  * once per batch instead of once per op, and no kernel has to be split. */
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -679,6 +680,34 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
             }
             break;
         }
+        case CB_OP_PAD: {
+            const cb_node *xn = &g->nodes[n->in[0]];
+            const int64_t planes = (int64_t)batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
+            const int64_t oh = n->dims[1], ow = n->dims[2];
+            for (int64_t c = 0; c < planes; c++) {
+                float *yp = y + c * oh * ow;
+                for (int64_t j = 0; j < oh * ow; j++) yp[j] = n->lo;
+                for (int64_t r = 0; r < h; r++)
+                    memcpy(yp + (r + n->pads[0]) * ow + n->pads[1], x + (c * h + r) * w, (size_t)w * sizeof *y);
+            }
+            break;
+        }
+        case CB_OP_SOFTMAX: {
+            int64_t outer = batch, len = n->dims[n->axis], inner = 1;
+            for (int d = 0; d < n->axis; d++) outer *= n->dims[d];
+            for (int d = n->axis + 1; d < n->ndim; d++) inner *= n->dims[d];
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t in = 0; in < inner; in++) {
+                    const float *xr = x + o * len * inner + in;
+                    float *yr = y + o * len * inner + in;
+                    float top = xr[0];
+                    for (int64_t k = 1; k < len; k++) top = xr[k * inner] > top ? xr[k * inner] : top;
+                    double sum = 0; /* double at every level: exp(x - max) summed over the axis */
+                    for (int64_t k = 0; k < len; k++) sum += exp((double)xr[k * inner] - top);
+                    for (int64_t k = 0; k < len; k++) yr[k * inner] = (float)(exp((double)xr[k * inner] - top) / sum);
+                }
+            break;
+        }
         case CB_OP_CLIP: {
             const int64_t k = (int64_t)node_floats(n, batch);
             const float lo = n->lo, hi = n->hi;
@@ -943,6 +972,33 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
             }
             break;
         }
+        case CB_OP_PAD:
+            if (dx) {
+                const cb_node *xn = &g->nodes[n->in[0]];
+                const int64_t planes = (int64_t)batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
+                const int64_t ow = n->dims[2], oh = n->dims[1];
+                for (int64_t c = 0; c < planes; c++)
+                    for (int64_t r = 0; r < h; r++)
+                        for (int64_t j = 0; j < w; j++)
+                            dx[(c * h + r) * w + j] += dy[c * oh * ow + (r + n->pads[0]) * ow + n->pads[1] + j];
+            }
+            break;
+        case CB_OP_SOFTMAX:
+            if (dx) { /* dx = y * (dy - sum(dy * y)) along the axis */
+                int64_t outer = batch, len = n->dims[n->axis], inner = 1;
+                for (int d = 0; d < n->axis; d++) outer *= n->dims[d];
+                for (int d = n->axis + 1; d < n->ndim; d++) inner *= n->dims[d];
+                const float *yv = ex->val[i];
+                for (int64_t o = 0; o < outer; o++)
+                    for (int64_t in = 0; in < inner; in++) {
+                        const int64_t base = o * len * inner + in;
+                        double dot = 0;
+                        for (int64_t k = 0; k < len; k++) dot += (double)dy[base + k * inner] * yv[base + k * inner];
+                        for (int64_t k = 0; k < len; k++)
+                            dx[base + k * inner] += (float)(yv[base + k * inner] * (dy[base + k * inner] - dot));
+                    }
+            }
+            break;
         case CB_OP_CLIP:
             if (dx) {
                 const int64_t k = (int64_t)node_floats(n, batch);

@@ -505,7 +505,7 @@ const char *cb_op_name(cb_op op)
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
         "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce",
-        "add", "global_avgpool", "clip", "concat"};
+        "add", "global_avgpool", "clip", "concat", "pad", "softmax"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
@@ -597,6 +597,46 @@ int cb_graph_concat(cb_graph *g, int n, const int *in)
     memcpy(d, g->nodes[in[0]].dims, sizeof d);
     d[0] = first;
     set_dims(&g->nodes[id], g->nodes[in[0]].ndim, d);
+    return id;
+}
+
+int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value)
+{
+    if (x < 0 || x >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x];
+    if (xn->ndim != 3 || !xn->batched || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0 ||
+        pads[0] > 4096 || pads[1] > 4096 || pads[2] > 4096 || pads[3] > 4096) {
+        cb_fail(CB_ERR_SHAPE, "pad of '%s': needs [C,H,W] per sample and pads in [0, 4096]", xn->name);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "pad%d", g->count);
+    int id = add_node(g, CB_OP_PAD, name, &x, 1);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    const cb_node *src = &g->nodes[x];
+    int64_t d[3] = {src->dims[0], src->dims[1] + pads[0] + pads[2], src->dims[2] + pads[1] + pads[3]};
+    set_dims(n, 3, d);
+    memcpy(n->pads, pads, sizeof n->pads);
+    n->lo = value;
+    return id;
+}
+
+int cb_graph_softmax(cb_graph *g, int x, int axis)
+{
+    if (x < 0 || x >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x];
+    if (axis < 0 || axis >= xn->ndim || !xn->batched) {
+        cb_fail(CB_ERR_SHAPE, "softmax of '%s': axis %d is not one of its %d per-sample dimensions", xn->name, axis,
+                xn->ndim);
+        return -1;
+    }
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "softmax%d", g->count);
+    int id = add_node(g, CB_OP_SOFTMAX, name, &x, 1);
+    if (id < 0) return -1;
+    set_dims(&g->nodes[id], g->nodes[x].ndim, g->nodes[x].dims);
+    g->nodes[id].axis = axis;
     return id;
 }
 
