@@ -10,16 +10,7 @@ SUITE=cli
 source "$(dirname "$0")/lib.sh"
 
 # A small MNIST-format directory made by the tests themselves.
-python3 - "$T/data" <<'PY'
-import os, struct, sys, random
-d = sys.argv[1]; os.makedirs(d)
-random.seed(1)
-for prefix, n in (("train", 40), ("t10k", 20)):
-    with open(f"{d}/{prefix}-images-idx3-ubyte", "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, 28, 28)); f.write(bytes(random.randrange(256) for _ in range(n * 784)))
-    with open(f"{d}/{prefix}-labels-idx1-ubyte", "wb") as f:
-        f.write(struct.pack(">II", 0x801, n)); f.write(bytes(i % 10 for i in range(n)))
-PY
+tiny_mnist "$T/data"
 
 Q="--quiet --threads 1"
 expect_ok "train works on a tiny set" "$BIN" train lenet5 --data "$T/data" --epochs 2 --out "$T/run" $Q

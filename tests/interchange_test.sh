@@ -169,6 +169,29 @@ expect_error "convert: unknown target" "--to must be" "$BIN" convert lenet1 "$T/
 expect_error "ONNX Runtime runner refuses a state dict" "serialization mode only" $ORT eval lenet1 --weights "$T/cb/final.pt"
 expect_error "PyTorch runner reports ONNX as unsupported" "unsupported load mode" $TORCH eval lenet1 --weights "$T/cb/final.onnx"
 
+# torch_export_runs NAME LABEL OP...: $T/NAME.onnx, exported by PyTorch beside
+# NAME_x.npy and PyTorch's logits NAME_torch.npy, runs at every level to
+# those logits (tests/README.md: atol 1e-5, rtol 1e-4); its plan names each
+# OP (a grep pattern); crossbind's own ONNX export of it passes onnx.checker
+# and runs to the same bits.
+torch_export_runs() {
+    local name=$1 label=$2 level op
+    shift 2
+    for level in reference fast fused fastmath; do
+        expect_ok "$label (torch.onnx.export) runs at level $level" \
+            "$BIN" run --onnx "$T/$name.onnx" --input "$T/${name}_x.npy" --output "$T/${name}_$level.npy" --level $level
+        check "  ... to PyTorch's logits" $PY -c "
+import numpy as np; a = np.load('$T/${name}_$level.npy'); b = np.load('$T/${name}_torch.npy')
+assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-5), np.abs(a - b).max()"
+    done
+    expect_ok "  ... its plan prints" "$BIN" plan "$T/$name.onnx" --batch 4 --threads 2
+    for op in "$@"; do check "  ... and names '$op'" grep -q -- "$op" "$T/out"; done
+    expect_ok "  ... it converts back to ONNX" "$BIN" convert "$T/$name.onnx" "$T/${name}2.onnx" --to onnx
+    check "  ... which passes onnx.checker" $PY -c "import onnx; onnx.checker.check_model(onnx.load('$T/${name}2.onnx'))"
+    expect_ok "  ... and runs" "$BIN" run --onnx "$T/${name}2.onnx" --input "$T/${name}_x.npy" --output "$T/${name}2.npy"
+    check "  ... to the same logits, bit for bit" cmp "$T/${name}_fastmath.npy" "$T/${name}2.npy"
+}
+
 # 5. A residual network as PyTorch exports it (a small ResNet: stride-2
 #    7x7 stem, basic blocks with identity and 1x1 stride-2 shortcuts, Add,
 #    GlobalAveragePool), random weights and batch-norm statistics: crossbind
@@ -203,18 +226,7 @@ with torch.no_grad(): np.save(sys.argv[1] + "/res_torch.npy", m(x).numpy())
 torch.onnx.export(m, x, sys.argv[1] + "/res.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
                   dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
 PYRES
-for level in reference fast fused fastmath; do
-    expect_ok "a small ResNet (torch.onnx.export) runs at level $level" \
-        "$BIN" run --onnx "$T/res.onnx" --input "$T/res_x.npy" --output "$T/res_$level.npy" --level $level
-    check "  ... its logits equal PyTorch's to 1e-4" $PY -c "
-import numpy as np; a = np.load('$T/res_$level.npy'); b = np.load('$T/res_torch.npy')
-assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4), np.abs(a - b).max()"
-done
-expect_ok "  ... and its plan prints" "$BIN" plan "$T/res.onnx" --batch 8 --threads 2
-check "  ... with the residual Add and the global pooling" bash -c "grep -q ' add ' '$T/out' && grep -q 'global_avgpool' '$T/out'"
-expect_ok "  ... and it converts back to ONNX" "$BIN" convert "$T/res.onnx" "$T/res2.onnx" --to onnx
-expect_ok "  ... which runs to the same logits" "$BIN" run --onnx "$T/res2.onnx" --input "$T/res_x.npy" --output "$T/res2.npy"
-check "  ... bit for bit" cmp "$T/res_fastmath.npy" "$T/res2.npy"
+torch_export_runs res "a small ResNet" " add " "global_avgpool"
 
 # 6. MobileNetV2's building blocks as PyTorch exports them: inverted
 #    residuals (1x1 expansion, 3x3 depthwise convolution, ReLU6 as Clip, 1x1
@@ -248,19 +260,7 @@ with torch.no_grad(): np.save(sys.argv[1] + "/mob_torch.npy", m(x).numpy())
 torch.onnx.export(m, x, sys.argv[1] + "/mob.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
                   dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
 PYMOB
-for level in reference fast fused fastmath; do
-    expect_ok "MobileNetV2's blocks (torch.onnx.export) run at level $level" \
-        "$BIN" run --onnx "$T/mob.onnx" --input "$T/mob_x.npy" --output "$T/mob_$level.npy" --level $level
-    check "  ... their logits equal PyTorch's to 1e-4" $PY -c "
-import numpy as np; a = np.load('$T/mob_$level.npy'); b = np.load('$T/mob_torch.npy')
-assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-4), np.abs(a - b).max()"
-done
-expect_ok "  ... and the plan names the grouped kernel and the clips" "$BIN" plan "$T/mob.onnx" --batch 4 --threads 2
-check "  ... (grouped, clip, softmax)" bash -c "grep -q 'grouped' '$T/out' && grep -q ' clip ' '$T/out' && grep -q ' softmax ' '$T/out'"
-expect_ok "  ... they convert back to ONNX" "$BIN" convert "$T/mob.onnx" "$T/mob2.onnx" --to onnx
-expect_ok "  ... which runs" "$BIN" run --onnx "$T/mob2.onnx" --input "$T/mob_x.npy" --output "$T/mob2.npy"
-check "  ... to the same logits, bit for bit" cmp "$T/mob_fastmath.npy" "$T/mob2.npy"
-check "  ... and passes onnx.checker" $PY -c "import onnx; onnx.checker.check_model(onnx.load('$T/mob2.onnx'))"
+torch_export_runs mob "MobileNetV2's blocks" "grouped" " clip " " softmax "
 
 # 7. The operator table in the docs is the one the importer has.
 check "docs/onnx-ops.md is current (crossbind onnx-ops)" bash -c "'$BIN' onnx-ops | diff -q - docs/onnx-ops.md"

@@ -28,3 +28,18 @@ check() {
     local name="$1"; shift
     if "$@"; then echo "ok   $SUITE: $name"; pass=$((pass + 1)); else echo "FAIL $SUITE: $name"; fail=$((fail + 1)); fi
 }
+
+# tiny_mnist DIR: a small MNIST-format data set in a new DIR (40 training
+# and 20 test images of seeded random pixels, labels 0-9 in turn).
+tiny_mnist() {
+    python3 - "$1" <<'PY'
+import os, struct, sys, random
+d = sys.argv[1]; os.makedirs(d)
+random.seed(1)
+for prefix, n in (("train", 40), ("t10k", 20)):
+    with open(f"{d}/{prefix}-images-idx3-ubyte", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 28, 28)); f.write(bytes(random.randrange(256) for _ in range(n * 784)))
+    with open(f"{d}/{prefix}-labels-idx1-ubyte", "wb") as f:
+        f.write(struct.pack(">II", 0x801, n)); f.write(bytes(i % 10 for i in range(n)))
+PY
+}

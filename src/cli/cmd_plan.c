@@ -62,17 +62,11 @@ int cmd_plan(int argc, char **argv)
         s = cb_fail(CB_ERR_SHAPE, "%s fixes the batch to %lld: give --batch %lld", what, (long long)m->fixed_batch,
                     (long long)m->fixed_batch);
     if (s == CB_OK) s = cb_exec_create(&m->graph, (int)batch, train, kernels, &ex);
-    char *text = s == CB_OK ? cb_exec_plan_text(ex) : NULL;
-    if (s == CB_OK && !text) s = cb_fail(CB_ERR_NOMEM, "out of memory printing the plan");
-    if (s == CB_OK) {
-        if (hash_only) {
-            char hex[65];
-            s = cb_exec_plan_sha256(ex, hex);
-            if (s == CB_OK) printf("%s\n", hex);
-        } else {
-            printf("%s", text);
-        }
-    }
+    char hex[65];
+    char *text = s == CB_OK && !hash_only ? cb_exec_plan_text(ex) : NULL;
+    if (s == CB_OK && hash_only) s = cb_exec_plan_sha256(ex, hex);
+    else if (s == CB_OK && !text) s = cb_fail(CB_ERR_NOMEM, "out of memory printing the plan");
+    if (s == CB_OK) printf("%s%s", hash_only ? hex : text, hash_only ? "\n" : "");
     free(text);
     cb_exec_free(ex);
     cb_model_free(m);

@@ -75,9 +75,11 @@ static void json_meta(cb_buf *b, const train_cli *c)
                   c->no_dropout ? "false" : "true");
     if (c->init) cb_buf_json_string(b, c->init);
     else cb_buf_printf(b, "null");
-    /* "kernels" in its older two-way spelling for readers of earlier files. */
-    cb_buf_printf(b, ",\n  \"threads\": %ld,\n  \"kernels\": \"%s\",\n  \"level\": \"%s\",\n", c->threads,
-                  c->opt.kernels == CB_KERNELS_REFERENCE ? "reference" : "fast", cb_level_name(c->opt.kernels));
+    cb_buf_printf(b, ",\n  \"threads\": %ld,\n", c->threads);
+    /* "kernels": the older two-way spelling, where the level has one. */
+    if (c->opt.kernels == CB_KERNELS_REFERENCE || c->opt.kernels == CB_KERNELS_FAST)
+        cb_buf_printf(b, "  \"kernels\": \"%s\",\n", c->opt.kernels == CB_KERNELS_FAST ? "fast" : "reference");
+    cb_buf_printf(b, "  \"level\": \"%s\",\n", cb_level_name(c->opt.kernels));
     cb_buf_printf(b, "  \"versions\": {\"crossbind\": \"%s\", \"blas\": ", CB_VERSION);
     cb_buf_json_string(b, cb_blas_name());
     cb_buf_printf(b, ", \"convolutions\": ");

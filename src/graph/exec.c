@@ -58,8 +58,7 @@ int cb_level_parse(const char *name)
     return -1;
 }
 
-int cb_exec_is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
-#define is_act cb_exec_is_act
+static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
 
 /* How many node inputs name `node`. */
 static int uses_of(const cb_graph *g, int node)
@@ -702,9 +701,9 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
                     float *yr = y + o * len * inner + in;
                     float top = xr[0];
                     for (int64_t k = 1; k < len; k++) top = xr[k * inner] > top ? xr[k * inner] : top;
-                    double sum = 0; /* double at every level: exp(x - max) summed over the axis */
-                    for (int64_t k = 0; k < len; k++) sum += exp((double)xr[k * inner] - top);
-                    for (int64_t k = 0; k < len; k++) yr[k * inner] = (float)(exp((double)xr[k * inner] - top) / sum);
+                    double sum = 0; /* exp(x - max) once per element, as PyTorch, summed in double */
+                    for (int64_t k = 0; k < len; k++) sum += yr[k * inner] = (float)exp((double)xr[k * inner] - top);
+                    for (int64_t k = 0; k < len; k++) yr[k * inner] = (float)(yr[k * inner] / sum);
                 }
             break;
         }

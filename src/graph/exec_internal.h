@@ -57,7 +57,6 @@ typedef enum exec_mode {
     EXEC_SLICED     /* chunks of SLICE_SAMPLES spread over `threads` threads */
 } exec_mode;
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now_threads, int *threads);
-int cb_exec_is_act(cb_op op);
 
 #endif
 

@@ -115,6 +115,19 @@ static void set_dims(cb_node *n, int ndim, const int64_t *dims)
     for (int i = 0; i < ndim; i++) n->dims[i] = dims[i];
 }
 
+/* A node named after its op and index ("relu17", "add40"), with these
+ * per-sample dims: the builders of unnamed layers. */
+static int add_auto(cb_graph *g, cb_op op, const int *in, int n_in, int ndim, const int64_t *dims)
+{
+    int64_t d[CB_MAX_DIMS]; /* dims may point into g->nodes, which add_node can move */
+    memcpy(d, dims, (size_t)ndim * sizeof *d);
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "%s%d", cb_op_name(op), g->count);
+    int id = add_node(g, op, name, in, n_in);
+    if (id >= 0) set_dims(&g->nodes[id], ndim, d);
+    return id;
+}
+
 int cb_graph_input(cb_graph *g, const char *name, int ndim, const int64_t *dims)
 {
     if (ndim < 0 || ndim > CB_MAX_DIMS - 1) { /* 0: one scalar per sample */
@@ -251,15 +264,11 @@ int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win)
                 "for its input", xn->name, win->kh, win->kw, win->sh, win->sw, win->ph, win->pw);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "%s%d", op == CB_OP_MAXPOOL2D ? "maxpool" : "avgpool", g->count);
-    int id = add_node(g, op, name, &x, 1);
-    if (id < 0) return -1;
-    cb_node *n = &g->nodes[id];
-    xn = &g->nodes[x];
     int64_t od[3] = {xn->dims[0], window_out(xn->dims[1], win->kh, win->sh, win->ph),
                      window_out(xn->dims[2], win->kw, win->sw, win->pw)};
-    set_dims(n, 3, od);
+    int id = add_auto(g, op, &x, 1, 3, od);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
     n->kh = win->kh, n->kw = win->kw, n->sh = win->sh, n->sw = win->sw, n->ph = win->ph, n->pw = win->pw;
     return id;
 }
@@ -458,13 +467,8 @@ int cb_graph_last_step(cb_graph *g, int x)
         cb_fail(CB_ERR_SHAPE, "last step of '%s': needs an input [T,H]", g->nodes[x].name);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "last_step%d", g->count);
-    int id = add_node(g, CB_OP_LAST_STEP, name, &x, 1);
-    if (id < 0) return -1;
     int64_t od[1] = {g->nodes[x].dims[1]};
-    set_dims(&g->nodes[id], 1, od);
-    return id;
+    return add_auto(g, CB_OP_LAST_STEP, &x, 1, 1, od);
 }
 
 int cb_graph_dropout(cb_graph *g, int x, float p)
@@ -474,11 +478,8 @@ int cb_graph_dropout(cb_graph *g, int x, float p)
         cb_fail(CB_ERR_INVALID_ARG, "dropout: probability must be in [0, 1), got %g", (double)p);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "dropout%d", g->count);
-    int id = add_node(g, CB_OP_DROPOUT, name, &x, 1);
+    int id = add_auto(g, CB_OP_DROPOUT, &x, 1, g->nodes[x].ndim, g->nodes[x].dims);
     if (id < 0) return -1;
-    set_dims(&g->nodes[id], g->nodes[x].ndim, g->nodes[x].dims);
     g->nodes[id].p = p;
     return id;
 }
@@ -516,18 +517,11 @@ int cb_graph_unary(cb_graph *g, cb_op op, int x)
         cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a unary op", cb_op_name(op));
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "%s%d", cb_op_name(op), g->count);
-    int id = add_node(g, op, name, &x, 1);
-    if (id < 0) return -1;
-    cb_node *n = &g->nodes[id];
     if (op == CB_OP_FLATTEN) {
         int64_t d[1] = {cb_node_numel(&g->nodes[x])};
-        set_dims(n, 1, d);
-    } else {
-        set_dims(n, g->nodes[x].ndim, g->nodes[x].dims);
+        return add_auto(g, op, &x, 1, 1, d);
     }
-    return id;
+    return add_auto(g, op, &x, 1, g->nodes[x].ndim, g->nodes[x].dims);
 }
 
 int cb_graph_add(cb_graph *g, int a, int b)
@@ -540,12 +534,8 @@ int cb_graph_add(cb_graph *g, int a, int b)
         cb_fail(CB_ERR_SHAPE, "add: '%s' and '%s' differ in shape (broadcasting is not implemented)", x->name, y->name);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "add%d", g->count);
     int in[2] = {a, b};
-    int id = add_node(g, CB_OP_ADD, name, in, 2);
-    if (id >= 0) set_dims(&g->nodes[id], g->nodes[a].ndim, g->nodes[a].dims);
-    return id;
+    return add_auto(g, CB_OP_ADD, in, 2, x->ndim, x->dims);
 }
 
 int cb_graph_concat(cb_graph *g, int n, const int *in)
@@ -589,15 +579,10 @@ int cb_graph_concat(cb_graph *g, int n, const int *in)
         }
         first += b->dims[0];
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "concat%d", g->count);
-    int id = add_node(g, CB_OP_CONCAT, name, in, n);
-    if (id < 0) return -1;
     int64_t d[CB_MAX_DIMS];
-    memcpy(d, g->nodes[in[0]].dims, sizeof d);
+    memcpy(d, a->dims, sizeof d);
     d[0] = first;
-    set_dims(&g->nodes[id], g->nodes[in[0]].ndim, d);
-    return id;
+    return add_auto(g, CB_OP_CONCAT, in, n, a->ndim, d);
 }
 
 int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value)
@@ -609,14 +594,10 @@ int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value)
         cb_fail(CB_ERR_SHAPE, "pad of '%s': needs [C,H,W] per sample and pads in [0, 4096]", xn->name);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "pad%d", g->count);
-    int id = add_node(g, CB_OP_PAD, name, &x, 1);
+    int64_t d[3] = {xn->dims[0], xn->dims[1] + pads[0] + pads[2], xn->dims[2] + pads[1] + pads[3]};
+    int id = add_auto(g, CB_OP_PAD, &x, 1, 3, d);
     if (id < 0) return -1;
     cb_node *n = &g->nodes[id];
-    const cb_node *src = &g->nodes[x];
-    int64_t d[3] = {src->dims[0], src->dims[1] + pads[0] + pads[2], src->dims[2] + pads[1] + pads[3]};
-    set_dims(n, 3, d);
     memcpy(n->pads, pads, sizeof n->pads);
     n->lo = value;
     return id;
@@ -631,11 +612,8 @@ int cb_graph_softmax(cb_graph *g, int x, int axis)
                 xn->ndim);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "softmax%d", g->count);
-    int id = add_node(g, CB_OP_SOFTMAX, name, &x, 1);
+    int id = add_auto(g, CB_OP_SOFTMAX, &x, 1, xn->ndim, xn->dims);
     if (id < 0) return -1;
-    set_dims(&g->nodes[id], g->nodes[x].ndim, g->nodes[x].dims);
     g->nodes[id].axis = axis;
     return id;
 }
@@ -647,13 +625,9 @@ int cb_graph_clip(cb_graph *g, int x, float lo, float hi)
         cb_fail(CB_ERR_INVALID_ARG, "clip of '%s': the bounds [%g, %g] are empty", g->nodes[x].name, lo, hi);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "clip%d", g->count);
-    int id = add_node(g, CB_OP_CLIP, name, &x, 1);
+    int id = add_auto(g, CB_OP_CLIP, &x, 1, g->nodes[x].ndim, g->nodes[x].dims);
     if (id < 0) return -1;
-    cb_node *n = &g->nodes[id];
-    set_dims(n, g->nodes[x].ndim, g->nodes[x].dims);
-    n->lo = lo, n->hi = hi;
+    g->nodes[id].lo = lo, g->nodes[id].hi = hi;
     return id;
 }
 
@@ -665,13 +639,8 @@ int cb_graph_global_avgpool(cb_graph *g, int x)
         cb_fail(CB_ERR_SHAPE, "global average pooling of '%s': needs [C,H,W] per sample", xn->name);
         return -1;
     }
-    char name[CB_MAX_NAME];
-    snprintf(name, sizeof name, "global_avgpool%d", g->count);
-    int id = add_node(g, CB_OP_GLOBAL_AVGPOOL, name, &x, 1);
-    if (id < 0) return -1;
-    int64_t d[3] = {g->nodes[x].dims[0], 1, 1};
-    set_dims(&g->nodes[id], 3, d);
-    return id;
+    int64_t d[3] = {xn->dims[0], 1, 1};
+    return add_auto(g, CB_OP_GLOBAL_AVGPOOL, &x, 1, 3, d);
 }
 
 int cb_graph_loss(cb_graph *g, cb_op op, int prediction, int labels)
