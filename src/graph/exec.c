@@ -17,6 +17,7 @@
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
 #include "exec_internal.h"
+#include "op.h"
 
 void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
 {
@@ -24,7 +25,7 @@ void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
     ex->prof_bwd = bwd_s;
 }
 
-static cb_conv_shape conv_shape(const cb_graph *g, const cb_node *n, int batch)
+cb_conv_shape cb_node_conv_shape(const cb_graph *g, const cb_node *n, int batch)
 {
     const cb_node *x = &g->nodes[n->in[0]];
     cb_conv_shape s = {
@@ -58,7 +59,7 @@ int cb_level_parse(const char *name)
     return -1;
 }
 
-static int is_act(cb_op op) { return op == CB_OP_TANH || op == CB_OP_RELU || op == CB_OP_SIGMOID; }
+static int is_act(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_ACT) != 0; }
 
 /* How many node inputs name `node`. */
 static int uses_of(const cb_graph *g, int node)
@@ -103,7 +104,7 @@ static void plan_fusion(cb_exec *ex)
          * (where the kernel pools in registers). */
         if (i + 2 >= g->count) continue;
         const cb_node *p = &g->nodes[i + 2];
-        cb_conv_shape s = conv_shape(g, c, 1);
+        cb_conv_shape s = cb_node_conv_shape(g, c, 1);
         if (c->groups <= 1 && is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned &&
             i + 1 != g->output &&
             cb_conv2d_flat_pool_ok(&s) && !(cb_dnnl_conv_use(&s) & CB_DNNL_FWD) &&
@@ -127,7 +128,7 @@ static void plan_stored_grads(cb_exec *ex)
         const int src = c->n_in ? c->in[0] : -1;
         if (src < 0 || ex->stored_by[src] >= 0 || uses_of(g, src) != 1) continue;
         const cb_op sop = g->nodes[src].op;
-        if (sop == CB_OP_PARAM || sop == CB_OP_INPUT || sop == CB_OP_FLATTEN) continue;
+        if (cb_op_desc_of(sop)->flags & (CB_OPF_LEAF | CB_OPF_VIEW)) continue;
         const int act_alone = is_act(c->op) && ex->pool_after[i] < 0; /* not done by a pooling's backward */
         if (c->op == CB_OP_BATCHNORM2D || c->op == CB_OP_CONV2D || act_alone) ex->stored_by[src] = i;
     }
@@ -155,7 +156,7 @@ static void plan_pool_fusion(cb_exec *ex)
          * gradient from the pooling: stored there, it need not be cleared
          * first (LeNet-1: 2.2 MB per batch of 128 not written twice). */
         const int src = an->in[0];
-        cb_conv_shape s = conv_shape(g, p, 1);
+        cb_conv_shape s = cb_node_conv_shape(g, p, 1);
         if (uses_of(g, src) == 1 && g->nodes[src].op != CB_OP_PARAM && g->nodes[src].op != CB_OP_INPUT &&
             cb_maxpool_act_bwd_stores(&s, 1))
             ex->stored_by[src] = i;
@@ -188,7 +189,7 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
     int any = 0;
     for (int i = 0; i < g->count; i++) {
         if (g->nodes[i].op != CB_OP_CONV2D || g->nodes[i].groups > 1) continue;
-        cb_conv_shape s = conv_shape(g, &g->nodes[i], max_batch);
+        cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], max_batch);
         any |= ex->dwant[i] = (unsigned char)cb_dnnl_conv_use(&s);
     }
     if (!any) return CB_OK;
@@ -200,8 +201,7 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
 /* Node i's oneDNN plan for this batch size (made or remade here); the
  * kernel tables send only oneDNN's nodes here, never from inside a
  * parallel region (the shared buffers are one per executor). */
-static cb_status dnnl_plan_for(cb_exec *ex, int i, int pass, const cb_conv_shape *s, cb_act act,
-                               cb_dnnl_conv **out)
+cb_status cb_exec_dnnl_plan(cb_exec *ex, int i, int pass, const cb_conv_shape *s, cb_act act, cb_dnnl_conv **out)
 {
     *out = NULL;
     if (!ex->dnnl || !(ex->dwant[i] & pass))
@@ -240,7 +240,7 @@ static int whole_batch_dnnl(const cb_exec *ex)
     return fwd;
 }
 
-static size_t node_floats(const cb_node *n, int batch)
+size_t cb_node_floats(const cb_node *n, int batch)
 {
     return (size_t)cb_node_numel(n) * (n->batched ? (size_t)batch : 1);
 }
@@ -254,18 +254,8 @@ static size_t workspace_floats(const cb_exec *ex, int batch, int threads)
     const cb_graph *g = ex->g;
     size_t most = 0;
     for (int i = 0; i < g->count; i++) {
-        const cb_node *n = &g->nodes[i];
-        size_t w = 0;
-        if (n->op == CB_OP_GRU) { /* the forward pass needs workspace too */
-            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            w = cb_gru_workspace(&rs);
-        } else if (n->op == CB_OP_LSTM && ex->with_grads) {
-            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            w = cb_lstm_workspace(&rs);
-        } else if (n->op == CB_OP_CONV2D && n->groups <= 1 && ex->kernels != CB_KERNELS_REFERENCE) {
-            cb_conv_shape cs = conv_shape(g, n, batch);
-            w = cb_conv2d_workspace_threads(&cs, threads);
-        }
+        const cb_op_desc *d = cb_op_desc_of(g->nodes[i].op);
+        const size_t w = d->workspace ? d->workspace(ex, &g->nodes[i], batch, threads) : 0;
         if (w > most) most = w;
     }
     return most;
@@ -310,7 +300,7 @@ static cb_conv_kernel conv_fwd_kernel(const cb_exec *ex, int i, int n, int in_pa
     if (ex->kernels == CB_KERNELS_REFERENCE) return CB_CK_REF;
     const int fuse = i + 1 < g->count && ex->fused[i + 1];
     if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) return CB_CK_FLAT_POOL;
-    const cb_conv_shape s = conv_shape(g, &g->nodes[i], n);
+    const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], n);
     if (ex->with_grads && cb_conv2d_fwd_nb_ok(&s)) return CB_CK_NB_FWD;
     if (ex->dnnl && (ex->dwant[i] & CB_DNNL_FWD) && !in_parallel) return CB_CK_ONEDNN;
     return cb_conv2d_fwd_choice(&s);
@@ -320,7 +310,7 @@ static cb_conv_kernel conv_fwd_kernel(const cb_exec *ex, int i, int n, int in_pa
 static cb_conv_bwd_choice conv_bwd_kernels(const cb_exec *ex, int i, int n, int want_dx)
 {
     cb_conv_kernel both = CB_CK_NONE;
-    const cb_conv_shape s = conv_shape(ex->g, &ex->g->nodes[i], n);
+    const cb_conv_shape s = cb_node_conv_shape(ex->g, &ex->g->nodes[i], n);
     if (ex->g->nodes[i].groups > 1) both = CB_CK_GROUPED;
     else if (ex->kernels == CB_KERNELS_REFERENCE) both = CB_CK_REF;
     else if (ex->dnnl && (ex->dwant[i] & CB_DNNL_BWD)) both = CB_CK_ONEDNN;
@@ -444,24 +434,18 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             continue;
         }
         for (int k = 0; k < n->n_in; k++) ex->needs_grad[i] |= ex->needs_grad[n->in[k]];
-        if (n->op == CB_OP_FLATTEN) continue;
+        const cb_op_desc *d = cb_op_desc_of(n->op);
+        if (d->flags & CB_OPF_VIEW) continue;
         voff[i] = vals;
-        vals += node_floats(n, max_batch);
+        vals += cb_node_floats(n, max_batch);
         if (with_grads && ex->needs_grad[i]) {
             goff[i] = grads;
-            grads += node_floats(n, max_batch);
+            grads += cb_node_floats(n, max_batch);
         }
-        if (with_grads && (n->op == CB_OP_BATCHNORM2D || n->op == CB_OP_DROPOUT)) {
+        const size_t saved = d->saved ? d->saved(n, max_batch, with_grads) : 0;
+        if (saved) {
             aoff[i] = auxs + 1; /* +1: 0 means none */
-            auxs += n->op == CB_OP_BATCHNORM2D ? 2 * (size_t)n->dims[0] : node_floats(n, max_batch);
-        }
-        if (n->op == CB_OP_GRU) { /* gates, inference included */
-            aoff[i] = auxs + 1;
-            auxs += (size_t)max_batch * (size_t)n->dims[0] * 6 * (size_t)n->dims[1];
-        }
-        if (n->op == CB_OP_LSTM) { /* gates and cells, inference included (the forward pass needs them) */
-            aoff[i] = auxs + 1;
-            auxs += (size_t)max_batch * (size_t)n->dims[0] * 5 * (size_t)n->dims[1];
+            auxs += saved;
         }
     }
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
@@ -480,7 +464,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         if (n->op == CB_OP_PARAM) {
             ex->val[i] = g->params + n->param_offset;
             ex->grad[i] = g->grads + n->param_offset;
-        } else if (n->op == CB_OP_FLATTEN) {
+        } else if (cb_op_desc_of(n->op)->flags & CB_OPF_VIEW) {
             ex->val[i] = ex->val[n->in[0]];
             ex->grad[i] = ex->grad[n->in[0]];
         } else {
@@ -538,35 +522,32 @@ cb_status cb_exec_bind(cb_exec *ex, int node, float *data)
         return cb_fail(CB_ERR_INVALID_ARG, "input '%s' needs a gradient: it cannot be bound", g->nodes[node].name);
     ex->val[node] = data ? data : ex->own_val[node];
     for (int i = node + 1; i < g->count; i++) /* views follow what they view */
-        if (g->nodes[i].op == CB_OP_FLATTEN) ex->val[i] = ex->val[g->nodes[i].in[0]];
+        if (cb_op_desc_of(g->nodes[i].op)->flags & CB_OPF_VIEW) ex->val[i] = ex->val[g->nodes[i].in[0]];
     return CB_OK;
 }
 float *cb_exec_grad(cb_exec *ex, int node) { return ex->grad[node]; }
 size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float); }
 float cb_exec_loss(const cb_exec *ex) { return ex->val[ex->g->loss][0]; }
 
-static cb_act act_of(cb_op op)
-{
-    return op == CB_OP_TANH ? CB_ACT_TANH : op == CB_OP_RELU ? CB_ACT_RELU : CB_ACT_SIGMOID;
-}
-
-static int is_loss(cb_op op) { return op == CB_OP_SOFTMAX_XENT || op == CB_OP_BCE; }
+static int is_loss(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_LOSS) != 0; }
 
 /* A batched node's value for the slice starting at sample b0. */
-static float *slice_of(const cb_exec *ex, int node, int b0)
+float *cb_exec_slice(const cb_exec *ex, int node, int b0)
 {
     const cb_node *n = &ex->g->nodes[node];
     return ex->val[node] + (n->batched ? (size_t)b0 * (size_t)cb_node_numel(n) : 0);
 }
 
-/* A batch-mean loss node over the first `batch` samples. */
-static cb_status loss_forward(cb_exec *ex, int i, int batch)
+/* Node i's forward step over samples [b0, b0 + batch) with workspace ws. */
+static cb_status forward_step(cb_exec *ex, int i, int b0, int batch, float *ws)
 {
     const cb_node *n = &ex->g->nodes[i];
-    const float *x = ex->val[n->in[0]], *labels = ex->val[n->in[1]];
-    if (n->op == CB_OP_SOFTMAX_XENT)
-        return cb_softmax_xent_fwd(batch, (int)ex->g->nodes[n->in[0]].dims[0], x, labels, ex->val[i]);
-    return cb_bce_fwd(batch, x, labels, ex->val[i]);
+    const cb_op_desc *d = cb_op_desc_of(n->op);
+    if (!d) return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
+    const cb_step st = {.ex = ex, .g = ex->g, .n = n, .i = i, .b0 = b0, .batch = batch, .ws = ws,
+                        .fast = fast_arg(ex), .y = cb_exec_slice(ex, i, b0),
+                        .x = n->n_in ? cb_exec_slice(ex, n->in[0], b0) : NULL};
+    return d->forward(&st);
 }
 
 /* Forward over samples [b0, b0 + batch) with workspace ws; the batch-mean
@@ -574,170 +555,14 @@ static cb_status loss_forward(cb_exec *ex, int i, int batch)
 static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int losses)
 {
     const cb_graph *g = ex->g;
-    const int fast = fast_arg(ex);
     for (int i = 0; i < g->count; i++) {
-        const cb_node *n = &g->nodes[i];
-        if ((is_loss(n->op) && !losses) || ex->fused[i]) continue;
+        if ((is_loss(g->nodes[i].op) && !losses) || ex->fused[i]) continue;
         /* Per-node times only where one thread runs the graph (not in the
          * slices of sliced inference, which run concurrently). */
         const int timed = ex->prof_fwd && !omp_in_parallel();
         const double t0 = timed ? cb_now() : 0;
-        float *y = slice_of(ex, i, b0);
-        const float *x = n->n_in ? slice_of(ex, n->in[0], b0) : NULL;
-        switch (n->op) {
-        case CB_OP_INPUT: case CB_OP_PARAM: case CB_OP_FLATTEN:
-            break;
-        case CB_OP_CONV2D: {
-            cb_conv_shape s = conv_shape(g, n, batch);
-            const float *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-            const int fuse = fast && i + 1 < g->count && ex->fused[i + 1]; /* its activation (plan_fusion) */
-            const cb_act act = fuse ? act_of(g->nodes[i + 1].op) : CB_ACT_NONE;
-            float *out = fuse ? slice_of(ex, i + 1, b0) : y;
-            const cb_conv_kernel k = (cb_conv_kernel)(omp_in_parallel() ? ex->kpar : ex->kfwd)[i][batch];
-            if (k == CB_CK_REF) {
-                cb_conv2d_fwd_ref(&s, x, w, b, y);
-            } else if (k == CB_CK_FLAT_POOL) {
-                cb_conv2d_fwd_flat_pool(&s, x, w, b, act, ex->with_grads ? out : NULL, slice_of(ex, i + 2, b0), ws);
-            } else if (k == CB_CK_GROUPED) {
-                cb_conv2d_grouped_fwd(&s, n->groups, x, w, b, act, out, fast);
-            } else if (k == CB_CK_NB_FWD) {
-                cb_conv2d_fwd_nb(&s, x, w, b, act, out, ws);
-            } else if (k == CB_CK_ONEDNN) {
-                cb_dnnl_conv *dp;
-                cb_status st = dnnl_plan_for(ex, i, CB_DNNL_FWD, &s, act, &dp);
-                if (st == CB_OK) st = cb_dnnl_conv_fwd(dp, x, w, b, out);
-                if (st != CB_OK) return st;
-            } else {
-                cb_conv2d_fwd_kernel(k, &s, x, w, b, act, out, ws);
-            }
-            break;
-        }
-        case CB_OP_MAXPOOL2D: case CB_OP_AVGPOOL2D: {
-            cb_conv_shape s = conv_shape(g, n, batch);
-            if (n->op == CB_OP_MAXPOOL2D) cb_maxpool_fwd(&s, x, y, fast);
-            else cb_avgpool_fwd(&s, x, y, fast);
-            break;
-        }
-        case CB_OP_LINEAR: {
-            int k = (int)g->nodes[n->in[0]].dims[0], o = (int)n->dims[0];
-            const float *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-            if (fast) cb_linear_fwd_fast(batch, k, o, x, ex->val[n->in[1]], b, y);
-            else cb_linear_fwd_ref(batch, k, o, x, ex->val[n->in[1]], b, y);
-            break;
-        }
-        case CB_OP_TANH: case CB_OP_RELU: case CB_OP_SIGMOID:
-            cb_act_fwd(act_of(n->op), (int64_t)node_floats(n, batch), x, y, fast);
-            break;
-        case CB_OP_BATCHNORM2D: {
-            /* Training executors normalise with the batch's statistics and
-             * update the running ones; inference executors use the latter. */
-            cb_bn_shape s = {batch, (int)n->dims[0], (int)n->dims[1], (int)n->dims[2], n->eps, n->momentum};
-            cb_bn_fwd(&s, ex->with_grads, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
-                      ex->val[n->in[4]], ex->aux[i], y, fast);
-            break;
-        }
-        case CB_OP_DROPOUT:
-            if (ex->with_grads) cb_dropout_fwd((int64_t)node_floats(n, batch), n->p, &ex->rng, x, ex->aux[i], y);
-            else memcpy(y, x, node_floats(n, batch) * sizeof *y);
-            break;
-        case CB_OP_EMBEDDING: {
-            const cb_node *w = &g->nodes[n->in[1]];
-            cb_status st = cb_embedding_fwd((int64_t)batch * n->dims[0], x, ex->val[n->in[1]], w->dims[0],
-                                            (int)w->dims[1], y);
-            if (st != CB_OK) return st;
-            break;
-        }
-        case CB_OP_LSTM: {
-            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            float *saved = ex->aux[i] + (size_t)b0 * rs.t * 5 * rs.h;
-            cb_lstm_fwd(&rs, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]], ex->val[n->in[4]], y,
-                        saved, fast);
-            break;
-        }
-        case CB_OP_GRU: {
-            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            float *saved = ex->aux[i] + (size_t)b0 * rs.t * 6 * rs.h;
-            cb_gru_fwd(&rs, n->reset_before, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
-                       ex->val[n->in[4]], y, saved, ws, fast);
-            break;
-        }
-        case CB_OP_ADD: {
-            const float *x2 = slice_of(ex, n->in[1], b0);
-            const int64_t k = (int64_t)node_floats(n, batch);
-#pragma omp parallel for schedule(static) if (fast && k > 65536)
-            for (int64_t j = 0; j < k; j++) y[j] = x[j] + x2[j];
-            break;
-        }
-        case CB_OP_CONCAT: { /* per sample, each input's block after the one before */
-            const size_t per = (size_t)cb_node_numel(n);
-            size_t off = 0;
-            for (int k = 0; k < n->n_in; k++) {
-                const size_t pk = (size_t)cb_node_numel(&g->nodes[n->in[k]]);
-                const float *xk = slice_of(ex, n->in[k], b0);
-                for (int s = 0; s < batch; s++) memcpy(y + (size_t)s * per + off, xk + (size_t)s * pk, pk * sizeof *y);
-                off += pk;
-            }
-            break;
-        }
-        case CB_OP_PAD: {
-            const cb_node *xn = &g->nodes[n->in[0]];
-            const int64_t planes = (int64_t)batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
-            const int64_t oh = n->dims[1], ow = n->dims[2];
-            for (int64_t c = 0; c < planes; c++) {
-                float *yp = y + c * oh * ow;
-                for (int64_t j = 0; j < oh * ow; j++) yp[j] = n->lo;
-                for (int64_t r = 0; r < h; r++)
-                    memcpy(yp + (r + n->pads[0]) * ow + n->pads[1], x + (c * h + r) * w, (size_t)w * sizeof *y);
-            }
-            break;
-        }
-        case CB_OP_SOFTMAX: {
-            int64_t outer = batch, len = n->dims[n->axis], inner = 1;
-            for (int d = 0; d < n->axis; d++) outer *= n->dims[d];
-            for (int d = n->axis + 1; d < n->ndim; d++) inner *= n->dims[d];
-            for (int64_t o = 0; o < outer; o++)
-                for (int64_t in = 0; in < inner; in++) {
-                    const float *xr = x + o * len * inner + in;
-                    float *yr = y + o * len * inner + in;
-                    float top = xr[0];
-                    for (int64_t k = 1; k < len; k++) top = xr[k * inner] > top ? xr[k * inner] : top;
-                    double sum = 0; /* exp(x - max) once per element, as PyTorch, summed in double */
-                    for (int64_t k = 0; k < len; k++) sum += yr[k * inner] = (float)exp((double)xr[k * inner] - top);
-                    for (int64_t k = 0; k < len; k++) yr[k * inner] = (float)(yr[k * inner] / sum);
-                }
-            break;
-        }
-        case CB_OP_CLIP: {
-            const int64_t k = (int64_t)node_floats(n, batch);
-            const float lo = n->lo, hi = n->hi;
-#pragma omp parallel for schedule(static) if (fast && k > 65536)
-            for (int64_t j = 0; j < k; j++) y[j] = x[j] < lo ? lo : x[j] > hi ? hi : x[j]; /* NaN falls through */
-            break;
-        }
-        case CB_OP_GLOBAL_AVGPOOL: {
-            const cb_node *xn = &g->nodes[n->in[0]];
-            const int64_t planes = (int64_t)batch * xn->dims[0], p = xn->dims[1] * xn->dims[2];
-#pragma omp parallel for schedule(static) if (fast && planes * p > 65536)
-            for (int64_t c = 0; c < planes; c++) {
-                double acc = 0; /* double at every level: the mean of up to 49 x 2048 values */
-                for (int64_t j = 0; j < p; j++) acc += x[c * p + j];
-                y[c] = (float)(acc / (double)p);
-            }
-            break;
-        }
-        case CB_OP_LAST_STEP: {
-            const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];
-            for (int s = 0; s < batch; s++) memcpy(y + (size_t)s * h, x + ((size_t)s * t + t - 1) * h, (size_t)h * sizeof *y);
-            break;
-        }
-        case CB_OP_SOFTMAX_XENT: case CB_OP_BCE: {
-            cb_status s = loss_forward(ex, i, batch); /* only reached with the whole batch (b0 = 0) */
-            if (s != CB_OK) return s;
-            break;
-        }
-        case CB_OP_COUNT:
-            return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
-        }
+        cb_status st = forward_step(ex, i, b0, batch, ws);
+        if (st != CB_OK) return st;
         if (timed) ex->prof_fwd[i] += cb_now() - t0;
     }
     return CB_OK;
@@ -806,7 +631,7 @@ static cb_status exec_forward(cb_exec *ex, int batch)
         if (failed != CB_OK) return failed;
         for (int i = 0; i < ex->g->count; i++) /* the batch-mean losses, over the whole batch */
             if (is_loss(ex->g->nodes[i].op)) {
-                cb_status s = loss_forward(ex, i, batch);
+                cb_status s = forward_step(ex, i, 0, batch, ex->ws);
                 if (s != CB_OK) return s;
             }
         return CB_OK;
@@ -836,14 +661,14 @@ exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
 
 /* Whether node i is an activation whose backward its max pooling does, in
  * a backward pass from `top` (which must include the pooling). */
-static int pooled_act(const cb_exec *ex, int i, int top)
+int cb_exec_pooled_act(const cb_exec *ex, int i, int top)
 {
     return ex->pool_after[i] >= 0 && ex->pool_after[i] <= top;
 }
 
 /* Whether node i's backward stores its first input's whole gradient
  * (plan_stored_grads) rather than adding to it. */
-static int stores_grad(const cb_exec *ex, int i)
+int cb_exec_stores_grad(const cb_exec *ex, int i)
 {
     const cb_node *n = &ex->g->nodes[i];
     return n->n_in && ex->stored_by[n->in[0]] == i;
@@ -863,173 +688,24 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     /* Gradients accumulate, so every buffer starts at zero. */
     memset(g->grads, 0, g->n_params * sizeof(float));
     for (int i = 0; i < g->count; i++)
-        if (ex->grad[i] && g->nodes[i].op != CB_OP_PARAM && g->nodes[i].op != CB_OP_FLATTEN &&
-            !pooled_act(ex, i, top) && !(ex->stored_by[i] >= 0 && ex->stored_by[i] <= top))
-            memset(ex->grad[i], 0, node_floats(&g->nodes[i], batch) * sizeof(float));
-    if (seed) memcpy(ex->grad[top], seed, node_floats(&g->nodes[top], batch) * sizeof(float));
+        if (ex->grad[i] && g->nodes[i].op != CB_OP_PARAM && !(cb_op_desc_of(g->nodes[i].op)->flags & CB_OPF_VIEW) &&
+            !cb_exec_pooled_act(ex, i, top) && !(ex->stored_by[i] >= 0 && ex->stored_by[i] <= top))
+            memset(ex->grad[i], 0, cb_node_floats(&g->nodes[i], batch) * sizeof(float));
+    if (seed) memcpy(ex->grad[top], seed, cb_node_floats(&g->nodes[top], batch) * sizeof(float));
     else ex->grad[top][0] = 1.0f;
 
     for (int i = top; i >= 0; i--) {
         const cb_node *n = &g->nodes[i];
-        if (!ex->needs_grad[i] || pooled_act(ex, i, top)) continue;
+        if (!ex->needs_grad[i] || cb_exec_pooled_act(ex, i, top)) continue;
+        const cb_op_desc *d = cb_op_desc_of(n->op);
+        if (!d) return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
+        if (!d->backward) continue; /* leaves: parameters keep their gradients */
         const double t0 = ex->prof_bwd ? cb_now() : 0;
-        const float *dy = ex->grad[i];
-        const float *x = n->n_in ? ex->val[n->in[0]] : NULL;
-        float *dx = n->n_in ? ex->grad[n->in[0]] : NULL;
-        switch (n->op) {
-        case CB_OP_INPUT: case CB_OP_PARAM: case CB_OP_FLATTEN:
-            break;
-        case CB_OP_CONV2D: {
-            cb_conv_shape s = conv_shape(g, n, batch);
-            const float *w = ex->val[n->in[1]];
-            float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
-            const int store = dx && stores_grad(ex, i);
-            const cb_conv_bwd_choice k = {(cb_conv_kernel)ex->kdgrad[i][batch], (cb_conv_kernel)ex->kwgrad[i][batch]};
-            if (k.wgrad == CB_CK_ONEDNN) {
-                cb_dnnl_conv *dp;
-                cb_status st = dnnl_plan_for(ex, i, CB_DNNL_BWD, &s, CB_ACT_NONE, &dp);
-                if (st == CB_OK) st = cb_dnnl_conv_bwd(dp, x, w, dy, dx, dw, db, ex->ws, store);
-                if (st != CB_OK) return st;
-                break;
-            }
-            if (k.wgrad == CB_CK_DENSE) {
-                cb_conv2d_bwd_dense(&s, x, w, dy, dx, dw, db, ex->ws, store);
-                break;
-            }
-            if (store) memset(dx, 0, node_floats(&g->nodes[n->in[0]], batch) * sizeof *dx); /* these kernels add */
-            if (k.wgrad == CB_CK_REF) cb_conv2d_bwd_ref(&s, x, w, dy, dx, dw, db);
-            else if (k.wgrad == CB_CK_GROUPED) cb_conv2d_grouped_bwd(&s, n->groups, x, w, dy, dx, dw, db, fast);
-            else cb_conv2d_bwd_kernels(k, &s, x, w, dy, dx, dw, db, ex->ws);
-            break;
-        }
-        case CB_OP_MAXPOOL2D: case CB_OP_AVGPOOL2D: {
-            cb_conv_shape s = conv_shape(g, n, batch);
-            if (pooled_act(ex, n->in[0], top)) { /* the activation's backward too, into its input's gradient */
-                const cb_node *a = &g->nodes[n->in[0]];
-                float *dxa = ex->grad[a->in[0]];
-                if (dxa) cb_maxpool_act_bwd(&s, act_of(a->op), x, ex->val[i], dy, dxa, fast, ex->stored_by[a->in[0]] == i);
-                break;
-            }
-            if (!dx) break;
-            if (n->op == CB_OP_MAXPOOL2D) cb_maxpool_bwd(&s, x, dy, dx, fast);
-            else cb_avgpool_bwd(&s, dy, dx, fast);
-            break;
-        }
-        case CB_OP_LINEAR: {
-            int k = (int)g->nodes[n->in[0]].dims[0], o = (int)n->dims[0];
-            const float *w = ex->val[n->in[1]];
-            float *dw = ex->grad[n->in[1]], *db = n->n_in > 2 ? ex->grad[n->in[2]] : NULL;
-            if (fast) cb_linear_bwd_fast(batch, k, o, x, w, dy, dx, dw, db);
-            else cb_linear_bwd_ref(batch, k, o, x, w, dy, dx, dw, db);
-            break;
-        }
-        case CB_OP_TANH: case CB_OP_RELU: case CB_OP_SIGMOID:
-            if (dx) cb_act_bwd_to(act_of(n->op), (int64_t)node_floats(n, batch), ex->val[i], dy, dx, fast, stores_grad(ex, i));
-            break;
-        case CB_OP_BATCHNORM2D: {
-            cb_bn_shape s = {batch, (int)n->dims[0], (int)n->dims[1], (int)n->dims[2], n->eps, n->momentum};
-            cb_bn_bwd(&s, x, ex->val[n->in[1]], ex->aux[i], dy, dx, ex->grad[n->in[1]], ex->grad[n->in[2]], fast,
-                      dx && stores_grad(ex, i));
-            break;
-        }
-        case CB_OP_DROPOUT:
-            if (dx) cb_dropout_bwd((int64_t)node_floats(n, batch), ex->aux[i], dy, dx);
-            break;
-        case CB_OP_EMBEDDING: /* ids take no gradient */
-            cb_embedding_bwd((int64_t)batch * n->dims[0], x, (int)g->nodes[n->in[1]].dims[1], dy, ex->grad[n->in[1]]);
-            break;
-        case CB_OP_LSTM: {
-            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            cb_lstm_bwd(&rs, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[i], ex->aux[i], dy, dx, ex->grad[n->in[1]],
-                        ex->grad[n->in[2]], ex->grad[n->in[3]], ex->grad[n->in[4]], ex->ws, fast);
-            break;
-        }
-        case CB_OP_GRU: {
-            cb_rnn_shape rs = {batch, (int)n->dims[0], (int)g->nodes[n->in[0]].dims[1], (int)n->dims[1]};
-            cb_gru_bwd(&rs, n->reset_before, x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[i], ex->aux[i], dy, dx,
-                       ex->grad[n->in[1]], ex->grad[n->in[2]], ex->grad[n->in[3]], ex->grad[n->in[4]], ex->ws, fast);
-            break;
-        }
-        case CB_OP_ADD: { /* both inputs take dy (one node twice: twice) */
-            const int64_t k = (int64_t)node_floats(n, batch);
-            for (int side = 0; side < 2; side++) {
-                float *d = ex->grad[n->in[side]];
-                if (d)
-                    for (int64_t j = 0; j < k; j++) d[j] += dy[j];
-            }
-            break;
-        }
-        case CB_OP_CONCAT: {
-            const size_t per = (size_t)cb_node_numel(n);
-            size_t off = 0;
-            for (int k = 0; k < n->n_in; k++) {
-                const size_t pk = (size_t)cb_node_numel(&g->nodes[n->in[k]]);
-                float *dk = ex->grad[n->in[k]];
-                for (int s = 0; dk && s < batch; s++)
-                    for (size_t j = 0; j < pk; j++) dk[(size_t)s * pk + j] += dy[(size_t)s * per + off + j];
-                off += pk;
-            }
-            break;
-        }
-        case CB_OP_PAD:
-            if (dx) {
-                const cb_node *xn = &g->nodes[n->in[0]];
-                const int64_t planes = (int64_t)batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
-                const int64_t ow = n->dims[2], oh = n->dims[1];
-                for (int64_t c = 0; c < planes; c++)
-                    for (int64_t r = 0; r < h; r++)
-                        for (int64_t j = 0; j < w; j++)
-                            dx[(c * h + r) * w + j] += dy[c * oh * ow + (r + n->pads[0]) * ow + n->pads[1] + j];
-            }
-            break;
-        case CB_OP_SOFTMAX:
-            if (dx) { /* dx = y * (dy - sum(dy * y)) along the axis */
-                int64_t outer = batch, len = n->dims[n->axis], inner = 1;
-                for (int d = 0; d < n->axis; d++) outer *= n->dims[d];
-                for (int d = n->axis + 1; d < n->ndim; d++) inner *= n->dims[d];
-                const float *yv = ex->val[i];
-                for (int64_t o = 0; o < outer; o++)
-                    for (int64_t in = 0; in < inner; in++) {
-                        const int64_t base = o * len * inner + in;
-                        double dot = 0;
-                        for (int64_t k = 0; k < len; k++) dot += (double)dy[base + k * inner] * yv[base + k * inner];
-                        for (int64_t k = 0; k < len; k++)
-                            dx[base + k * inner] += (float)(yv[base + k * inner] * (dy[base + k * inner] - dot));
-                    }
-            }
-            break;
-        case CB_OP_CLIP:
-            if (dx) {
-                const int64_t k = (int64_t)node_floats(n, batch);
-                for (int64_t j = 0; j < k; j++)
-                    if (x[j] > n->lo && x[j] < n->hi) dx[j] += dy[j];
-            }
-            break;
-        case CB_OP_GLOBAL_AVGPOOL:
-            if (dx) {
-                const cb_node *xn = &g->nodes[n->in[0]];
-                const int64_t planes = (int64_t)batch * xn->dims[0], p = xn->dims[1] * xn->dims[2];
-                for (int64_t c = 0; c < planes; c++)
-                    for (int64_t j = 0; j < p; j++) dx[c * p + j] += dy[c] / (float)p;
-            }
-            break;
-        case CB_OP_LAST_STEP:
-            if (dx) {
-                const int64_t t = g->nodes[n->in[0]].dims[0], h = n->dims[0];
-                for (int s = 0; s < batch; s++)
-                    for (int64_t j = 0; j < h; j++) dx[((size_t)s * t + t - 1) * h + j] += dy[(size_t)s * h + j];
-            }
-            break;
-        case CB_OP_SOFTMAX_XENT:
-            if (dx) cb_softmax_xent_bwd(batch, (int)g->nodes[n->in[0]].dims[0], x, ex->val[n->in[1]],
-                                        dy[0], dx);
-            break;
-        case CB_OP_BCE:
-            if (dx) cb_bce_bwd(batch, x, ex->val[n->in[1]], dy[0], dx);
-            break;
-        case CB_OP_COUNT:
-            return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
-        }
+        const cb_step st = {.ex = ex, .g = g, .n = n, .i = i, .b0 = 0, .batch = batch, .ws = ex->ws, .fast = fast,
+                            .y = ex->val[i], .x = n->n_in ? ex->val[n->in[0]] : NULL, .top = top,
+                            .dy = ex->grad[i], .dx = n->n_in ? ex->grad[n->in[0]] : NULL};
+        cb_status rc = d->backward(&st);
+        if (rc != CB_OK) return rc;
         if (ex->prof_bwd) ex->prof_bwd[i] += cb_now() - t0;
     }
     return CB_OK;

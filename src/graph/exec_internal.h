@@ -58,6 +58,18 @@ typedef enum exec_mode {
 } exec_mode;
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now_threads, int *threads);
 
+/* What the op descriptors' steps (op_*.c) read of the executor. */
+size_t cb_node_floats(const cb_node *n, int batch);           /* a value's floats over `batch` samples */
+float *cb_exec_slice(const cb_exec *ex, int node, int b0);     /* a value from sample b0 on */
+cb_conv_shape cb_node_conv_shape(const cb_graph *g, const cb_node *n, int batch); /* convolution, pooling */
+/* Node i's oneDNN plan for this pass and batch size (made or remade here). */
+cb_status cb_exec_dnnl_plan(cb_exec *ex, int i, int pass, const cb_conv_shape *s, cb_act act, cb_dnnl_conv **out);
+/* Whether activation i's backward is done by its max pooling's, in a
+ * backward pass from `top`; whether node i's backward stores (not adds)
+ * its first input's whole gradient. */
+int cb_exec_pooled_act(const cb_exec *ex, int i, int top);
+int cb_exec_stores_grad(const cb_exec *ex, int i);
+
 #endif
 
 

@@ -1,0 +1,64 @@
+/* Ops that move values without arithmetic: Concat along the channels and
+ * Pad of the spatial borders with a constant. */
+#include <string.h>
+#include "exec_internal.h"
+#include "op.h"
+
+static cb_status concat_forward(const cb_step *st) /* per sample, each input's block after the one before */
+{
+    const size_t per = (size_t)cb_node_numel(st->n);
+    size_t off = 0;
+    for (int k = 0; k < st->n->n_in; k++) {
+        const size_t pk = (size_t)cb_node_numel(&st->g->nodes[st->n->in[k]]);
+        const float *xk = cb_exec_slice(st->ex, st->n->in[k], st->b0);
+        for (int s = 0; s < st->batch; s++)
+            memcpy(st->y + (size_t)s * per + off, xk + (size_t)s * pk, pk * sizeof *st->y);
+        off += pk;
+    }
+    return CB_OK;
+}
+
+static cb_status concat_backward(const cb_step *st)
+{
+    const size_t per = (size_t)cb_node_numel(st->n);
+    size_t off = 0;
+    for (int k = 0; k < st->n->n_in; k++) {
+        const size_t pk = (size_t)cb_node_numel(&st->g->nodes[st->n->in[k]]);
+        float *dk = st->ex->grad[st->n->in[k]];
+        for (int s = 0; dk && s < st->batch; s++)
+            for (size_t j = 0; j < pk; j++) dk[(size_t)s * pk + j] += st->dy[(size_t)s * per + off + j];
+        off += pk;
+    }
+    return CB_OK;
+}
+
+const cb_op_desc cb_op_concat = {.forward = concat_forward, .backward = concat_backward};
+
+static cb_status pad_forward(const cb_step *st)
+{
+    const cb_node *n = st->n, *xn = &st->g->nodes[n->in[0]];
+    const int64_t planes = (int64_t)st->batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
+    const int64_t oh = n->dims[1], ow = n->dims[2];
+    for (int64_t c = 0; c < planes; c++) {
+        float *yp = st->y + c * oh * ow;
+        for (int64_t j = 0; j < oh * ow; j++) yp[j] = n->lo;
+        for (int64_t r = 0; r < h; r++)
+            memcpy(yp + (r + n->pads[0]) * ow + n->pads[1], st->x + (c * h + r) * w, (size_t)w * sizeof *yp);
+    }
+    return CB_OK;
+}
+
+static cb_status pad_backward(const cb_step *st)
+{
+    if (!st->dx) return CB_OK;
+    const cb_node *n = st->n, *xn = &st->g->nodes[n->in[0]];
+    const int64_t planes = (int64_t)st->batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
+    const int64_t ow = n->dims[2], oh = n->dims[1];
+    for (int64_t c = 0; c < planes; c++)
+        for (int64_t r = 0; r < h; r++)
+            for (int64_t j = 0; j < w; j++)
+                st->dx[(c * h + r) * w + j] += st->dy[c * oh * ow + (r + n->pads[0]) * ow + n->pads[1] + j];
+    return CB_OK;
+}
+
+const cb_op_desc cb_op_pad = {.forward = pad_forward, .backward = pad_backward};
