@@ -54,6 +54,12 @@ check "levels fast and fused: exact tanh; fastmath: the approximation" \
 "$BIN" plan lenet5 --threads 2 --hash --kernels fast >"$T/kfast"
 check "fastmath is the default, and what --kernels fast names" bash -c "cmp -s '$T/default' '$T/fastmath' && cmp -s '$T/default' '$T/kfast'"
 
+expect_ok "--list-kernels lists the convolution kernels" "$BIN" plan --list-kernels
+check "  ... every kernel a plan can name, each with its rule, best first (im2col, which takes anything, last)" \
+    bash -c "for k in grouped reference flat_pool nb_fwd onednn dense flat direct whole_window nb_bwd small dgrad_flat wgrad_direct; do grep -q \"^  \$k \" '$T/out' || exit 1; done; grep '^  ' '$T/out' | tail -1 | grep -q '^  im2col '"
+check "  ... and every kernel the goldens name is listed" \
+    bash -c "grep -ohE ' n[0-9]+(-[0-9]+)? [a-z_0-9]+' tests/plans/*.txt | awk '{print \$NF}' | sort -u | while read k; do grep -q \"^  \$k \" '$T/out' || { echo \"unlisted: \$k\"; exit 1; }; done"
+expect_error "--list-kernels takes no model" "takes no model" "$BIN" plan --list-kernels lenet5
 expect_ok "--hash prints the plan's SHA-256" "$BIN" plan lenet5 --batch 37 --threads 2 --hash
 "$BIN" plan lenet5 --batch 37 --threads 2 | sha256sum | cut -d' ' -f1 >"$T/sum"
 check "  ... equal to sha256sum of the text" cmp -s "$T/out" "$T/sum"

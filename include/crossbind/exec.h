@@ -85,8 +85,18 @@ char *cb_exec_plan_text(const cb_exec *ex);
  * it inside another node's kernel without storing it (0; *by is the node
  * whose value holds the fused result, else -1). Parameters: 0. */
 int cb_exec_materialised(const cb_exec *ex, int node, int *by);
+/* Every named convolution kernel, best first, with its backend, passes and
+ * the rule under which a plan chooses it, as text (caller frees; NULL
+ * when out of memory). */
+char *cb_kernel_list_text(void);
 /* The SHA-256 of that text, as 64 hex digits: equal hashes, equal plans. */
 cb_status cb_exec_plan_sha256(const cb_exec *ex, char hex[65]);
+/* Copies samples [first, first + count) of a node's value out to host
+ * memory, or in from it (a node without a batch dimension: first 0,
+ * count 1), through the executor's backend: what a caller uses where the
+ * value may not be host memory. */
+cb_status cb_exec_read(const cb_exec *ex, int node, int first, int count, float *dst);
+cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float *src);
 /* The loss value of the last forward pass (the graph must have a loss). */
 float cb_exec_loss(const cb_exec *ex);
 

@@ -12,11 +12,13 @@ static void help(void)
 {
     printf("usage: crossbind plan MODEL|FILE.onnx [--batch N] [--train] [--level L]\n"
            "                      [--threads N] [--hash]\n"
+           "       crossbind plan --list-kernels\n"
            "  MODEL is one of: %s; or an ONNX file.\n"
            "  --batch N  the largest batch the executor is made for (default 128): the plan covers\n"
            "             every batch from 1 to N\n"
            "  --train    a training executor (forward and backward); default: inference\n"
            "  --hash     print only the plan's SHA-256\n"
+           "  --list-kernels  the named convolution kernels, best first, with the rule that chooses each\n"
            "  --level reference|fast|fused|fastmath (default fastmath; --kernels fast|reference too)\n"
            "  The plan depends on the threads (default: all cores), the build (AVX-512, oneDNN)\n"
            "  and CROSSBIND_CONV; its first lines say which.\n",
@@ -27,7 +29,7 @@ int cmd_plan(int argc, char **argv)
 {
     const char *what = NULL, *v;
     long batch = 128, threads = cli_default_threads();
-    int train = 0, hash_only = 0;
+    int train = 0, hash_only = 0, list = 0;
     cb_kernels kernels = CB_KERNELS_FAST;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -38,6 +40,7 @@ int cmd_plan(int argc, char **argv)
         }
         else if (!strcmp(a, "--train")) train = 1;
         else if (!strcmp(a, "--hash")) hash_only = 1;
+        else if (!strcmp(a, "--list-kernels")) list = 1;
         else if (!(v = cli_option_value("plan", (const char *const[]){"--batch", "--kernels", "--level", "--threads", NULL}, argc,
                                         argv, &i)))
             return 1;
@@ -46,6 +49,14 @@ int cmd_plan(int argc, char **argv)
         else if (!strcmp(a, "--kernels")) { if (cli_kernels(v, &kernels)) return 1; }
         else if (!strcmp(a, "--level")) { if (cli_level(v, &kernels)) return 1; }
         else return cli_error("unknown option '%s' (see crossbind plan --help)", a);
+    }
+    if (list) {
+        if (what) return cli_error("plan: --list-kernels takes no model");
+        char *text = cb_kernel_list_text();
+        if (!text) return cli_error("out of memory listing the kernels");
+        fputs(text, stdout);
+        free(text);
+        return 0;
     }
     if (!what) return cli_error("plan: give a model name or an ONNX file (see crossbind plan --help)");
     cb_model *m = NULL;

@@ -154,15 +154,13 @@ int cmd_run(int argc, char **argv)
         int bs = (int)(batch - start < chunk ? batch - start : chunk);
         for (int k = 0; k < n_in; k++) {
             size_t per = (size_t)cb_node_numel(&m->graph.nodes[m->inputs[k]]);
-            memcpy(cb_exec_value(ex, m->inputs[k]), (float *)in[k].data + (size_t)start * per,
-                   (size_t)bs * per * sizeof(float));
+            if (s == CB_OK) s = cb_exec_write(ex, m->inputs[k], 0, bs, (float *)in[k].data + (size_t)start * per);
         }
-        s = cb_exec_forward(ex, bs);
+        if (s == CB_OK) s = cb_exec_forward(ex, bs);
         if (s == CB_OK && dump) s = cli_dump_chunk(dump, ex, start, bs);
         for (int k = 0; s == CB_OK && k < n_out; k++) {
             size_t per = (size_t)cb_node_numel(&m->graph.nodes[m->outputs[k]]);
-            memcpy((float *)out[k].data + (size_t)start * per, cb_exec_value(ex, m->outputs[k]),
-                   (size_t)bs * per * sizeof(float));
+            s = cb_exec_read(ex, m->outputs[k], 0, bs, (float *)out[k].data + (size_t)start * per);
         }
     }
     if (dump) s = cli_dump_close(dump, ex, s);

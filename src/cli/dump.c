@@ -27,6 +27,8 @@ struct cli_dump {
     FILE **files;   /* per node: its open .part file, NULL where not dumped */
     char (*paths)[4200];
     char dir[4096];
+    float *scratch; /* a value copied out of the executor (cb_exec_read) */
+    size_t scratch_floats;
 };
 
 /* node index + the name with anything but [A-Za-z0-9._-] as '_': unique,
@@ -87,7 +89,15 @@ cb_status cli_dump_chunk(cli_dump *d, cb_exec *ex, int64_t start, int n)
         /* Unbatched values (constants) are written once, with the first chunk. */
         if (!nd->batched && start > 0) continue;
         const size_t floats = (size_t)cb_node_numel(nd) * (nd->batched ? (size_t)n : 1);
-        if (fwrite(cb_exec_value(ex, i), sizeof(float), floats, d->files[i]) != floats)
+        if (floats > d->scratch_floats) {
+            float *grown = realloc(d->scratch, floats * sizeof *grown);
+            if (!grown) return cb_fail(CB_ERR_NOMEM, "out of memory copying %s for the dump", nd->name);
+            d->scratch = grown;
+            d->scratch_floats = floats;
+        }
+        cb_status s = cb_exec_read(ex, i, 0, nd->batched ? n : 1, d->scratch);
+        if (s != CB_OK) return s;
+        if (fwrite(d->scratch, sizeof(float), floats, d->files[i]) != floats)
             return cb_fail(CB_ERR_IO, "cannot write %s (disk full?)", d->paths[i]);
     }
     return CB_OK;
@@ -157,6 +167,7 @@ cb_status cli_dump_close(cli_dump *d, const cb_exec *ex, cb_status s)
     free(d->files);
     free(d->paths);
     free(d->used);
+    free(d->scratch);
     free(d);
     return s;
 }

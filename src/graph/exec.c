@@ -12,7 +12,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/bigmem.h"
 #include "../core/clock.h"
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
@@ -291,32 +290,15 @@ static void plan_workspace(cb_exec *ex, int max_batch)
     }
 }
 
-/* Convolution node i's forward kernel over n samples, inside a parallel
- * region or not: the rule list, first match wins. */
-static cb_conv_kernel conv_fwd_kernel(const cb_exec *ex, int i, int n, int in_parallel)
+/* What the kernel rules (conv_kernels.c) see of convolution node i over n
+ * samples. */
+static cb_conv_ctx conv_ctx(const cb_exec *ex, int i, int n, int in_parallel)
 {
     const cb_graph *g = ex->g;
-    if (g->nodes[i].groups > 1) return CB_CK_GROUPED; /* at every level: it takes `fast` */
-    if (ex->kernels == CB_KERNELS_REFERENCE) return CB_CK_REF;
-    const int fuse = i + 1 < g->count && ex->fused[i + 1];
-    if (fuse && i + 2 < g->count && ex->fused[i + 2] == FUSED_POOL) return CB_CK_FLAT_POOL;
-    const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], n);
-    if (ex->with_grads && cb_conv2d_fwd_nb_ok(&s)) return CB_CK_NB_FWD;
-    if (ex->dnnl && (ex->dwant[i] & CB_DNNL_FWD) && !in_parallel) return CB_CK_ONEDNN;
-    return cb_conv2d_fwd_choice(&s);
-}
-
-/* ... and its backward kernels; want_dx: its input takes a gradient. */
-static cb_conv_bwd_choice conv_bwd_kernels(const cb_exec *ex, int i, int n, int want_dx)
-{
-    cb_conv_kernel both = CB_CK_NONE;
-    const cb_conv_shape s = cb_node_conv_shape(ex->g, &ex->g->nodes[i], n);
-    if (ex->g->nodes[i].groups > 1) both = CB_CK_GROUPED;
-    else if (ex->kernels == CB_KERNELS_REFERENCE) both = CB_CK_REF;
-    else if (ex->dnnl && (ex->dwant[i] & CB_DNNL_BWD)) both = CB_CK_ONEDNN;
-    else if (cb_conv2d_dense_ok(&s)) both = CB_CK_DENSE; /* it stores as well as adds (stored_by) */
-    if (both != CB_CK_NONE) return (cb_conv_bwd_choice){want_dx ? both : CB_CK_NONE, both};
-    return cb_conv2d_bwd_choice(&s, want_dx);
+    return (cb_conv_ctx){.s = cb_node_conv_shape(g, &g->nodes[i], n), .groups = g->nodes[i].groups,
+                         .level = ex->kernels, .training = ex->with_grads,
+                         .pool_fused = i + 2 < g->count && ex->fused[i + 1] && ex->fused[i + 2] == FUSED_POOL,
+                         .dnnl = ex->dnnl ? ex->dwant[i] : 0, .in_parallel = in_parallel, .backend = ex->be->name};
 }
 
 static void free_tables(uint8_t **t, int count)
@@ -351,14 +333,17 @@ static cb_status plan_conv_kernels(cb_exec *ex)
         if (nd->op != CB_OP_CONV2D) continue;
         if (!(ex->kfwd[i] = calloc(cells, 1)) || (par_differs && !(ex->kpar[i] = calloc(cells, 1)))) return CB_ERR_NOMEM;
         for (int n = 1; n <= ex->max_batch; n++) {
-            ex->kfwd[i][n] = (uint8_t)conv_fwd_kernel(ex, i, n, 0);
-            if (par_differs) ex->kpar[i][n] = (uint8_t)conv_fwd_kernel(ex, i, n, 1);
+            cb_conv_ctx c = conv_ctx(ex, i, n, 0);
+            ex->kfwd[i][n] = (uint8_t)cb_conv_select_fwd(&c);
+            c.in_parallel = 1;
+            if (par_differs) ex->kpar[i][n] = (uint8_t)cb_conv_select_fwd(&c);
         }
         if (!ex->with_grads || !ex->needs_grad[i]) continue;
         if (!(ex->kdgrad[i] = calloc(cells, 1)) || !(ex->kwgrad[i] = calloc(cells, 1))) return CB_ERR_NOMEM;
         const int want_dx = ex->grad[nd->in[0]] != NULL;
         for (int n = 1; n <= ex->max_batch; n++) {
-            cb_conv_bwd_choice k = conv_bwd_kernels(ex, i, n, want_dx);
+            const cb_conv_ctx c = conv_ctx(ex, i, n, 0);
+            const cb_conv_bwd_choice k = cb_conv_select_bwd(&c, want_dx);
             ex->kdgrad[i][n] = (uint8_t)k.dgrad;
             ex->kwgrad[i][n] = (uint8_t)k.wgrad;
         }
@@ -379,6 +364,13 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->max_batch = max_batch;
     ex->with_grads = with_grads;
     ex->kernels = kernels;
+    ex->be = cb_backend_cpu();
+    cb_status opened = ex->be->open(&ex->be_ctx);
+    if (opened != CB_OK) {
+        ex->be = NULL;
+        cb_exec_free(ex);
+        return opened;
+    }
     ex->val = calloc((size_t)g->count, sizeof *ex->val);
     ex->own_val = calloc((size_t)g->count, sizeof *ex->own_val);
     ex->grad = calloc((size_t)g->count, sizeof *ex->grad);
@@ -449,7 +441,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         }
     }
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
-    ex->arena = cb_big_alloc(ex->arena_floats * sizeof(float));
+    ex->arena = ex->be->alloc(ex->be_ctx, ex->arena_floats * sizeof(float));
     if (!ex->arena) {
         free(voff);
         free(goff);
@@ -488,7 +480,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
 void cb_exec_free(cb_exec *ex)
 {
     if (!ex) return;
-    cb_big_free(ex->arena, ex->arena_floats * sizeof(float));
+    if (ex->be) {
+        if (ex->arena) ex->be->release(ex->be_ctx, ex->arena, ex->arena_floats * sizeof(float));
+        ex->be->close(ex->be_ctx);
+    }
     free(ex->val);
     free(ex->own_val);
     free(ex->grad);
@@ -526,6 +521,44 @@ cb_status cb_exec_bind(cb_exec *ex, int node, float *data)
     return CB_OK;
 }
 float *cb_exec_grad(cb_exec *ex, int node) { return ex->grad[node]; }
+
+/* Where samples [first, first + count) of a node's value are, after the
+ * checks a caller's copy needs; NULL with the reason otherwise. */
+static float *value_span(const cb_exec *ex, int node, int first, int count, size_t *floats)
+{
+    if (node < 0 || node >= ex->g->count) {
+        cb_fail(CB_ERR_INVALID_ARG, "node %d is not in the graph", node);
+        return NULL;
+    }
+    const cb_node *n = &ex->g->nodes[node];
+    const int batched = n->batched && n->op != CB_OP_PARAM;
+    if (first < 0 || count < 0 || (batched && first + count > ex->max_batch) || (!batched && (first || count != 1))) {
+        cb_fail(CB_ERR_INVALID_ARG, "node '%s': samples [%d, %d) outside the planned [0, %d)", n->name, first,
+                first + count, batched ? ex->max_batch : 1);
+        return NULL;
+    }
+    *floats = (size_t)count * (size_t)cb_node_numel(n);
+    return cb_exec_slice(ex, node, first);
+}
+
+cb_status cb_exec_read(const cb_exec *ex, int node, int first, int count, float *dst)
+{
+    size_t floats;
+    const float *src = value_span(ex, node, first, count, &floats);
+    if (!src) return CB_ERR_INVALID_ARG;
+    ex->be->sync(ex->be_ctx);
+    ex->be->copy_out(ex->be_ctx, dst, src, floats * sizeof(float));
+    return CB_OK;
+}
+
+cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float *src)
+{
+    size_t floats;
+    float *dst = value_span(ex, node, first, count, &floats);
+    if (!dst) return CB_ERR_INVALID_ARG;
+    ex->be->copy_in(ex->be_ctx, dst, src, floats * sizeof(float));
+    return CB_OK;
+}
 size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float); }
 float cb_exec_loss(const cb_exec *ex) { return ex->val[ex->g->loss][0]; }
 
@@ -690,9 +723,10 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     for (int i = 0; i < g->count; i++)
         if (ex->grad[i] && g->nodes[i].op != CB_OP_PARAM && !(cb_op_desc_of(g->nodes[i].op)->flags & CB_OPF_VIEW) &&
             !cb_exec_pooled_act(ex, i, top) && !(ex->stored_by[i] >= 0 && ex->stored_by[i] <= top))
-            memset(ex->grad[i], 0, cb_node_floats(&g->nodes[i], batch) * sizeof(float));
-    if (seed) memcpy(ex->grad[top], seed, cb_node_floats(&g->nodes[top], batch) * sizeof(float));
-    else ex->grad[top][0] = 1.0f;
+            ex->be->zero(ex->be_ctx, ex->grad[i], cb_node_floats(&g->nodes[i], batch) * sizeof(float));
+    const float one = 1.0f;
+    if (seed) ex->be->copy_in(ex->be_ctx, ex->grad[top], seed, cb_node_floats(&g->nodes[top], batch) * sizeof(float));
+    else ex->be->copy_in(ex->be_ctx, ex->grad[top], &one, sizeof one);
 
     for (int i = top; i >= 0; i--) {
         const cb_node *n = &g->nodes[i];

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "crossbind/crossbind.h"
+#include "../backend/backend.h"
 #include "../ops/ops.h"
 
 #define FUSED_POOL 2
@@ -18,6 +19,8 @@ struct cb_exec {
     int max_batch;
     int with_grads;
     cb_kernels kernels;
+    const cb_backend *be; /* where the arena lives; its name selects the kernels */
+    void *be_ctx;
     float *arena;
     size_t arena_floats;
     float **val;

@@ -220,3 +220,23 @@ cb_status cb_exec_plan_sha256(const cb_exec *ex, char hex[65])
     free(text);
     return CB_OK;
 }
+
+char *cb_kernel_list_text(void)
+{
+    cb_buf b = {0};
+    int count;
+    const cb_conv_kernel_desc *k = cb_conv_kernel_list(&count);
+    cb_buf_printf(&b, "conv2d kernels, best first (the first that runs a pass and whose rule holds is chosen):\n");
+    for (int i = 0; i < count; i++)
+        cb_buf_printf(&b, "  %-12s %-4s %s%s%s%s  %s\n", k[i].name, k[i].backend,
+                      k[i].passes & CB_KPASS_FWD ? "fwd " : "    ", k[i].passes & CB_KPASS_DGRAD ? "dgrad " : "      ",
+                      k[i].passes & CB_KPASS_WGRAD ? "wgrad " : "      ",
+                      k[i].passes & CB_KPASS_JOINT ? "joint" : "     ", k[i].rule);
+    cb_buf_printf(&b, "other ops: one kernel per level (reference: double sums, single-threaded; fast and fused:\n"
+                      "optimised, exact; fastmath: approximate tanh, logistic and exp), named op.level in plans\n");
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}

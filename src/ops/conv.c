@@ -126,17 +126,10 @@ static int chunk_samples(const cb_conv_shape *s)
 
 /* The direct kernel wins where the GEMM would be small: few channels in or
  * out, and rows wide enough to fill a register tile. */
-static int use_direct(const cb_conv_shape *s)
+int cb_conv2d_direct_pays(const cb_conv_shape *s)
 {
     return cb_conv2d_direct_ok(s) && s->ow >= 6 && kdim(s) <= 512 && s->oc <= 64;
 }
-
-/* The flattened-row kernel (conv_flat.c) does better still on the LeNets'
- * few-channel layers: per batch of 128 at 2 threads, LeNet-1's first layer
- * 0.19-0.27 -> 0.18-0.25 ms, its second 0.29-0.50 -> 0.27-0.38 ms; in
- * training per 12,800 samples, LeNet-1's first layer with its tanh 47-49 ->
- * 40-41 ms. */
-static int use_flat(const cb_conv_shape *s) { return cb_conv2d_flat_ok(s); }
 
 int cb_conv2d_dgrad_own(const cb_conv_shape *s)
 {
@@ -157,7 +150,7 @@ int cb_conv2d_dgrad_own(const cb_conv_shape *s)
  * are small per sample but make a good product over the whole batch (one
  * sample at a time, their backward took 120 ms instead of 25). */
 #define SMALL_MAX_K 1024
-static int small_bwd(const cb_conv_shape *s)
+int cb_conv2d_small_bwd_ok(const cb_conv_shape *s)
 {
     return kdim(s) * ohw(s) <= SMALL_SAMPLE_FLOATS && kdim(s) <= SMALL_MAX_K;
 }
@@ -178,12 +171,12 @@ size_t cb_conv2d_workspace(const cb_conv_shape *s) { return cb_conv2d_workspace_
 size_t cb_conv2d_workspace_threads(const cb_conv_shape *s, int threads)
 {
     size_t gemm = (size_t)chunk_samples(s) * ohw(s) * (2 * kdim(s) + (size_t)s->oc);
-    if (small_bwd(s)) {
+    if (cb_conv2d_small_bwd_ok(s)) {
         size_t small = small_per_thread(s) * (size_t)cb_split_threads(threads, s->n);
         if (small > gemm) gemm = small;
     }
-    size_t direct = use_direct(s) ? cb_conv2d_direct_workspace(s, threads) : 0;
-    const size_t flat = use_flat(s) ? cb_conv2d_flat_workspace(s, threads) : 0;
+    size_t direct = cb_conv2d_direct_pays(s) ? cb_conv2d_direct_workspace(s, threads) : 0;
+    const size_t flat = cb_conv2d_flat_ok(s) ? cb_conv2d_flat_workspace(s, threads) : 0;
     const size_t dflat = cb_conv2d_dgrad_own(s) ? cb_conv2d_dgrad_flat_workspace(s, threads) : 0;
     if (flat > direct) direct = flat;
     if (dflat > direct) direct = dflat;
@@ -280,22 +273,6 @@ static void col2im_add(const cb_conv_shape *s, const float *dcols, int n0, int n
     }
 }
 
-/* The fast forward's own rule list, first match wins. */
-cb_conv_kernel cb_conv2d_fwd_choice(const cb_conv_shape *s)
-{
-    if (cb_conv2d_dense_ok(s)) return CB_CK_DENSE;
-    if (use_flat(s)) return CB_CK_FLAT;
-    if (use_direct(s)) return CB_CK_DIRECT;
-    if (cb_conv2d_whole_window(s)) return CB_CK_WHOLE_WINDOW;
-    return CB_CK_IM2COL;
-}
-
-void cb_conv2d_fwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *b, cb_act act,
-                        float *y, float *ws)
-{
-    cb_conv2d_fwd_kernel(cb_conv2d_fwd_choice(s), s, x, w, b, act, y, ws);
-}
-
 void cb_conv2d_fwd_kernel(cb_conv_kernel k, const cb_conv_shape *s, const float *x, const float *w, const float *b,
                           cb_act act, float *y, float *ws)
 {
@@ -387,38 +364,6 @@ static void conv2d_bwd_small(const cb_conv_shape *s, const float *x, const float
     }
 }
 
-/* The fast backward's own rule list: one kernel for both gradients where
- * one does both, else the data gradient and the weight (and bias)
- * gradient each from the first kernel that takes it. want_dx = 0: the
- * layer's input takes no gradient. */
-cb_conv_bwd_choice cb_conv2d_bwd_choice(const cb_conv_shape *s, int want_dx)
-{
-    cb_conv_kernel both = cb_conv2d_whole_window(s) ? CB_CK_WHOLE_WINDOW
-                          : cb_conv2d_dense_ok(s)    ? CB_CK_DENSE /* VGG-16's 2 x 2 layers (conv_dense.c) */
-                          /* Samples in the vector lanes: the second layer's
-                           * backward per 12,800 samples, LeNet-1 87-100 ->
-                           * 57-66 ms (against the flat data and direct weight
-                           * gradients), LeNet-5 139-156 -> 107-121 ms (against
-                           * oneDNN's data gradient and the direct weight
-                           * gradient). */
-                          : cb_conv2d_bwd_nb_ok(s) ? CB_CK_NB_BWD
-                                                   : CB_CK_NONE;
-    if (both != CB_CK_NONE) return (cb_conv_bwd_choice){want_dx ? both : CB_CK_NONE, both};
-    /* The weight gradient from the direct kernel (the first layer's backward
-     * per 12,800 samples: LeNet-1 75-81 -> 33 ms against oneDNN, LeNet-5
-     * 83 -> 60 ms); what the specialised kernels do not take goes to the
-     * per-thread lowering (small layers) or the batch's im2col product. */
-    const cb_conv_kernel rest = small_bwd(s) ? CB_CK_SMALL : CB_CK_IM2COL;
-    return (cb_conv_bwd_choice){!want_dx ? CB_CK_NONE : cb_conv2d_dgrad_own(s) ? CB_CK_DGRAD_FLAT : rest,
-                                cb_conv2d_wgrad_direct_ok(s) ? CB_CK_WGRAD_DIRECT : rest};
-}
-
-void cb_conv2d_bwd_fast(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
-                        float *dx, float *dw, float *db, float *ws)
-{
-    cb_conv2d_bwd_kernels(cb_conv2d_bwd_choice(s, dx != NULL), s, x, w, dy, dx, dw, db, ws);
-}
-
 void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const float *x, const float *w,
                            const float *dy, float *dx, float *dw, float *db, float *ws)
 {
@@ -451,7 +396,7 @@ void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const f
     }
     if (!dx && !dw && !db) return;
     /* What is left: the rule that labelled it CB_CK_SMALL or CB_CK_IM2COL. */
-    if (small_bwd(s)) {
+    if (cb_conv2d_small_bwd_ok(s)) {
         conv2d_bwd_small(s, x, w, dy, dx, dw, db, ws);
         return;
     }
@@ -487,13 +432,3 @@ void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const f
     }
 }
 
-const char *cb_conv_kernel_name(cb_conv_kernel k)
-{
-    static const char *const names[CB_CK_COUNT] = {
-        [CB_CK_NONE] = "none", [CB_CK_REF] = "reference", [CB_CK_FLAT_POOL] = "flat_pool",
-        [CB_CK_NB_FWD] = "nb_fwd", [CB_CK_ONEDNN] = "onednn", [CB_CK_DENSE] = "dense", [CB_CK_FLAT] = "flat",
-        [CB_CK_DIRECT] = "direct", [CB_CK_WHOLE_WINDOW] = "whole_window", [CB_CK_IM2COL] = "im2col",
-        [CB_CK_NB_BWD] = "nb_bwd", [CB_CK_SMALL] = "small", [CB_CK_DGRAD_FLAT] = "dgrad_flat",
-        [CB_CK_WGRAD_DIRECT] = "wgrad_direct", [CB_CK_GROUPED] = "grouped"};
-    return (unsigned)k < CB_CK_COUNT ? names[k] : "?";
-}

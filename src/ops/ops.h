@@ -164,13 +164,40 @@ const char *cb_conv_kernel_name(cb_conv_kernel k);
 typedef struct cb_conv_bwd_choice {
     cb_conv_kernel dgrad, wgrad;
 } cb_conv_bwd_choice;
-/* The choices of cb_conv2d_fwd_fast and cb_conv2d_bwd_fast, and the runs of
- * a chosen kernel (forward: CB_CK_DENSE, _FLAT, _DIRECT, _WHOLE_WINDOW,
- * _IM2COL; backward: what cb_conv2d_bwd_choice returns). */
-cb_conv_kernel cb_conv2d_fwd_choice(const cb_conv_shape *s);
+/* What a convolution kernel's rule looks at (conv_kernels.c). */
+typedef struct cb_conv_ctx {
+    cb_conv_shape s;     /* n: the sample count */
+    int groups;          /* 0 or 1: one */
+    int level;           /* a cb_kernels value (crossbind/exec.h) */
+    int training;        /* the executor keeps gradients */
+    int pool_fused;      /* the fusion rewrite gave it its activation and a 2x2 max pooling */
+    int dnnl;            /* the passes oneDNN was set up for (CB_DNNL_FWD | CB_DNNL_BWD), 0: none */
+    int in_parallel;     /* runs inside a slice of sliced inference */
+    const char *backend; /* NULL: "cpu" */
+} cb_conv_ctx;
+enum { CB_KPASS_FWD = 1, CB_KPASS_DGRAD = 2, CB_KPASS_WGRAD = 4, CB_KPASS_JOINT = 8 };
+/* A named kernel, its backend, the passes it runs (JOINT: both gradients
+ * in one call) and its rule, as a predicate and in words. */
+typedef struct cb_conv_kernel_desc {
+    cb_conv_kernel id;
+    const char *name, *backend;
+    unsigned passes;
+    int (*supports)(const cb_conv_ctx *c);
+    const char *rule;
+} cb_conv_kernel_desc;
+/* The kernel list, best first; the first kernel that runs a pass and
+ * supports the context is chosen. */
+const cb_conv_kernel_desc *cb_conv_kernel_list(int *count);
+cb_conv_kernel cb_conv_select_fwd(const cb_conv_ctx *c);
+cb_conv_bwd_choice cb_conv_select_bwd(const cb_conv_ctx *c, int want_dx);
+/* The rules cb_conv_kernel_list reads that live with their kernels. */
+int cb_conv2d_direct_pays(const cb_conv_shape *s);  /* few channels, wide rows: direct beats the GEMM */
+int cb_conv2d_small_bwd_ok(const cb_conv_shape *s); /* one sample's lowered input fits in cache */
+/* The runs of a chosen kernel (forward: CB_CK_DENSE, _FLAT, _DIRECT,
+ * _WHOLE_WINDOW, _IM2COL; backward: what cb_conv_select_bwd returns for
+ * crossbind's own kernels). */
 void cb_conv2d_fwd_kernel(cb_conv_kernel k, const cb_conv_shape *s, const float *x, const float *w, const float *b,
                           cb_act act, float *y, float *ws);
-cb_conv_bwd_choice cb_conv2d_bwd_choice(const cb_conv_shape *s, int want_dx);
 void cb_conv2d_bwd_kernels(cb_conv_bwd_choice k, const cb_conv_shape *s, const float *x, const float *w,
                            const float *dy, float *dx, float *dw, float *db, float *ws);
 /* Grouped convolution (conv_grouped.c): weights [OC, C/groups, KH, KW],
