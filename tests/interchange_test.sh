@@ -232,9 +232,7 @@ torch_export_runs res "a small ResNet" " add " "global_avgpool"
 #    residuals (1x1 expansion, 3x3 depthwise convolution, ReLU6 as Clip, 1x1
 #    projection, the residual Add), a grouped (not depthwise) 3x3
 #    convolution, global pooling, dropout and a final Softmax; every level
-#    against PyTorch. (Pad and asymmetric padding are held to the ONNX node
-#    tests: torch 1.13 exports F.pad with a dynamic batch as a shape
-#    computation crossbind does not fold.)
+#    against PyTorch. (Padding modes are section 7's.)
 $PY - "$T" <<'PYMOB'
 import sys, torch, numpy as np, torch.nn as nn
 torch.manual_seed(11)
@@ -262,7 +260,29 @@ torch.onnx.export(m, x, sys.argv[1] + "/mob.onnx", opset_version=13, input_names
 PYMOB
 torch_export_runs mob "MobileNetV2's blocks" "grouped" " clip " " softmax "
 
-# 7. The operator table in the docs is the one the importer has.
+# 7. Dilated convolutions (plain and grouped, unequal dilations) and the
+#    reflect and edge (PyTorch: replicate) padding modes as PyTorch exports
+#    them, every level against PyTorch. torch 1.13 writes F.pad's pads as a
+#    chain of constant shape arithmetic (ConstantOfShape, Concat, Reshape,
+#    Slice, Transpose, Cast), which the importer folds.
+$PY - "$T" <<'PYDIL'
+import sys, torch, numpy as np, torch.nn as nn
+torch.manual_seed(13)
+m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=2, dilation=2), nn.ReLU(), nn.ReflectionPad2d((1, 2, 3, 0)),
+                  nn.Conv2d(8, 8, 3, dilation=(1, 2), groups=2), nn.Tanh(), nn.ReplicationPad2d((2, 1, 0, 1)),
+                  nn.Conv2d(8, 6, 3, stride=2, dilation=3), nn.Flatten(), nn.Linear(6 * 6 * 7, 5)).eval()
+x = torch.randn(4, 3, 17, 16)
+assert m(x).shape == (4, 5)
+np.save(sys.argv[1] + "/dil_x.npy", x.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/dil_torch.npy", m(x).numpy())
+torch.onnx.export(m, x, sys.argv[1] + "/dil.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+import onnx
+assert {"ConstantOfShape", "Slice", "Cast"} <= {n.op_type for n in onnx.load(sys.argv[1] + "/dil.onnx").graph.node}
+PYDIL
+torch_export_runs dil "dilated convolutions and reflect / edge padding" "grouped" " pad "
+
+# 8. The operator table in the docs is the one the importer has.
 check "docs/onnx-ops.md is current (crossbind onnx-ops)" bash -c "'$BIN' onnx-ops | diff -q - docs/onnx-ops.md"
 
 echo "$pass passed, $fail failed"

@@ -642,7 +642,7 @@ static int b_grouped(cb_graph *g, int x)
     int64_t wd[4] = {4, 1, 3, 3}, bd[1] = {4};
     int w = cb_graph_param(g, "gconv.weight", 4, wd, CB_INIT_KAIMING_UNIFORM, 9);
     int b = cb_graph_param(g, "gconv.bias", 1, bd, CB_INIT_FAN_IN_UNIFORM, 9);
-    const cb_window win = {3, 3, 2, 2, 1, 1};
+    const cb_window win = {3, 3, 2, 2, 1, 1, 1, 1};
     return cb_graph_conv2d_grouped(g, "gconv", x, w, b, &win, 2);
 }
 /* Concatenation along the channels, of two and of seven inputs (beyond
@@ -666,6 +666,28 @@ static int b_pad(cb_graph *g, int x)
     const int pads[4] = {1, 0, 2, 1};
     return cb_graph_pad(g, cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1), pads, 0.5f);
 }
+/* Reflect and edge borders (pads up to one less than the 4x3 plane for
+ * reflect): every border value is a copy, whose gradient goes back to
+ * its source. */
+static int b_pad_mode(cb_graph *g, int x, cb_pad_mode mode)
+{
+    const int pads[4] = {3, 2, 1, 0};
+    return cb_graph_pad_mode(g, cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1), pads, mode, 0.0f);
+}
+static int b_pad_reflect(cb_graph *g, int x) { return b_pad_mode(g, x, CB_PAD_REFLECT); }
+static int b_pad_edge(cb_graph *g, int x) { return b_pad_mode(g, x, CB_PAD_EDGE); }
+/* Dilated convolutions: dilation 2x3 with padding 2 (the direct loops at
+ * the fast levels), and dilation 2 in 2 groups. */
+static int b_dilated_with(cb_graph *g, int x, int groups, int dh, int dw)
+{
+    int64_t wd[4] = {4, 2 / groups, 3, 3}, bd[1] = {4};
+    int w = cb_graph_param(g, "dconv.weight", 4, wd, CB_INIT_KAIMING_UNIFORM, 9 * 2 / groups);
+    int b = cb_graph_param(g, "dconv.bias", 1, bd, CB_INIT_FAN_IN_UNIFORM, 9 * 2 / groups);
+    const cb_window win = {3, 3, 1, 1, 2, 2, dh, dw};
+    return cb_graph_conv2d_grouped(g, "dconv", x, w, b, &win, groups);
+}
+static int b_dilated(cb_graph *g, int x) { return b_dilated_with(g, x, 1, 2, 3); }
+static int b_dilated_grouped(cb_graph *g, int x) { return b_dilated_with(g, x, 2, 2, 2); }
 static int b_softmax0(cb_graph *g, int x) { return cb_graph_softmax(g, cb_graph_conv2d(g, "conv", x, 3, 3, 1, 1, 1), 0); }
 static int b_softmax2(cb_graph *g, int x) { return cb_graph_softmax(g, cb_graph_conv2d(g, "conv", x, 3, 3, 1, 1, 1), 2); }
 static int b_clip(cb_graph *g, int x) { return cb_graph_clip(g, x, -0.2f, 0.3f); }
@@ -684,6 +706,10 @@ TEST(gradients_match_finite_differences)
         fd_check("fd clip", 2, 3, 3, b_clip, 0, kern, 0.1f);
         fd_check("fd concat of 2", 2, 4, 3, b_concat, 0, kern, 0.03f);
         fd_check("fd pad (asymmetric, value 0.5)", 2, 4, 3, b_pad, 0, kern, 0.03f);
+        fd_check("fd pad reflect", 2, 4, 3, b_pad_reflect, 0, kern, 0.03f);
+        fd_check("fd pad edge", 2, 4, 3, b_pad_edge, 0, kern, 0.03f);
+        fd_check("fd dilated conv 3x3 d2x3 p2", 2, 6, 7, b_dilated, 0, kern, 0.03f);
+        fd_check("fd dilated grouped conv 3x3 d2 p2, 2 groups", 2, 6, 5, b_dilated_grouped, 0, kern, 0.03f);
         fd_check("fd softmax over the channels", 2, 4, 3, b_softmax0, 0, kern, 0.03f);
         fd_check("fd softmax over the last axis", 2, 4, 3, b_softmax2, 0, kern, 0.03f);
         fd_check("fd concat of 7 (chained)", 2, 4, 3, b_concat7, 0, kern, 0.03f);
@@ -873,4 +899,43 @@ TEST(recurrent_inference_slices_match)
         cb_exec_free(train);
         cb_graph_free(&g);
     }
+}
+
+/* Pad's modes on a 3x3 plane 1..9, one row and column of border each
+ * side: reflect mirrors without the edge (ONNX's and PyTorch's reflect),
+ * edge repeats it (PyTorch's replicate). */
+TEST(pad_modes_match_hand_worked_planes)
+{
+    static const float want_reflect[25] = {5, 4, 5, 6, 5, 2, 1, 2, 3, 2, 5, 4, 5, 6, 5, 8, 7, 8, 9, 8, 5, 4, 5, 6, 5};
+    static const float want_edge[25] = {1, 1, 2, 3, 3, 1, 1, 2, 3, 3, 4, 4, 5, 6, 6, 7, 7, 8, 9, 9, 7, 7, 8, 9, 9};
+    for (int m = 0; m < 2; m++) {
+        cb_graph g;
+        cb_graph_init(&g);
+        const int64_t d[3] = {1, 3, 3};
+        const int pads[4] = {1, 1, 1, 1};
+        int x = cb_graph_input(&g, "x", 3, d);
+        int y = cb_graph_pad_mode(&g, x, pads, m ? CB_PAD_EDGE : CB_PAD_REFLECT, 0.0f);
+        CHECK(y >= 0);
+        CHECK_OK(cb_graph_finalize(&g));
+        cb_exec *ex = NULL;
+        CHECK_OK(cb_exec_create(&g, 1, 0, CB_KERNELS_FAST, &ex));
+        if (ex) {
+            for (int i = 0; i < 9; i++) cb_exec_value(ex, x)[i] = (float)(i + 1);
+            CHECK_OK(cb_exec_forward(ex, 1));
+            CHECK(!memcmp(cb_exec_value(ex, y), m ? want_edge : want_reflect, sizeof want_edge));
+        }
+        cb_exec_free(ex);
+        cb_graph_free(&g);
+    }
+    /* Reflect needs pads shorter than the plane; an unknown mode is refused. */
+    cb_graph g;
+    cb_graph_init(&g);
+    const int64_t d[3] = {1, 3, 3};
+    const int big[4] = {3, 0, 0, 0}, small[4] = {1, 1, 1, 1};
+    int x = cb_graph_input(&g, "x", 3, d);
+    CHECK(cb_graph_pad_mode(&g, x, big, CB_PAD_REFLECT, 0.0f) < 0);
+    CHECK(strstr(cb_last_error(), "smaller than") != NULL);
+    CHECK(cb_graph_pad_mode(&g, x, big, CB_PAD_EDGE, 0.0f) >= 0);
+    CHECK(cb_graph_pad_mode(&g, x, small, (cb_pad_mode)7, 0.0f) < 0);
+    cb_graph_free(&g);
 }

@@ -72,9 +72,11 @@ typedef struct cb_node {
     int pinned;                 /* 1: the value must stay observable (a model output) */
     /* convolution and pooling attributes */
     int kh, kw, sh, sw, ph, pw;
+    int dh, dw;                 /* convolution: dilation (0 or 1: none) */
     int groups;                 /* convolution: input and output channels in this many groups (0 or 1: one) */
     float lo, hi;               /* clip: the bounds; pad: lo is the fill value */
     int pads[4];                /* pad: top, left, bottom, right */
+    int pad_mode;               /* pad: a cb_pad_mode */
     int axis;                   /* softmax: the per-sample dimension */
     /* batch normalisation and dropout */
     float eps, momentum, p;
@@ -114,7 +116,10 @@ int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pa
 int cb_graph_linear(cb_graph *g, const char *name, int x, int out_features, int bias);
 
 /* A sliding window: kernel, stride and symmetric padding per spatial axis. */
-typedef struct cb_window { int kh, kw, sh, sw, ph, pw; } cb_window;
+/* A window's kernel, strides, symmetric pads and (convolution only)
+ * dilation: dh, dw of 0 or 1 mean none, so that a window written without
+ * them is undilated. */
+typedef struct cb_window { int kh, kw, sh, sw, ph, pw, dh, dw; } cb_window;
 /* The same layers over parameter nodes that already exist (importers);
  * b = -1 for no bias. */
 int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win);
@@ -174,6 +179,12 @@ int cb_graph_concat(cb_graph *g, int n, const int *in);
 /* x [C,H,W] with a border of `value`: pads[] = top, left, bottom, right
  * (explicit, asymmetric padding; maximum pooling pads with -infinity). */
 int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value);
+/* How Pad fills the border: with a constant, the mirror image of the
+ * input without its edge row (reflect: pads smaller than the input), or
+ * copies of the edge row (edge). ONNX's modes; PyTorch's constant,
+ * reflect and replicate. */
+typedef enum cb_pad_mode { CB_PAD_CONSTANT = 0, CB_PAD_REFLECT, CB_PAD_EDGE } cb_pad_mode;
+int cb_graph_pad_mode(cb_graph *g, int x, const int pads[4], cb_pad_mode mode, float value);
 /* Softmax along per-sample dimension `axis` (0-based, without the batch). */
 int cb_graph_softmax(cb_graph *g, int x, int axis);
 /* x clipped to [lo, hi]; the gradient passes where lo < x < hi (PyTorch's

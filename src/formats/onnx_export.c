@@ -134,6 +134,17 @@ static Onnx__AttributeProto *int_attr(arena *a, const char *name, int64_t v)
     return at;
 }
 
+static Onnx__AttributeProto *string_attr(arena *a, const char *name, const char *v)
+{
+    Onnx__AttributeProto *at = new_attr(a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    char *copy = str(a, v);
+    if (!at || !copy) return NULL;
+    at->has_s = 1;
+    at->s.data = (uint8_t *)copy;
+    at->s.len = strlen(copy);
+    return at;
+}
+
 typedef struct exporter {
     arena a;
     const cb_graph *g;
@@ -282,9 +293,13 @@ static cb_status export_node(exporter *e, int i)
     }
     case CB_OP_INPUT: return CB_OK;
     case CB_OP_CONV2D:
-        if ((n = node(e, "Conv", gn->name, gn->n_in, in, out, 4))) {
+        if ((n = node(e, "Conv", gn->name, gn->n_in, in, out, 5))) {
             window_attrs(e, n, gn);
             if (gn->groups > 1) n->attribute[n->n_attribute++] = int_attr(&e->a, "group", gn->groups);
+            if (gn->dh > 1 || gn->dw > 1) {
+                const int64_t d[2] = {gn->dh > 1 ? gn->dh : 1, gn->dw > 1 ? gn->dw : 1};
+                n->attribute[n->n_attribute++] = ints_attr(&e->a, "dilations", 2, d);
+            }
         }
         break;
     case CB_OP_MAXPOOL2D:
@@ -345,7 +360,10 @@ static cb_status export_node(exporter *e, int i)
         if (!int64_init(e, pn, 1, &eight, pads) || !float_init(e, vn, gn->lo))
             return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
         const char *pin[3] = {in[0], pn, vn};
-        n = node(e, "Pad", gn->name, 3, pin, out, 0);
+        static const char *const modes[] = {[CB_PAD_CONSTANT] = "constant", [CB_PAD_REFLECT] = "reflect",
+                                            [CB_PAD_EDGE] = "edge"};
+        if ((n = node(e, "Pad", gn->name, 3, pin, out, 1)) && gn->pad_mode != CB_PAD_CONSTANT)
+            n->attribute[n->n_attribute++] = string_attr(&e->a, "mode", modes[gn->pad_mode]);
         break;
     }
     case CB_OP_SOFTMAX:

@@ -23,12 +23,14 @@ static const struct { const char *op, *notes; } op_table[] = {
                     "count_include_pad=1, or 0 without padding; no ceil_mode"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
+    {"Cast", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
     {"Clip", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is Clip(0, 6)"},
     {"Concat", "computed tensors along axis 1 (the channels); or shape expressions and constants (building an "
                "initial state's shape)"},
     {"Constant", "the tensor `value` form (float, double, int32, int64)"},
-    {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU"},
-    {"Conv", "2-D, any group (depthwise included), no dilation; weights and bias as initializers; pads (asymmetric "
+    {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU; any value over a "
+                        "constant shape (folded at import)"},
+    {"Conv", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads (asymmetric "
              "ones as an explicit zero border) or auto_pad"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
@@ -46,18 +48,19 @@ static const struct { const char *op, *notes; } op_table[] = {
              "or zero; Y and Y_h outputs (not Y_c)"},
     {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; no ceil_mode, "
                 "dilations or Indices output"},
-    {"Pad", "constant mode over the height and width of [N,C,H,W]; pads and value as inputs (opset 11 on) or "
-            "attributes"},
+    {"Pad", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
+            "(opset 11 on) or attributes; no axes input, no wrap mode"},
     {"Relu", "float32"},
     {"Reshape", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
                 "no allowzero"},
-    {"Shape", "of a computed tensor, feeding only shape expressions (initial states)"},
+    {"Shape", "of a computed tensor, feeding only shape expressions (initial states); of a constant (folded)"},
+    {"Slice", "of constants (shape arithmetic), folded at import: any axes and steps"},
     {"Sigmoid", "float32"},
     {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
     {"Squeeze", "axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Tanh", "float32"},
-    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences"},
-    {"Unsqueeze", "of a shape expression"},
+    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; any perm of a constant (folded)"},
+    {"Unsqueeze", "of a shape expression; of a constant (folded)"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
 
@@ -77,8 +80,6 @@ const char *cb_onnx_op_notes(const char *op)
 
 static int is_float(const cb_tensor *t) { return t->dtype == CB_F32; }
 
-/* Spatial window attributes shared by Conv and the pools: kernel from the
- * attribute (or weights), strides, symmetric pads (explicit or auto_pad). */
 /* The window of a Conv or pooling node over input *x. Padding that is not
  * the same on both sides of an axis (explicit pads, auto_pad SAME with an
  * odd total) becomes a Pad node filled with `fill` in front of the window,
@@ -94,9 +95,9 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, 
     if (nk != 2 || ns != 2 || np != 4 || nd != 2)
         return imp_unsupported(im, n, "only 2-D windows (kernel_shape, strides, dilations of 2, pads of 4) are implemented");
     if (kh && (k[0] != kh || k[1] != kw)) return imp_unsupported(im, n, "kernel_shape disagrees with the weights");
-    if (d[0] != 1 || d[1] != 1) return imp_unsupported(im, n, "dilations other than 1 are not implemented");
-    if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || k[0] > 4096 || k[1] > 4096 || s[0] > 4096 || s[1] > 4096)
-        return imp_unsupported(im, n, "kernel or stride out of range");
+    if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 || k[0] > 4096 || k[1] > 4096 ||
+        s[0] > 4096 || s[1] > 4096 || d[0] > 4096 || d[1] > 4096)
+        return imp_unsupported(im, n, "kernel, stride or dilation out of range");
     char buf[32];
     const char *ap = imp_attr_str(n, "auto_pad", "NOTSET", buf, sizeof buf);
     const cb_node *xn = &im->m->graph.nodes[*x];
@@ -107,7 +108,7 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, 
     } else if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
         for (int a = 0; a < 2; a++) {
             int64_t in = xn->dims[1 + a], out = (in + s[a] - 1) / s[a];
-            int64_t total = (out - 1) * s[a] + k[a] - in;
+            int64_t total = (out - 1) * s[a] + d[a] * (k[a] - 1) + 1 - in; /* the dilated window's span */
             if (total < 0) total = 0;
             /* the odd one at the end (SAME_UPPER) or the beginning (SAME_LOWER) */
             p[a] = ap[5] == 'U' ? total / 2 : total - total / 2;
@@ -124,7 +125,7 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, 
         p[0] = p[1] = p[2] = p[3] = 0;
         *padded = 1;
     }
-    *w = (cb_window){(int)k[0], (int)k[1], (int)s[0], (int)s[1], (int)p[0], (int)p[1]};
+    *w = (cb_window){(int)k[0], (int)k[1], (int)s[0], (int)s[1], (int)p[0], (int)p[1], (int)d[0], (int)d[1]};
     return CB_OK;
 }
 
@@ -181,16 +182,20 @@ static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out)
     return *out < 0 ? imp_unsupported(im, n, "its inputs differ in a dimension other than the channels") : CB_OK;
 }
 
-/* Pad, constant mode, of the height and width of [N,C,H,W]: pads and the
- * value as inputs (opset 11 on) or attributes (before). */
+/* Pad of the height and width of [N,C,H,W] (constant, reflect or edge
+ * mode): pads and the value as inputs (opset 11 on) or attributes (before). */
 static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
 {
     int x;
     cb_status s = imp_activation(im, n, 0, &x);
     if (s != CB_OK) return s;
     char buf[32];
-    if (strcmp(imp_attr_str(n, "mode", "constant", buf, sizeof buf), "constant") != 0)
-        return imp_unsupported(im, n, "only mode constant is implemented");
+    const char *mode_name = imp_attr_str(n, "mode", "constant", buf, sizeof buf);
+    cb_pad_mode mode;
+    if (!strcmp(mode_name, "constant")) mode = CB_PAD_CONSTANT;
+    else if (!strcmp(mode_name, "reflect")) mode = CB_PAD_REFLECT;
+    else if (!strcmp(mode_name, "edge")) mode = CB_PAD_EDGE;
+    else return imp_unsupported(im, n, "only modes constant, reflect and edge are implemented");
     int64_t p[8];
     float fill = 0.0f;
     if (im->opset >= 11) {
@@ -212,7 +217,7 @@ static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
     for (int k = 0; k < 8; k++)
         if (p[k] < 0 || p[k] > 4096) return imp_unsupported(im, n, "negative (cropping) or huge pads are not implemented");
     const int pads[4] = {(int)p[2], (int)p[3], (int)p[6], (int)p[7]};
-    *out = cb_graph_pad(&im->m->graph, x, pads, fill);
+    *out = cb_graph_pad_mode(&im->m->graph, x, pads, mode, fill);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
@@ -413,6 +418,8 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     int id = -1;
     cb_status s = CB_OK;
     if (strcmp(t, "Constant") == 0) return op_constant(im, n);
+    int folded;
+    if ((s = imp_fold(im, n, &folded)) != CB_OK || folded) return s;
     if (strcmp(t, "Transpose") == 0) return imp_transpose(im, n);
     if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);

@@ -65,6 +65,11 @@ cb_status imp_transpose(importer *im, const Onnx__NodeProto *n);
 cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n);
 cb_status imp_gather(importer *im, const Onnx__NodeProto *n);
 cb_status imp_recurrent(importer *im, const Onnx__NodeProto *n);
+/* Constant folding (onnx_fold.c): where every input of a shape-arithmetic
+ * node (ConstantOfShape, Concat, Reshape, Slice, Transpose, Cast,
+ * Unsqueeze, Squeeze, Gather, Shape, Identity) is a constant, evaluates it
+ * and defines its output as a constant (*folded = 1). */
+cb_status imp_fold(importer *im, const Onnx__NodeProto *n, int *folded);
 /* Shape arithmetic that exporters use to build zero initial states. */
 cb_status imp_shape_op(importer *im, const Onnx__NodeProto *n);
 

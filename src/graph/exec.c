@@ -30,7 +30,7 @@ cb_conv_shape cb_node_conv_shape(const cb_graph *g, const cb_node *n, int batch)
     cb_conv_shape s = {
         .n = batch, .c = (int)x->dims[0], .h = (int)x->dims[1], .w = (int)x->dims[2],
         .oc = (int)n->dims[0], .kh = n->kh, .kw = n->kw, .sh = n->sh, .sw = n->sw,
-        .ph = n->ph, .pw = n->pw, .oh = (int)n->dims[1], .ow = (int)n->dims[2]};
+        .ph = n->ph, .pw = n->pw, .dh = n->dh, .dw = n->dw, .oh = (int)n->dims[1], .ow = (int)n->dims[2]};
     return s;
 }
 
@@ -104,7 +104,7 @@ static void plan_fusion(cb_exec *ex)
         if (i + 2 >= g->count) continue;
         const cb_node *p = &g->nodes[i + 2];
         cb_conv_shape s = cb_node_conv_shape(g, c, 1);
-        if (c->groups <= 1 && is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned &&
+        if (c->groups <= 1 && c->dh <= 1 && c->dw <= 1 && is_pool_2x2(p) && p->in[0] == i + 1 && uses_of(g, i + 1) == 1 && !a->pinned &&
             i + 1 != g->output &&
             cb_conv2d_flat_pool_ok(&s) && !(cb_dnnl_conv_use(&s) & CB_DNNL_FWD) &&
             (!ex->with_grads || cb_conv2d_flat_pool_in_registers(&s)))
@@ -187,7 +187,9 @@ static cb_status plan_dnnl(cb_exec *ex, int max_batch)
     const cb_graph *g = ex->g;
     int any = 0;
     for (int i = 0; i < g->count; i++) {
-        if (g->nodes[i].op != CB_OP_CONV2D || g->nodes[i].groups > 1) continue;
+        const cb_node *n = &g->nodes[i];
+        /* Grouped and dilated convolutions run the direct loops (conv_kernels.c). */
+        if (n->op != CB_OP_CONV2D || n->groups > 1 || n->dh > 1 || n->dw > 1) continue;
         cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], max_batch);
         any |= ex->dwant[i] = (unsigned char)cb_dnnl_conv_use(&s);
     }

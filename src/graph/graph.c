@@ -167,9 +167,13 @@ static char *join(char *buf, size_t size, const char *a, const char *b)
 /* Output size of a window sliding over `in` (no dilation, floor mode). */
 static int64_t window_out(int64_t in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
 
+/* The input rows (columns) a dilated kernel spans. */
+static int extent(int k, int d) { return d > 1 ? d * (k - 1) + 1 : k; }
+
 static int window_ok(const cb_window *w)
 {
-    return w->kh >= 1 && w->kw >= 1 && w->sh >= 1 && w->sw >= 1 && w->ph >= 0 && w->pw >= 0;
+    return w->kh >= 1 && w->kw >= 1 && w->sh >= 1 && w->sw >= 1 && w->ph >= 0 && w->pw >= 0 && w->dh >= 0 &&
+           w->dw >= 0 && w->dh <= 4096 && w->dw <= 4096;
 }
 
 int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win)
@@ -201,18 +205,20 @@ int cb_graph_conv2d_grouped(cb_graph *g, const char *name, int x, int w, int b, 
         cb_fail(CB_ERR_SHAPE, "conv2d '%s': bias must be a parameter [%lld]", name, (long long)oc);
         return -1;
     }
-    if (h + 2 * win->ph < win->kh || wd + 2 * win->pw < win->kw) {
-        cb_fail(CB_ERR_SHAPE, "conv2d '%s': kernel %dx%d larger than padded input %lldx%lld", name,
-                win->kh, win->kw, (long long)(h + 2 * win->ph), (long long)(wd + 2 * win->pw));
+    const int eh = extent(win->kh, win->dh), ew = extent(win->kw, win->dw);
+    if (h + 2 * win->ph < eh || wd + 2 * win->pw < ew) {
+        cb_fail(CB_ERR_SHAPE, "conv2d '%s': kernel %dx%d (dilated: %dx%d) larger than padded input %lldx%lld", name,
+                win->kh, win->kw, eh, ew, (long long)(h + 2 * win->ph), (long long)(wd + 2 * win->pw));
         return -1;
     }
     int in[3] = {x, w, b};
     int id = add_node(g, CB_OP_CONV2D, name, in, b >= 0 ? 3 : 2);
     if (id < 0) return -1;
     cb_node *n = &g->nodes[id];
-    int64_t od[3] = {oc, window_out(h, win->kh, win->sh, win->ph), window_out(wd, win->kw, win->sw, win->pw)};
+    int64_t od[3] = {oc, window_out(h, eh, win->sh, win->ph), window_out(wd, ew, win->sw, win->pw)};
     set_dims(n, 3, od);
     n->kh = win->kh, n->kw = win->kw, n->sh = win->sh, n->sw = win->sw, n->ph = win->ph, n->pw = win->pw;
+    n->dh = win->dh > 1 ? win->dh : 1, n->dw = win->dw > 1 ? win->dw : 1;
     n->groups = groups;
     return id;
 }
@@ -243,7 +249,7 @@ int cb_graph_conv2d(cb_graph *g, const char *name, int x, int out_ch, int kernel
                             CB_INIT_FAN_IN_UNIFORM, fan_in);
         if (bi < 0) return -1;
     }
-    cb_window win = {kernel, kernel, stride, stride, pad, pad};
+    cb_window win = {kernel, kernel, stride, stride, pad, pad, 1, 1};
     return cb_graph_conv2d_with(g, name, x, wi, bi, &win);
 }
 
@@ -253,6 +259,10 @@ int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win)
     const cb_node *xn = &g->nodes[x];
     if (op != CB_OP_MAXPOOL2D && op != CB_OP_AVGPOOL2D) {
         cb_fail(CB_ERR_INVALID_ARG, "pool2d: not a pooling op");
+        return -1;
+    }
+    if (win->dh > 1 || win->dw > 1) {
+        cb_fail(CB_ERR_UNSUPPORTED, "pool2d after '%s': dilated pooling windows are not implemented", xn->name);
         return -1;
     }
     /* Padding smaller than the window (PyTorch asks for at most half of
@@ -275,7 +285,7 @@ int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win)
 
 int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad)
 {
-    cb_window win = {kernel, kernel, stride, stride, pad, pad};
+    cb_window win = {kernel, kernel, stride, stride, pad, pad, 1, 1};
     return cb_graph_pool2d_with(g, op, x, &win);
 }
 
@@ -587,11 +597,31 @@ int cb_graph_concat(cb_graph *g, int n, const int *in)
 
 int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value)
 {
+    return cb_graph_pad_mode(g, x, pads, CB_PAD_CONSTANT, value);
+}
+
+int cb_graph_pad_mode(cb_graph *g, int x, const int pads[4], cb_pad_mode mode, float value)
+{
     if (x < 0 || x >= g->count) return -1;
     const cb_node *xn = &g->nodes[x];
     if (xn->ndim != 3 || !xn->batched || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0 ||
         pads[0] > 4096 || pads[1] > 4096 || pads[2] > 4096 || pads[3] > 4096) {
         cb_fail(CB_ERR_SHAPE, "pad of '%s': needs [C,H,W] per sample and pads in [0, 4096]", xn->name);
+        return -1;
+    }
+    if ((unsigned)mode > CB_PAD_EDGE) {
+        cb_fail(CB_ERR_INVALID_ARG, "pad of '%s': unknown mode %d", xn->name, (int)mode);
+        return -1;
+    }
+    /* Reflect mirrors without the edge row: each pad must be shorter than its axis. */
+    if (mode == CB_PAD_REFLECT && (pads[0] >= xn->dims[1] || pads[2] >= xn->dims[1] || pads[1] >= xn->dims[2] ||
+                                   pads[3] >= xn->dims[2])) {
+        cb_fail(CB_ERR_SHAPE, "reflect pad of '%s': pads %d,%d,%d,%d must be smaller than its %lldx%lld planes",
+                xn->name, pads[0], pads[1], pads[2], pads[3], (long long)xn->dims[1], (long long)xn->dims[2]);
+        return -1;
+    }
+    if (mode == CB_PAD_EDGE && (xn->dims[1] < 1 || xn->dims[2] < 1)) {
+        cb_fail(CB_ERR_SHAPE, "edge pad of '%s': an empty plane has no edge to copy", xn->name);
         return -1;
     }
     int64_t d[3] = {xn->dims[0], xn->dims[1] + pads[0] + pads[2], xn->dims[2] + pads[1] + pads[3]};
@@ -600,6 +630,7 @@ int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value)
     cb_node *n = &g->nodes[id];
     memcpy(n->pads, pads, sizeof n->pads);
     n->lo = value;
+    n->pad_mode = mode;
     return id;
 }
 

@@ -14,7 +14,7 @@ static double conv_flops(const cb_graph *g, const cb_node *n)
 
 static size_t conv_workspace(const cb_exec *ex, const cb_node *n, int batch, int threads)
 {
-    if (n->groups > 1 || ex->kernels == CB_KERNELS_REFERENCE) return 0;
+    if (n->groups > 1 || n->dh > 1 || n->dw > 1 || ex->kernels == CB_KERNELS_REFERENCE) return 0; /* direct loops */
     cb_conv_shape cs = cb_node_conv_shape(ex->g, n, batch);
     return cb_conv2d_workspace_threads(&cs, threads);
 }

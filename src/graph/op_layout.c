@@ -1,5 +1,5 @@
 /* Ops that move values without arithmetic: Concat along the channels and
- * Pad of the spatial borders with a constant. */
+ * Pad of the spatial borders (a constant, a reflection or the edge). */
 #include <string.h>
 #include "exec_internal.h"
 #include "op.h"
@@ -34,30 +34,62 @@ static cb_status concat_backward(const cb_step *st)
 
 const cb_op_desc cb_op_concat = {.forward = concat_forward, .backward = concat_backward};
 
+/* The input row (column) an output row at offset i from the input's first
+ * takes its value from, for an axis of n: -1 where the constant fills it. */
+static int64_t pad_source(cb_pad_mode mode, int64_t i, int64_t n)
+{
+    if (i >= 0 && i < n) return i;
+    if (mode == CB_PAD_EDGE) return i < 0 ? 0 : n - 1;
+    if (mode == CB_PAD_REFLECT) return i < 0 ? -i : 2 * (n - 1) - i; /* pads < n: one reflection suffices */
+    return -1;
+}
+
 static cb_status pad_forward(const cb_step *st)
 {
     const cb_node *n = st->n, *xn = &st->g->nodes[n->in[0]];
     const int64_t planes = (int64_t)st->batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
     const int64_t oh = n->dims[1], ow = n->dims[2];
+    const cb_pad_mode mode = (cb_pad_mode)n->pad_mode;
     for (int64_t c = 0; c < planes; c++) {
         float *yp = st->y + c * oh * ow;
-        for (int64_t j = 0; j < oh * ow; j++) yp[j] = n->lo;
-        for (int64_t r = 0; r < h; r++)
-            memcpy(yp + (r + n->pads[0]) * ow + n->pads[1], st->x + (c * h + r) * w, (size_t)w * sizeof *yp);
+        const float *xp = st->x + c * h * w;
+        if (mode == CB_PAD_CONSTANT) {
+            for (int64_t j = 0; j < oh * ow; j++) yp[j] = n->lo;
+            for (int64_t r = 0; r < h; r++)
+                memcpy(yp + (r + n->pads[0]) * ow + n->pads[1], xp + r * w, (size_t)w * sizeof *yp);
+            continue;
+        }
+        for (int64_t r = 0; r < oh; r++) {
+            const float *xr = xp + pad_source(mode, r - n->pads[0], h) * w;
+            for (int64_t j = 0; j < ow; j++) yp[r * ow + j] = xr[pad_source(mode, j - n->pads[1], w)];
+        }
     }
     return CB_OK;
 }
 
+/* Each output's gradient goes to the input it was copied from: the
+ * interior's to its own, a reflected or repeated border's to its source
+ * too (so edge rows gather the whole border's). */
 static cb_status pad_backward(const cb_step *st)
 {
     if (!st->dx) return CB_OK;
     const cb_node *n = st->n, *xn = &st->g->nodes[n->in[0]];
     const int64_t planes = (int64_t)st->batch * xn->dims[0], h = xn->dims[1], w = xn->dims[2];
     const int64_t ow = n->dims[2], oh = n->dims[1];
-    for (int64_t c = 0; c < planes; c++)
-        for (int64_t r = 0; r < h; r++)
-            for (int64_t j = 0; j < w; j++)
-                st->dx[(c * h + r) * w + j] += st->dy[c * oh * ow + (r + n->pads[0]) * ow + n->pads[1] + j];
+    const cb_pad_mode mode = (cb_pad_mode)n->pad_mode;
+    for (int64_t c = 0; c < planes; c++) {
+        float *dxp = st->dx + c * h * w;
+        const float *dyp = st->dy + c * oh * ow;
+        if (mode == CB_PAD_CONSTANT) {
+            for (int64_t r = 0; r < h; r++)
+                for (int64_t j = 0; j < w; j++) dxp[r * w + j] += dyp[(r + n->pads[0]) * ow + n->pads[1] + j];
+            continue;
+        }
+        for (int64_t r = 0; r < oh; r++) {
+            float *dxr = dxp + pad_source(mode, r - n->pads[0], h) * w;
+            for (int64_t j = 0; j < ow; j++) dxr[pad_source(mode, j - n->pads[1], w)] += dyp[r * ow + j];
+        }
+    }
     return CB_OK;
 }
 

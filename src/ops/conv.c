@@ -20,6 +20,7 @@ static size_t kdim(const cb_conv_shape *s) { return (size_t)s->c * s->kh * s->kw
 
 void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *b, float *y)
 {
+    const int dil_h = s->dh > 1 ? s->dh : 1, dil_w = s->dw > 1 ? s->dw : 1;
     for (int n = 0; n < s->n; n++)
         for (int o = 0; o < s->oc; o++)
             for (int oy = 0; oy < s->oh; oy++)
@@ -27,10 +28,10 @@ void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
                     double acc = b ? b[o] : 0.0;
                     for (int c = 0; c < s->c; c++)
                         for (int i = 0; i < s->kh; i++) {
-                            int iy = oy * s->sh - s->ph + i;
+                            int iy = oy * s->sh - s->ph + i * dil_h;
                             if (iy < 0 || iy >= s->h) continue;
                             for (int j = 0; j < s->kw; j++) {
-                                int ix = ox * s->sw - s->pw + j;
+                                int ix = ox * s->sw - s->pw + j * dil_w;
                                 if (ix < 0 || ix >= s->w) continue;
                                 acc += (double)x[((size_t)(n * s->c + c) * s->h + iy) * s->w + ix] *
                                        w[((size_t)(o * s->c + c) * s->kh + i) * s->kw + j];
@@ -43,6 +44,7 @@ void cb_conv2d_fwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
 void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, const float *dy,
                        float *dx, float *dw, float *db)
 {
+    const int dil_h = s->dh > 1 ? s->dh : 1, dil_w = s->dw > 1 ? s->dw : 1;
     if (db)
         for (int o = 0; o < s->oc; o++) {
             double acc = 0;
@@ -58,10 +60,10 @@ void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
                         double acc = 0;
                         for (int n = 0; n < s->n; n++)
                             for (int oy = 0; oy < s->oh; oy++) {
-                                int iy = oy * s->sh - s->ph + i;
+                                int iy = oy * s->sh - s->ph + i * dil_h;
                                 if (iy < 0 || iy >= s->h) continue;
                                 for (int ox = 0; ox < s->ow; ox++) {
-                                    int ix = ox * s->sw - s->pw + j;
+                                    int ix = ox * s->sw - s->pw + j * dil_w;
                                     if (ix < 0 || ix >= s->w) continue;
                                     acc += (double)x[((size_t)(n * s->c + c) * s->h + iy) * s->w + ix] *
                                            dy[((size_t)(n * s->oc + o) * s->oh + oy) * s->ow + ox];
@@ -77,12 +79,12 @@ void cb_conv2d_bwd_ref(const cb_conv_shape *s, const float *x, const float *w, c
                         double acc = 0;
                         for (int o = 0; o < s->oc; o++)
                             for (int i = 0; i < s->kh; i++) {
-                                int t = iy + s->ph - i;
+                                int t = iy + s->ph - i * dil_h;
                                 if (t < 0 || t % s->sh) continue;
                                 int oy = t / s->sh;
                                 if (oy >= s->oh) continue;
                                 for (int j = 0; j < s->kw; j++) {
-                                    int u = ix + s->pw - j;
+                                    int u = ix + s->pw - j * dil_w;
                                     if (u < 0 || u % s->sw) continue;
                                     int ox = u / s->sw;
                                     if (ox >= s->ow) continue;

@@ -11,10 +11,11 @@
 #include <string.h>
 #include "ops.h"
 
-/* The output columns ox whose input column ox*sw - pw + j lies inside
- * [0, w): [*lo, *hi). */
+/* The output columns ox whose input column ox*sw - pw + j*dilation lies
+ * inside [0, w): [*lo, *hi). */
 static void valid_cols(const cb_conv_shape *s, int j, int *lo, int *hi)
 {
+    j *= s->dw > 1 ? s->dw : 1; /* the tap's offset in input columns */
     int a = 0, b = s->ow;
     while (a < b && a * s->sw - s->pw + j < 0) a++;
     while (b > a && (b - 1) * s->sw - s->pw + j >= s->w) b--;
@@ -25,6 +26,7 @@ static void valid_cols(const cb_conv_shape *s, int j, int *lo, int *hi)
  * channels and the window. x points at the group's first input channel. */
 static void plane_fwd(const cb_conv_shape *s, int cg, const float *x, const float *w, float bias, float *y, int fast)
 {
+    const int dil_h = s->dh > 1 ? s->dh : 1, dil_w = s->dw > 1 ? s->dw : 1;
     const int plane = s->oh * s->ow;
     if (!fast) {
         for (int oy = 0; oy < s->oh; oy++)
@@ -32,10 +34,10 @@ static void plane_fwd(const cb_conv_shape *s, int cg, const float *x, const floa
                 double acc = bias;
                 for (int c = 0; c < cg; c++)
                     for (int i = 0; i < s->kh; i++) {
-                        const int iy = oy * s->sh - s->ph + i;
+                        const int iy = oy * s->sh - s->ph + i * dil_h;
                         if (iy < 0 || iy >= s->h) continue;
                         for (int j = 0; j < s->kw; j++) {
-                            const int ix = ox * s->sw - s->pw + j;
+                            const int ix = ox * s->sw - s->pw + j * dil_w;
                             if (ix >= 0 && ix < s->w)
                                 acc += (double)x[((size_t)c * s->h + iy) * s->w + ix] *
                                        w[((size_t)c * s->kh + i) * s->kw + j];
@@ -53,10 +55,10 @@ static void plane_fwd(const cb_conv_shape *s, int cg, const float *x, const floa
                 int lo, hi;
                 valid_cols(s, j, &lo, &hi);
                 for (int oy = 0; oy < s->oh; oy++) {
-                    const int iy = oy * s->sh - s->ph + i;
+                    const int iy = oy * s->sh - s->ph + i * dil_h;
                     if (iy < 0 || iy >= s->h) continue;
                     const float *xr = x + ((size_t)c * s->h + iy) * s->w;
-                    const int off = j - s->pw; /* input column of output column 0 */
+                    const int off = j * dil_w - s->pw; /* input column of output column 0 */
                     float *yr = y + (size_t)oy * s->ow;
                     if (s->sw == 1)
                         for (int ox = lo; ox < hi; ox++) yr[ox] += wv * xr[ox + off];
@@ -90,6 +92,7 @@ void cb_conv2d_grouped_bwd(const cb_conv_shape *s, int groups, const float *x, c
 {
     const int cg = s->c / groups, og = s->oc / groups;
     const size_t ksz = (size_t)cg * s->kh * s->kw, xplane = (size_t)s->h * s->w, plane = (size_t)s->oh * s->ow;
+    const int dil_h = s->dh > 1 ? s->dh : 1, dil_w = s->dw > 1 ? s->dw : 1;
 #pragma omp parallel for schedule(static) if (fast && groups > 1)
     for (int g = 0; g < groups; g++)
         for (int o = g * og; o < (g + 1) * og; o++) {
@@ -105,10 +108,10 @@ void cb_conv2d_grouped_bwd(const cb_conv_shape *s, int groups, const float *x, c
                             const size_t wi = (size_t)o * ksz + ((size_t)c * s->kh + i) * s->kw + j;
                             double wsum = 0;
                             for (int oy = 0; oy < s->oh; oy++) {
-                                const int iy = oy * s->sh - s->ph + i;
+                                const int iy = oy * s->sh - s->ph + i * dil_h;
                                 if (iy < 0 || iy >= s->h) continue;
                                 for (int ox = 0; ox < s->ow; ox++) {
-                                    const int ix = ox * s->sw - s->pw + j;
+                                    const int ix = ox * s->sw - s->pw + j * dil_w;
                                     if (ix < 0 || ix >= s->w) continue;
                                     const float g1 = d[(size_t)oy * s->ow + ox];
                                     const size_t xi = (size_t)c * xplane + (size_t)iy * s->w + ix;

@@ -9,9 +9,13 @@
 #include "ops.h"
 
 static int fast_level(const cb_conv_ctx *c) { return c->level != CB_KERNELS_REFERENCE; }
-static int ungrouped_fast(const cb_conv_ctx *c) { return c->groups <= 1 && fast_level(c); }
+static int dilated(const cb_conv_ctx *c) { return c->s.dh > 1 || c->s.dw > 1; }
+/* The specialised kernels take neither groups nor dilation. */
+static int ungrouped_fast(const cb_conv_ctx *c) { return c->groups <= 1 && !dilated(c) && fast_level(c); }
 
-static int grouped_ok(const cb_conv_ctx *c) { return c->groups > 1; }
+/* Dilated convolutions (rare in the models studied) run through its
+ * direct loops too, at the levels above reference. */
+static int grouped_ok(const cb_conv_ctx *c) { return c->groups > 1 || (dilated(c) && fast_level(c)); }
 static int ref_ok(const cb_conv_ctx *c) { return c->groups <= 1 && c->level == CB_KERNELS_REFERENCE; }
 /* The fusion rewrite gave it its activation and a 2x2 max pooling, which
  * only this kernel computes (exec.c plan_fusion). */
@@ -50,7 +54,7 @@ static int im2col_ok(const cb_conv_ctx *c) { return ungrouped_fast(c); }
  * too. */
 static const cb_conv_kernel_desc kernels[] = {
     {CB_CK_GROUPED, "grouped", "cpu", CB_KPASS_FWD | CB_KPASS_DGRAD | CB_KPASS_WGRAD | CB_KPASS_JOINT, grouped_ok,
-     "groups > 1 (depthwise too), at every level"},
+     "groups > 1 (depthwise too), at every level; dilated, above reference"},
     {CB_CK_REF, "reference", "cpu", CB_KPASS_FWD | CB_KPASS_DGRAD | CB_KPASS_WGRAD | CB_KPASS_JOINT, ref_ok,
      "level reference"},
     {CB_CK_FLAT_POOL, "flat_pool", "cpu", CB_KPASS_FWD, flat_pool_ok,

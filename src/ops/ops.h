@@ -62,6 +62,7 @@ typedef struct cb_conv_shape {
     int n, c, h, w;      /* input */
     int oc, kh, kw;      /* weight [oc, c, kh, kw] */
     int sh, sw, ph, pw;
+    int dh, dw;          /* dilation, 0 or 1: none (only the reference, grouped and oneDNN kernels take one) */
     int oh, ow;          /* output */
 } cb_conv_shape;
 
