@@ -63,6 +63,7 @@ typedef struct cb_conv_shape {
     int oc, kh, kw;      /* weight [oc, c, kh, kw] */
     int sh, sw, ph, pw;
     int oh, ow;          /* output */
+    int exclude_pad;     /* average pooling: divide by the input elements in the window, not kh * kw */
 } cb_conv_shape;
 
 /* Convolution (cross-correlation, as PyTorch); bias may be NULL. */
