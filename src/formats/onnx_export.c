@@ -258,6 +258,8 @@ static cb_status export_recurrent(exporter *e, int i, const char *x, const char 
 static void window_attrs(exporter *e, Onnx__NodeProto *n, const cb_node *gn)
 {
     int64_t k[2] = {gn->kh, gn->kw}, s[2] = {gn->sh, gn->sw}, p[4] = {gn->ph, gn->pw, gn->ph, gn->pw};
+    if (gn->exclude_pad) /* its own, possibly asymmetric, padding */
+        for (int a = 0; a < 4; a++) p[a] = gn->pads[a];
     n->attribute[n->n_attribute++] = ints_attr(&e->a, "kernel_shape", 2, k);
     n->attribute[n->n_attribute++] = ints_attr(&e->a, "strides", 2, s);
     n->attribute[n->n_attribute++] = ints_attr(&e->a, "pads", 4, p);
@@ -293,7 +295,7 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_AVGPOOL2D:
         if ((n = node(e, "AveragePool", gn->name, 1, in, out, 4))) {
             window_attrs(e, n, gn);
-            n->attribute[n->n_attribute++] = int_attr(&e->a, "count_include_pad", 1);
+            n->attribute[n->n_attribute++] = int_attr(&e->a, "count_include_pad", !gn->exclude_pad);
         }
         break;
     case CB_OP_LINEAR:
