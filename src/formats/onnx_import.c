@@ -18,7 +18,8 @@
 
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
-    {"Add", "two computed float tensors of one shape (residual connections); no broadcasting"},
+    {"Add", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
+            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); no other broadcasting"},
     {"AveragePool", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
                     "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
                     "window, TensorFlow's SAME); no ceil_mode"},
@@ -45,6 +46,8 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"LSTM", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
              "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
              "or zero; Y and Y_h outputs (not Y_c)"},
+    {"MatMul", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after it is "
+               "its bias); no batched products, no product of two computed tensors"},
     {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; no ceil_mode, "
                 "dilations or Indices output"},
     {"Pad", "constant mode over the height and width of [N,C,H,W]; pads and value as inputs (opset 11 on) or "
@@ -55,10 +58,13 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"Shape", "of a computed tensor, feeding only shape expressions (initial states)"},
     {"Sigmoid", "float32"},
     {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
-    {"Squeeze", "axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
+    {"Squeeze", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
+                "input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Tanh", "float32"},
-    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences"},
-    {"Unsqueeze", "of a shape expression"},
+    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
+                  "[N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the "
+                  "model takes [N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]"},
+    {"Unsqueeze", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a shape expression"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
 
