@@ -279,7 +279,7 @@ int cb_graph_avgpool2d_exclude_pad(cb_graph *g, int x, const cb_window *win, con
     const cb_node *xn = &g->nodes[x];
     /* Padding smaller than the window: every window holds an input element,
      * so no count is zero. */
-    int ok = xn->ndim == 3 && xn->batched && window_ok(win);
+    int ok = xn->ndim == 3 && window_ok(win);
     for (int k = 0; ok && k < 4; k++) ok = pads[k] >= 0 && pads[k] < (k % 2 ? win->kw : win->kh);
     if (ok) ok = xn->dims[1] + pads[0] + pads[2] >= win->kh && xn->dims[2] + pads[1] + pads[3] >= win->kw;
     if (!ok) {
