@@ -376,10 +376,13 @@ cb_status imp_materialise(importer *im, value *v, const char *bias_name, const c
     const Onnx__NodeProto *n = v->matmul;
     const cb_tensor *w;
     int id = -1;
+    /* The layer's name, distinct when two readers make two layers (with and without the bias). */
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "%.100s", n->name && n->name[0] ? n->name : n->output[0]);
+    for (int k = 1; cb_graph_find(&im->m->graph, name) >= 0; k++)
+        snprintf(name, sizeof name, "%.100s#%d", n->name && n->name[0] ? n->name : n->output[0], k);
     cb_status s = imp_constant(im, n, 1, &w);
-    if (s == CB_OK)
-        s = make_linear(im, n, n->name && n->name[0] ? n->name : n->output[0], v->node, n->input[1], w, 0, 1.0f,
-                        bias_name, bias, 1.0f, &id);
+    if (s == CB_OK) s = make_linear(im, n, name, v->node, n->input[1], w, 0, 1.0f, bias_name, bias, 1.0f, &id);
     if (s != CB_OK) return s;
     v->node = id;
     v->layout = IMP_PLAIN;
