@@ -298,7 +298,7 @@ TEST(onnx_tf2onnx_keras_head)
 TEST(onnx_tf2onnx_patterns_refused_clearly)
 {
     const int64_t perm[4] = {0, 3, 1, 2}, k[2] = {3, 3}, big[4] = {3, 3, 3, 3};
-    const int64_t wd[2] = {3, 2}, bd[1] = {2}, yd[1] = {2}, xd3[3] = {4, 5, 3};
+    const int64_t wd[2] = {3, 2}, bd[1] = {2}, yd[1] = {2}, xd3[3] = {4, 5, 3}, c3[1] = {3}, pooled[3] = {3, 8, 9};
     const char *needles[] = {"[0,3,1,2]", "B must be a constant", "only as the bias of a MatMul", "batch axis",
                              "not of size 1", "as large as the window"};
     for (int v = 0; v < 6; v++) {
@@ -321,13 +321,13 @@ TEST(onnx_tf2onnx_patterns_refused_clearly)
             node(&mt, "Squeeze", "g", "axes", "s");
             init(&mt, "W", 2, wd, W, NULL);
             init(&mt, "b", 1, bd, B, NULL);
-            if (v == 1) node(&mt, "MatMul", "s", "s", "y"), ydims = (const int64_t[1]){3};
+            if (v == 1) node(&mt, "MatMul", "s", "s", "y"), ydims = c3;
             else if (v == 2) node(&mt, "Relu", "s", NULL, "r"), node(&mt, "Add", "r", "b", "y");
             else if (v == 5) {
                 Onnx__NodeProto *p = node(&mt, "AveragePool", "t", NULL, "y");
                 attr_ints(&mt, p, "kernel_shape", 2, k);
                 attr_ints(&mt, p, "pads", 4, big);
-                ynd = 3, ydims = (const int64_t[3]){3, 8, 9};
+                ynd = 3, ydims = pooled;
             } else node(&mt, "MatMul", "s", "W", "y");
         }
         mt.outs[mt.n_outs++] = value_info(&mt, y, (int)ynd, ydims);
