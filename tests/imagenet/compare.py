@@ -18,7 +18,8 @@ name = sys.argv[4] if len(sys.argv) > 4 else "torch"
 assert got.shape == torch32.shape, (got.shape, torch32.shape)
 close = np.abs(got - torch32) <= 5e-4 + 1e-3 * np.abs(torch32)
 ours, theirs = np.abs(got - truth).max(), np.abs(torch32 - truth).max()
-print(f"    max |crossbind - {name}| {np.abs(got - torch32).max():.2e}; error vs float64: crossbind {ours:.2e}, "
-      f"{name} {theirs:.2e}")
+rel = (np.abs(got - torch32) / np.maximum(np.abs(torch32), 1e-30)).max()
+print(f"    max |crossbind - {name}| {np.abs(got - torch32).max():.2e} (relative {rel:.2e}); error vs float64: "
+      f"crossbind {ours:.2e}, {name} {theirs:.2e}")
 assert close.all(), "outside the tolerance"
 assert ours <= 2 * theirs + 1e-6, f"less accurate than {name}'s float32"
