@@ -80,6 +80,7 @@ for t in tests/runner_*_test.sh; do
     run_suite "the $b binding" bash "$t"
 done
 run_suite "ImageNet CNNs from torchvision through ONNX" bash tests/imagenet_cnns_test.sh build
+run_suite "ImageNet CNNs from tf.keras.applications through tf2onnx" bash tests/keras_apps_test.sh build
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
 echo "the whole command took $(duration $(($(date +%s) - suite_start))) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), setup and builds included"

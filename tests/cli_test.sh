@@ -144,5 +144,39 @@ for e in "$BIN train lenet1 --data $T/nope --out $T/r9 $Q" "$BIN eval lenet5 --w
 done
 expect_error "shape mismatch names the weights file" "$T/run/final.safetensors" "$BIN" eval lenet1 --weights "$T/run/final.safetensors" --data "$T/data" --repeat 1
 
+# An ONNX file taking TensorFlow's [N,H,W,C] images (as tf2onnx writes them):
+# run reads that layout and transposes it, refuses [N,C,H,W] naming the shape
+# the file declares, and convert keeps it.
+/usr/bin/python3 - "$T" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+d = sys.argv[1]
+r = np.random.default_rng(3)
+w = r.standard_normal((2, 3, 1, 1)).astype(np.float32)
+m = r.standard_normal((2, 4)).astype(np.float32)
+b = r.standard_normal(4).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]), helper.make_node("Conv", ["t", "w"], ["c"]),
+     helper.make_node("GlobalAveragePool", ["c"], ["g"]), helper.make_node("Squeeze", ["g", "axes"], ["s"]),
+     helper.make_node("MatMul", ["s", "m"], ["p"]), helper.make_node("Add", ["p", "b"], ["y"])], "nhwc",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5, 3])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+    [numpy_helper.from_array(w, "w"), numpy_helper.from_array(m, "m"), numpy_helper.from_array(b, "b"),
+     numpy_helper.from_array(np.array([2, 3], np.int64), "axes")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{d}/nhwc.onnx")
+x = r.standard_normal((3, 4, 5, 3)).astype(np.float32)
+np.save(f"{d}/nhwc_x.npy", x)
+np.save(f"{d}/nchw_x.npy", x.transpose(0, 3, 1, 2).copy())
+y = np.einsum("nhwc,oc->no", x.astype(np.float64), w[:, :, 0, 0]) / 20 @ m + b
+np.save(f"{d}/nhwc_y.npy", y)
+PY
+close_to() { /usr/bin/python3 -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); assert a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-5), (a, b)" "$@"; }
+expect_ok "run reads an [N,H,W,C] input the file transposes" "$BIN" run --onnx "$T/nhwc.onnx" --input "$T/nhwc_x.npy" --output "$T/nhwc_out.npy"
+check "  ... to the values numpy computes" close_to "$T/nhwc_out.npy" "$T/nhwc_y.npy"
+expect_error "run refuses [N,C,H,W] for it, naming the file's shape" "must have shape \[batch,4,5,3\]" "$BIN" run --onnx "$T/nhwc.onnx" --input "$T/nchw_x.npy" --output "$T/nhwc_bad.npy"
+expect_ok "convert writes it to ONNX again" "$BIN" convert "$T/nhwc.onnx" "$T/nhwc2.onnx" --to onnx
+expect_ok "  ... which takes the same [N,H,W,C] input" "$BIN" run --onnx "$T/nhwc2.onnx" --input "$T/nhwc_x.npy" --output "$T/nhwc_out2.npy"
+check "  ... to the same values" cmp "$T/nhwc_out.npy" "$T/nhwc_out2.npy"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

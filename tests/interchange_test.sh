@@ -282,7 +282,54 @@ assert {"ConstantOfShape", "Slice", "Cast"} <= {n.op_type for n in onnx.load(sys
 PYDIL
 torch_export_runs dil "dilated convolutions and reflect / edge padding" "grouped" " pad "
 
-# 8. The operator table in the docs is the one the importer has.
+# 8. Constant shape arithmetic folded at import, checked against numpy: a
+#    Pad whose pads come through Transpose, Reshape, Slice with negative
+#    steps (twice, back to the original order), Gather, Unsqueeze, Squeeze,
+#    ConstantOfShape, Concat and two Casts; reflect and edge modes. A
+#    ConstantOfShape asking for 2^40 elements is refused with a message.
+$PY - "$T" <<'PYFOLD'
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+T = sys.argv[1]
+def const(name, arr): return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(arr), name))
+def model(mode, huge=False):
+    nodes = [const("base", np.array([[0, 0], [0, 0], [1, 2], [3, 1]], np.int64)),
+             helper.make_node("Transpose", ["base"], ["t"], perm=[1, 0]),
+             const("flat", np.array([-1], np.int64)), helper.make_node("Reshape", ["t", "flat"], ["r"]),
+             const("s0", np.array([-1], np.int64)), const("e0", np.array([-100], np.int64)),
+             const("ax", np.array([0], np.int64)), const("st", np.array([-1], np.int64)),
+             helper.make_node("Slice", ["r", "s0", "e0", "ax", "st"], ["rev"]),
+             helper.make_node("Slice", ["rev", "s0", "e0", "ax", "st"], ["rev2"]),
+             const("idx", np.arange(8, dtype=np.int64)), helper.make_node("Gather", ["rev2", "idx"], ["g"], axis=0),
+             helper.make_node("Unsqueeze", ["g", "ax"], ["u"]), helper.make_node("Squeeze", ["u", "ax"], ["sq"]),
+             const("one", np.array([1 << 40 if huge else 1], np.int64)),
+             helper.make_node("ConstantOfShape", ["one"], ["zero"], value=numpy_helper.from_array(np.array([0], np.int64))),
+             helper.make_node("Concat", ["sq", "zero"], ["cat"], axis=0),
+             const("b8", np.array([0], np.int64)), const("e8", np.array([8], np.int64)),
+             helper.make_node("Slice", ["cat", "b8", "e8"], ["pads8"]),
+             helper.make_node("Cast", ["pads8"], ["pf"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["pf"], ["pads"], to=TensorProto.INT64),
+             helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 5, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2, 8, 10])
+    m = helper.make_model(helper.make_graph(nodes, "fold", [x], [y]), opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    return m
+x = np.random.default_rng(5).standard_normal((3, 2, 5, 6)).astype(np.float32)
+np.save(f"{T}/fold_x.npy", x)
+for mode in ("reflect", "edge"):
+    onnx.save(model(mode), f"{T}/fold_{mode}.onnx")
+    np.save(f"{T}/fold_{mode}_want.npy", np.pad(x, ((0, 0), (0, 0), (1, 2), (3, 1)), mode=mode))
+onnx.save(model("edge", huge=True), f"{T}/fold_huge.onnx")
+PYFOLD
+for mode in reflect edge; do
+    expect_ok "folded pads, $mode mode: runs" "$BIN" run --onnx "$T/fold_$mode.onnx" --input "$T/fold_x.npy" --output "$T/fold_$mode.npy"
+    check "  ... to numpy's pad, exactly" $PY -c "import numpy as np; assert np.array_equal(np.load('$T/fold_$mode.npy'), np.load('$T/fold_${mode}_want.npy'))"
+done
+expect_error "a folded constant of 2^40 elements is refused" "too large" \
+    "$BIN" run --onnx "$T/fold_huge.onnx" --input "$T/fold_x.npy" --output "$T/fold_huge.npy"
+
+# 9. The operator table in the docs is the one the importer has.
 check "docs/onnx-ops.md is current (crossbind onnx-ops)" bash -c "'$BIN' onnx-ops | diff -q - docs/onnx-ops.md"
 
 echo "$pass passed, $fail failed"

@@ -614,6 +614,14 @@ static int b_conv5(cb_graph *g, int x) { return cb_graph_conv2d(g, "conv", x, 2,
 static int b_maxpool(cb_graph *g, int x) { return cb_graph_pool2d(g, CB_OP_MAXPOOL2D, x, 3, 2, 1); }
 static int b_maxpool2(cb_graph *g, int x) { return cb_graph_pool2d(g, CB_OP_MAXPOOL2D, x, 2, 2, 0); }
 static int b_avgpool(cb_graph *g, int x) { return cb_graph_pool2d(g, CB_OP_AVGPOOL2D, x, 3, 2, 1); }
+/* Average pooling that leaves its (asymmetric) padding out of the count:
+ * border windows divide by 4 or 6 input elements, inner ones by 9. */
+static int b_avgpool_excl(cb_graph *g, int x)
+{
+    const cb_window win = {3, 3, 2, 1, 0, 0, 1, 1};
+    const int pads[4] = {1, 0, 2, 1};
+    return cb_graph_avgpool2d_exclude_pad(g, x, &win, pads);
+}
 static int b_tanh(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_TANH, x); }
 static int b_relu(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_RELU, x); }
 static int b_sigmoid(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_SIGMOID, x); }
@@ -718,6 +726,7 @@ TEST(gradients_match_finite_differences)
         fd_check("fd maxpool 3x3 s2 p1", 2, 6, 6, b_maxpool, 0, kern, 0.03f);
         fd_check("fd maxpool 2x2", 2, 6, 6, b_maxpool2, 0, kern, 0.03f);
         fd_check("fd avgpool 3x3 s2 p1", 2, 6, 6, b_avgpool, 0, kern, 0.03f);
+        fd_check("fd avgpool 3x3 s2,1, padding 1,0,2,1 left out of the count", 2, 6, 5, b_avgpool_excl, 0, kern, 0.03f);
         fd_check("fd tanh", 2, 3, 3, b_tanh, 0, kern, 0.1f);
         fd_check("fd relu", 2, 3, 3, b_relu, 0, kern, 0.1f);
         fd_check("fd sigmoid", 2, 3, 3, b_sigmoid, 0, kern, 0.2f);

@@ -29,7 +29,8 @@ typedef enum cb_op {
     CB_OP_PARAM,       /* trainable tensor */
     CB_OP_CONV2D,      /* in: x[C,H,W], weight[OC,C,KH,KW], bias[OC] (optional) */
     CB_OP_MAXPOOL2D,
-    CB_OP_AVGPOOL2D,   /* count_include_pad = true, as PyTorch's default */
+    CB_OP_AVGPOOL2D,   /* count_include_pad = true, as PyTorch's default; exclude_pad: the mean of the
+                        * window's input elements only (ONNX's count_include_pad = 0, TensorFlow's SAME) */
     CB_OP_LINEAR,      /* in: x[K], weight[N,K], bias[N] (optional): y = x W^T + b */
     CB_OP_TANH,
     CB_OP_RELU,
@@ -75,8 +76,9 @@ typedef struct cb_node {
     int dh, dw;                 /* convolution: dilation (0 or 1: none) */
     int groups;                 /* convolution: input and output channels in this many groups (0 or 1: one) */
     float lo, hi;               /* clip: the bounds; pad: lo is the fill value */
-    int pads[4];                /* pad: top, left, bottom, right */
+    int pads[4];                /* pad, and average pooling with exclude_pad: top, left, bottom, right */
     int pad_mode;               /* pad: a cb_pad_mode */
+    int exclude_pad;            /* average pooling: divide by the input elements in the window (ph, pw: top, left) */
     int axis;                   /* softmax: the per-sample dimension */
     /* batch normalisation and dropout */
     float eps, momentum, p;
@@ -126,6 +128,11 @@ int cb_graph_conv2d_with(cb_graph *g, const char *name, int x, int w, int b, con
 /* ... in `groups` groups (weight [OC, C/groups, KH, KW]; depthwise: groups = C). */
 int cb_graph_conv2d_grouped(cb_graph *g, const char *name, int x, int w, int b, const cb_window *win, int groups);
 int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win);
+/* Average pooling whose padding (pads[] = top, left, bottom, right, each
+ * smaller than the window; win's ph and pw are ignored) is left out of each
+ * window's count: ONNX's AveragePool with count_include_pad 0, TensorFlow's
+ * average pooling with SAME padding. */
+int cb_graph_avgpool2d_exclude_pad(cb_graph *g, int x, const cb_window *win, const int pads[4]);
 int cb_graph_linear_with(cb_graph *g, const char *name, int x, int w, int b);
 /* A non-trained parameter (state saved with the weights), initialised by
  * `init` (CB_INIT_NONE: zeros, CB_INIT_ONE: ones). */

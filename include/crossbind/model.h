@@ -20,6 +20,10 @@ typedef struct cb_model {
     /* Every input and output, for models with several (ONNX imports). */
     int n_inputs, inputs[CB_MAX_IO];
     int n_outputs, outputs[CB_MAX_IO];
+    /* 1 where the model file takes input k as [N,H,W,C] (TensorFlow's layout,
+     * which the file transposes to [N,C,H,W] first): the graph's input node is
+     * [C,H,W], and callers feeding the file's layout transpose (cb_nhwc_to_nchw). */
+    unsigned char input_nhwc[CB_MAX_IO];
     /* A batch size fixed by the model file (ONNX input dims), 0 if free. */
     int64_t fixed_batch;
     /* The data set format it takes: "mnist" (28x28x1) or "cifar" (32x32x3);

@@ -54,22 +54,48 @@ static cb_status as_f32(cb_tensor *t, const char *path)
     return CB_OK;
 }
 
-static cb_status check_input(const cb_model *m, int k, const cb_tensor *t, const char *path, int64_t *batch)
+/* An [N,H,W,C] float32 array as [N,C,H,W], in place. */
+static cb_status nhwc_to_nchw(cb_tensor *t)
+{
+    const int64_t n = t->shape[0], h = t->shape[1], w = t->shape[2], c = t->shape[3];
+    const int64_t total = n * h * w * c;
+    float *f = malloc((size_t)(total ? total : 1) * sizeof *f);
+    if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    const float *src = t->data;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++)
+                for (int64_t k = 0; k < c; k++)
+                    f[((i * c + k) * h + y) * w + x] = src[((i * h + y) * w + x) * c + k];
+    free(t->data);
+    t->data = f;
+    t->shape[1] = c, t->shape[2] = h, t->shape[3] = w;
+    return CB_OK;
+}
+
+/* Checks input k's array against the shape the model file declares (for an
+ * input the file takes as [N,H,W,C], that one), then brings it into the
+ * graph's layout. */
+static cb_status check_input(const cb_model *m, int k, cb_tensor *t, const char *path, int64_t *batch)
 {
     const cb_node *n = &m->graph.nodes[m->inputs[k]];
+    const int nhwc = m->input_nhwc[k] && n->ndim == 3;
+    int64_t dims[CB_MAX_DIMS];
+    for (int d = 0; d < n->ndim; d++) dims[d] = n->dims[d];
+    if (nhwc) dims[0] = n->dims[1], dims[1] = n->dims[2], dims[2] = n->dims[0];
     int ok = t->ndim == n->ndim + 1 && t->ndim >= 1;
-    for (int d = 0; ok && d < n->ndim; d++) ok = t->shape[d + 1] == n->dims[d];
+    for (int d = 0; ok && d < n->ndim; d++) ok = t->shape[d + 1] == dims[d];
     if (!ok) {
         char want[128] = "[batch";
         for (int d = 0; d < n->ndim; d++)
-            snprintf(want + strlen(want), sizeof want - strlen(want), ",%lld", (long long)n->dims[d]);
+            snprintf(want + strlen(want), sizeof want - strlen(want), ",%lld", (long long)dims[d]);
         return cb_fail(CB_ERR_SHAPE, "%s: input '%s' must have shape %s]", path, n->name, want);
     }
     if (k == 0) *batch = t->shape[0];
     else if (t->shape[0] != *batch)
         return cb_fail(CB_ERR_SHAPE, "%s: batch %lld differs from the first input's %lld", path,
                        (long long)t->shape[0], (long long)*batch);
-    return CB_OK;
+    return nhwc ? nhwc_to_nchw(t) : CB_OK;
 }
 
 int cmd_run(int argc, char **argv)

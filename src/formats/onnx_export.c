@@ -269,6 +269,8 @@ static cb_status export_recurrent(exporter *e, int i, const char *x, const char 
 static void window_attrs(exporter *e, Onnx__NodeProto *n, const cb_node *gn)
 {
     int64_t k[2] = {gn->kh, gn->kw}, s[2] = {gn->sh, gn->sw}, p[4] = {gn->ph, gn->pw, gn->ph, gn->pw};
+    if (gn->exclude_pad) /* its own, possibly asymmetric, padding */
+        for (int a = 0; a < 4; a++) p[a] = gn->pads[a];
     n->attribute[n->n_attribute++] = ints_attr(&e->a, "kernel_shape", 2, k);
     n->attribute[n->n_attribute++] = ints_attr(&e->a, "strides", 2, s);
     n->attribute[n->n_attribute++] = ints_attr(&e->a, "pads", 4, p);
@@ -308,7 +310,7 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_AVGPOOL2D:
         if ((n = node(e, "AveragePool", gn->name, 1, in, out, 4))) {
             window_attrs(e, n, gn);
-            n->attribute[n->n_attribute++] = int_attr(&e->a, "count_include_pad", 1);
+            n->attribute[n->n_attribute++] = int_attr(&e->a, "count_include_pad", !gn->exclude_pad);
         }
         break;
     case CB_OP_LINEAR:
@@ -412,7 +414,7 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
     const cb_graph *g = &m->graph;
     exporter e = {.g = g};
     e.names = calloc((size_t)g->count, sizeof *e.names);
-    e.nodes = alloc(&e.a, (size_t)g->count * sizeof *e.nodes);
+    e.nodes = alloc(&e.a, (size_t)(g->count + CB_MAX_IO) * sizeof *e.nodes); /* + a Transpose per [N,H,W,C] input */
     /* Reshape shapes add one initializer per node, recurrent layers four. */
     e.inits = alloc(&e.a, (size_t)g->count * 5 * sizeof *e.inits);
     e.rnn_param = alloc(&e.a, (size_t)g->count);
@@ -430,7 +432,17 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
     }
     for (int i = 0; s == CB_OK && i < g->count; i++) {
         const cb_node *gn = &g->nodes[i];
-        if (gn->op == CB_OP_PARAM || gn->op == CB_OP_INPUT) snprintf(e.names[i], sizeof e.names[i], "%s", gn->name);
+        int nhwc = 0;
+        for (int k = 0; k < m->n_inputs; k++) nhwc |= m->inputs[k] == i && m->input_nhwc[k] && gn->ndim == 3;
+        if (nhwc) { /* the file's input keeps its [N,H,W,C]; the graph reads it transposed */
+            static const int64_t perm[4] = {0, 3, 1, 2};
+            snprintf(e.names[i], sizeof e.names[i], "%.100s.nchw", gn->name);
+            const char *in[1] = {gn->name};
+            Onnx__NodeProto *t = node(&e, "Transpose", e.names[i], 1, in, e.names[i], 1);
+            if (t) t->attribute[t->n_attribute++] = ints_attr(&e.a, "perm", 4, perm);
+            if (!t || e.a.failed) s = cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+        }
+        else if (gn->op == CB_OP_PARAM || gn->op == CB_OP_INPUT) snprintf(e.names[i], sizeof e.names[i], "%s", gn->name);
         else if (i == m->outputs[0] && m->n_outputs == 1) snprintf(e.names[i], sizeof e.names[i], "output");
         else snprintf(e.names[i], sizeof e.names[i], "%s.out", gn->name);
         if (need[i]) s = export_node(&e, i);
@@ -460,10 +472,16 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
         gp.initializer = e.inits;
         gp.input = alloc(&e.a, (size_t)m->n_inputs * sizeof *gp.input);
         gp.output = alloc(&e.a, (size_t)m->n_outputs * sizeof *gp.output);
-        for (int k = 0; gp.input && k < m->n_inputs; k++)
-            gp.input[gp.n_input++] = value_info(&e.a, e.names[m->inputs[k]], &g->nodes[m->inputs[k]],
+        for (int k = 0; gp.input && k < m->n_inputs; k++) {
+            cb_node in = g->nodes[m->inputs[k]];
+            if (m->input_nhwc[k] && in.ndim == 3) { /* [C,H,W] -> the file's [H,W,C] */
+                int64_t c = in.dims[0];
+                in.dims[0] = in.dims[1], in.dims[1] = in.dims[2], in.dims[2] = c;
+            }
+            gp.input[gp.n_input++] = value_info(&e.a, in.name, &in,
                                                  feeds_embedding(g, m->inputs[k]) ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64
                                                                                   : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+        }
         for (int k = 0; gp.output && k < m->n_outputs; k++)
             gp.output[gp.n_output++] = value_info(&e.a, e.names[m->outputs[k]], &g->nodes[m->outputs[k]],
                                                   ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);

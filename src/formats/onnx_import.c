@@ -18,9 +18,11 @@
 
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
-    {"Add", "two computed float tensors of one shape (residual connections); no broadcasting"},
-    {"AveragePool", "2-D; kernel_shape, strides, pads (asymmetric ones as an explicit zero border) or auto_pad; "
-                    "count_include_pad=1, or 0 without padding; no ceil_mode"},
+    {"Add", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
+            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); no other broadcasting"},
+    {"AveragePool", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
+                    "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
+                    "window, TensorFlow's SAME); no ceil_mode"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
     {"Cast", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
@@ -46,6 +48,8 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"LSTM", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
              "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
              "or zero; Y and Y_h outputs (not Y_c)"},
+    {"MatMul", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after it is "
+               "its bias); no batched products, no product of two computed tensors"},
     {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; no ceil_mode, "
                 "dilations or Indices output"},
     {"Pad", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
@@ -57,10 +61,15 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"Slice", "of constants (shape arithmetic), folded at import: any axes and steps"},
     {"Sigmoid", "float32"},
     {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
-    {"Squeeze", "axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
+    {"Squeeze", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
+                "input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Tanh", "float32"},
-    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; any perm of a constant (folded)"},
-    {"Unsqueeze", "of a shape expression; of a constant (folded)"},
+    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
+                  "[N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the "
+                  "model takes [N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a "
+                  "constant (folded)"},
+    {"Unsqueeze", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a shape expression; "
+                  "of a constant (folded)"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
 
@@ -83,9 +92,10 @@ static int is_float(const cb_tensor *t) { return t->dtype == CB_F32; }
 /* The window of a Conv or pooling node over input *x. Padding that is not
  * the same on both sides of an axis (explicit pads, auto_pad SAME with an
  * odd total) becomes a Pad node filled with `fill` in front of the window,
- * which then pads nothing: *x is replaced and *padded set. */
+ * which then pads nothing: *x is replaced and *padded set. With `pads`
+ * given, nothing is inserted: pads[] receives top, left, bottom, right. */
 static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, int kw, float fill, int *padded,
-                        cb_window *w)
+                        cb_window *w, int pads_out[4])
 {
     int64_t k[4], s[4], p[8], d[4];
     int nk = imp_attr_ints(n, "kernel_shape", k, 4, 2, 0);
@@ -119,7 +129,9 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, 
     }
     for (int a = 0; a < 4; a++)
         if (p[a] < 0 || p[a] > 4096) return imp_unsupported(im, n, "padding out of range");
-    if (p[0] != p[2] || p[1] != p[3]) {
+    if (pads_out) {
+        for (int a = 0; a < 4; a++) pads_out[a] = (int)p[a];
+    } else if (p[0] != p[2] || p[1] != p[3]) {
         const int pads[4] = {(int)p[0], (int)p[1], (int)p[2], (int)p[3]};
         if ((*x = cb_graph_pad(&im->m->graph, *x, pads, fill)) < 0) return CB_ERR_SHAPE;
         p[0] = p[1] = p[2] = p[3] = 0;
@@ -142,7 +154,7 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
     if (groups < 1 || groups > (1 << 20)) return imp_unsupported(im, n, "group must be a positive count");
     cb_window win;
     int padded;
-    if ((s = window(im, n, &x, (int)w->shape[2], (int)w->shape[3], 0.0f, &padded, &win)) != CB_OK) return s;
+    if ((s = window(im, n, &x, (int)w->shape[2], (int)w->shape[3], 0.0f, &padded, &win, NULL)) != CB_OK) return s;
     if ((s = imp_param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
     if (b) {
         if (!is_float(b) || cb_tensor_numel(b) != w->shape[0]) return imp_unsupported(im, n, "bias does not match the output channels");
@@ -268,29 +280,38 @@ static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *
     if (imp_attr_int(n, "ceil_mode", 0)) return imp_unsupported(im, n, "ceil_mode is not implemented");
     if (imp_attr_int(n, "storage_order", 0)) return imp_unsupported(im, n, "storage_order 1 is not implemented");
     cb_window win;
-    int padded;
+    int padded, pads[4];
+    /* Average pooling that leaves the padding out of its count (ONNX's
+     * default, TensorFlow's SAME) is its own kind of node, which takes
+     * asymmetric padding itself. */
+    if (op == CB_OP_AVGPOOL2D && !imp_attr_int(n, "count_include_pad", 0)) {
+        if ((s = window(im, n, &x, 0, 0, 0.0f, &padded, &win, pads)) != CB_OK) return s;
+        if (pads[0] || pads[1] || pads[2] || pads[3]) {
+            if (pads[0] >= win.kh || pads[2] >= win.kh || pads[1] >= win.kw || pads[3] >= win.kw)
+                return imp_unsupported(im, n, "padding as large as the window (a window of padding only) is not implemented");
+            *out = cb_graph_avgpool2d_exclude_pad(&im->m->graph, x, &win, pads);
+            return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+        }
+    }
     /* Maximum pooling ignores padding, as a border of -infinity does. */
-    if ((s = window(im, n, &x, 0, 0, op == CB_OP_MAXPOOL2D ? -INFINITY : 0.0f, &padded, &win)) != CB_OK) return s;
-    if (op == CB_OP_AVGPOOL2D && (win.ph || win.pw || padded) && !imp_attr_int(n, "count_include_pad", 0))
-        return imp_unsupported(im, n, "padded average pooling that excludes the padding from the count is not implemented");
+    else if ((s = window(im, n, &x, 0, 0, op == CB_OP_MAXPOOL2D ? -INFINITY : 0.0f, &padded, &win, NULL)) != CB_OK)
+        return s;
     *out = cb_graph_pool2d_with(&im->m->graph, op, x, &win);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
-static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
+/* A linear layer x W^T + b from ONNX's B ([K,N], or [N,K] with trans_b)
+ * times alpha and an optional C ([N], [1,N] or a scalar) times beta. */
+static cb_status make_linear(importer *im, const Onnx__NodeProto *n, const char *name, int x, const char *w_name,
+                             const cb_tensor *w, int trans_b, float alpha, const char *c_name, const cb_tensor *c,
+                             float beta, int *out)
 {
-    int x, wi, bi = -1;
-    const cb_tensor *w, *c;
+    int wi, bi = -1;
     cb_status s;
-    if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &w)) != CB_OK ||
-        (s = imp_constant(im, n, 2, &c)) != CB_OK)
-        return s;
-    if (imp_attr_int(n, "transA", 0)) return imp_unsupported(im, n, "transA is not implemented (the batch must be A's rows)");
     if (im->m->graph.nodes[x].ndim != 1) return imp_unsupported(im, n, "A must be 2-D [batch, K]");
     if (!w || !is_float(w) || w->ndim != 2) return imp_unsupported(im, n, "B must be a 2-D float initializer");
-    int trans_b = (int)imp_attr_int(n, "transB", 0);
-    float alpha = imp_attr_float(n, "alpha", 1.0f), beta = imp_attr_float(n, "beta", 1.0f);
     int64_t nout = trans_b ? w->shape[0] : w->shape[1], k = trans_b ? w->shape[1] : w->shape[0];
+    if (k != im->m->graph.nodes[x].dims[0]) return imp_unsupported(im, n, "B's K does not match A's columns");
     /* crossbind's linear layer keeps weights as [N,K]; alpha is folded in. */
     float *wt = malloc((size_t)(nout * k > 0 ? nout * k : 1) * sizeof *wt);
     if (!wt) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
@@ -298,23 +319,106 @@ static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
     for (int64_t i = 0; i < nout; i++)
         for (int64_t j = 0; j < k; j++) wt[i * k + j] = alpha * (trans_b ? src[i * k + j] : src[j * nout + i]);
     int64_t wd[2] = {nout, k};
-    s = imp_param(im, n->input[1], 2, wd, wt, &wi);
+    s = imp_param(im, w_name, 2, wd, wt, &wi);
     free(wt);
     if (s != CB_OK) return s;
     if (c) {
         int64_t cn = cb_tensor_numel(c);
-        if (!is_float(c) || (cn != nout && cn != 1) || (c->ndim == 2 && c->shape[0] != 1))
-            return imp_unsupported(im, n, "C must be a float initializer of shape [N], [1,N] or a scalar");
+        if (!is_float(c) || (cn != nout && cn != 1) || c->ndim > 2 || (c->ndim == 2 && c->shape[0] != 1))
+            return imp_unsupported(im, n, "C (the bias) must be a float constant of shape [N], [1,N] or a scalar");
         float *bias = malloc((size_t)(nout ? nout : 1) * sizeof *bias);
         if (!bias) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
         for (int64_t i = 0; i < nout; i++) bias[i] = beta * ((const float *)c->data)[cn == 1 ? 0 : i];
         int64_t bd[1] = {nout};
-        s = imp_param(im, n->input[2], 1, bd, bias, &bi);
+        s = imp_param(im, c_name, 1, bd, bias, &bi);
         free(bias);
         if (s != CB_OK) return s;
     }
-    *out = cb_graph_linear_with(&im->m->graph, n->name && n->name[0] ? n->name : n->output[0], x, wi, bi);
+    *out = cb_graph_linear_with(&im->m->graph, name, x, wi, bi);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
+static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    const cb_tensor *w, *c;
+    cb_status s;
+    if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &w)) != CB_OK ||
+        (s = imp_constant(im, n, 2, &c)) != CB_OK)
+        return s;
+    if (imp_attr_int(n, "transA", 0)) return imp_unsupported(im, n, "transA is not implemented (the batch must be A's rows)");
+    return make_linear(im, n, n->name && n->name[0] ? n->name : n->output[0], x, n->input[1], w,
+                       (int)imp_attr_int(n, "transB", 0), imp_attr_float(n, "alpha", 1.0f), c ? n->input[2] : NULL, c,
+                       imp_attr_float(n, "beta", 1.0f), out);
+}
+
+/* MatMul of a computed [batch, K] and a constant [K, N]: a linear layer,
+ * made when a consumer reads it (imp_materialise), so that an Add of a
+ * constant [N] right after it (TensorFlow's Dense: MatMul then BiasAdd)
+ * becomes its bias. Checked here, so that errors name the MatMul. */
+static cb_status op_matmul(importer *im, const Onnx__NodeProto *n)
+{
+    int x;
+    const cb_tensor *w;
+    value *b = n->n_input > 1 && n->input[1][0] ? imp_lookup(im, n->input[1]) : NULL;
+    if (b && b->node >= 0) return imp_unsupported(im, n, "a product of two computed tensors is not implemented "
+                                                  "(B must be a constant)");
+    cb_status s = imp_activation(im, n, 0, &x);
+    if (s == CB_OK) s = imp_constant(im, n, 1, &w);
+    if (s != CB_OK) return s;
+    if (im->m->graph.nodes[x].ndim != 1)
+        return imp_unsupported(im, n, "only A of 2 dimensions [batch, K] is implemented (no batched products)");
+    if (!w || !is_float(w) || w->ndim != 2) return imp_unsupported(im, n, "B must be a 2-D float constant [K, N]");
+    if (w->shape[0] != im->m->graph.nodes[x].dims[0]) return imp_unsupported(im, n, "B's K does not match A's columns");
+    value *v = imp_define(im, n->output[0]);
+    if (!v) return CB_ERR_FORMAT;
+    v->node = x;
+    v->layout = IMP_MATMUL;
+    v->matmul = n;
+    return CB_OK;
+}
+
+cb_status imp_materialise(importer *im, value *v, const char *bias_name, const cb_tensor *bias)
+{
+    const Onnx__NodeProto *n = v->matmul;
+    const cb_tensor *w;
+    int id = -1;
+    /* The layer's name, distinct when two readers make two layers (with and without the bias). */
+    char name[CB_MAX_NAME];
+    snprintf(name, sizeof name, "%.100s", n->name && n->name[0] ? n->name : n->output[0]);
+    for (int k = 1; cb_graph_find(&im->m->graph, name) >= 0; k++)
+        snprintf(name, sizeof name, "%.100s#%d", n->name && n->name[0] ? n->name : n->output[0], k);
+    cb_status s = imp_constant(im, n, 1, &w);
+    if (s == CB_OK) s = make_linear(im, n, name, v->node, n->input[1], w, 0, 1.0f, bias_name, bias, 1.0f, &id);
+    if (s != CB_OK) return s;
+    v->node = id;
+    v->layout = IMP_PLAIN;
+    return CB_OK;
+}
+
+/* Add with a constant operand: the bias of the MatMul it adds to (that
+ * MatMul's linear layer, with the constant as its bias). */
+static cb_status op_add_constant(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    value *a = imp_lookup(im, n->input[0]), *b = imp_lookup(im, n->input[1]);
+    int k = a->node >= 0 ? 0 : 1; /* the computed operand */
+    value *x = k ? b : a, *c = k ? a : b;
+    if (x->node < 0) return imp_unsupported(im, n, "an Add of two constants is not implemented");
+    if (x->layout != IMP_MATMUL)
+        return imp_unsupported(im, n, "a constant is added only as the bias of a MatMul right before it "
+                               "(no general broadcasting)");
+    if (!is_float(&c->constant) || c->constant.ndim > 2 || (c->constant.ndim == 2 && c->constant.shape[0] != 1))
+        return imp_unsupported(im, n, "the bias must be a float constant of shape [N] or [1,N]");
+    /* a copy of the pending MatMul: other consumers of it still see the product alone */
+    value v = *x;
+    const cb_tensor *w;
+    cb_status s = imp_constant(im, v.matmul, 1, &w);
+    if (s != CB_OK) return s;
+    if (cb_tensor_numel(&c->constant) != w->shape[1])
+        return imp_unsupported(im, n, "the bias must have the MatMul's N values (no general broadcasting)");
+    if ((s = imp_materialise(im, &v, n->input[1 - k], &c->constant)) != CB_OK) return s;
+    *out = v.node;
+    return CB_OK;
 }
 
 static cb_status op_batchnorm(importer *im, const Onnx__NodeProto *n, int *out)
@@ -420,6 +524,15 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Constant") == 0) return op_constant(im, n);
     int folded;
     if ((s = imp_fold(im, n, &folded)) != CB_OK || folded) return s;
+    if (strcmp(t, "MatMul") == 0) return op_matmul(im, n);
+    const int add = strcmp(t, "Add") == 0 && n->n_input == 2 && n->input[0][0] && n->input[1][0];
+    value *va = add ? imp_lookup(im, n->input[0]) : NULL, *vb = add ? imp_lookup(im, n->input[1]) : NULL;
+    const int add_constant = va && vb && (va->node < 0 || vb->node < 0);
+    /* A MatMul's linear layer, made for any reader but an Add of its bias. */
+    for (size_t i = 0; !add_constant && i < n->n_input; i++) {
+        value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+        if (v && v->layout == IMP_MATMUL && (s = imp_materialise(im, v, NULL, NULL)) != CB_OK) return s;
+    }
     if (strcmp(t, "Transpose") == 0) return imp_transpose(im, n);
     if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
@@ -438,6 +551,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);
     else if (strcmp(t, "Pad") == 0) s = op_pad(im, n, &id);
     else if (strcmp(t, "Softmax") == 0) s = op_softmax(im, n, &id);
+    else if (add_constant) s = op_add_constant(im, n, &id);
     else if (strcmp(t, "Add") == 0) {
         int a, b;
         if ((s = imp_activation(im, n, 0, &a)) == CB_OK && (s = imp_activation(im, n, 1, &b)) == CB_OK &&
@@ -478,6 +592,29 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
         strlen(n->output[0]) < CB_MAX_NAME)
         snprintf(gn->name, sizeof gn->name, "%s", n->output[0]);
     return CB_OK;
+}
+
+/* Whether graph input `name` [N,H,W,C] is read only through Transpose
+ * [0,3,1,2] (TensorFlow's image layout, as tf2onnx writes it): crossbind
+ * then takes it as [N,C,H,W] in the graph and records the file's layout. */
+static int nhwc_input(const Onnx__GraphProto *gp, const char *name)
+{
+    int readers = 0;
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (gp->output[i]->name && strcmp(gp->output[i]->name, name) == 0) return 0;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *n = gp->node[i];
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (strcmp(n->input[k], name) != 0) continue;
+            int64_t perm[8];
+            if (!n->op_type || strcmp(n->op_type, "Transpose") != 0 || k != 0 ||
+                imp_attr_ints(n, "perm", perm, 8, 0, 0) != 4 || perm[0] != 0 || perm[1] != 3 || perm[2] != 1 ||
+                perm[3] != 2)
+                return 0;
+            readers++;
+        }
+    }
+    return readers > 0;
 }
 
 static cb_status add_inputs(importer *im)
@@ -524,12 +661,19 @@ static cb_status add_inputs(importer *im)
         }
         if (im->m->n_inputs == CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many inputs", im->what);
         if (strlen(in->name) >= CB_MAX_NAME) return cb_fail(CB_ERR_UNSUPPORTED, "%s: input name too long", im->what);
+        const int nhwc = nd == 4 && tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && nhwc_input(im->gp, in->name);
+        if (nhwc) { /* [H,W,C] -> [C,H,W] */
+            int64_t c = dims[2];
+            dims[2] = dims[1], dims[1] = dims[0], dims[0] = c;
+        }
         int id = cb_graph_input(&im->m->graph, in->name, (int)nd - 1, dims);
         if (id < 0) return CB_ERR_SHAPE;
+        im->m->input_nhwc[im->m->n_inputs] = (unsigned char)nhwc;
         im->m->inputs[im->m->n_inputs++] = id;
         value *v = imp_define(im, in->name);
         if (!v) return CB_ERR_FORMAT;
         v->node = id;
+        v->layout = nhwc ? IMP_NHWC : IMP_PLAIN;
     }
     if (!im->m->n_inputs) return cb_fail(CB_ERR_UNSUPPORTED, "%s: the graph has no run-time input", im->what);
     return CB_OK;
@@ -584,6 +728,10 @@ static cb_status add_outputs(importer *im, int with_loss)
     if (gp->n_output > CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many outputs", im->what);
     for (size_t i = 0; i < gp->n_output; i++) {
         value *v = gp->output[i]->name ? imp_lookup(im, gp->output[i]->name) : NULL;
+        if (v && v->layout == IMP_MATMUL) {
+            cb_status s = imp_materialise(im, v, NULL, NULL);
+            if (s != CB_OK) return s;
+        }
         if (!v || v->node < 0 || v->layout != IMP_PLAIN)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: output '%s' is not computed from the inputs", im->what,
                            gp->output[i]->name ? gp->output[i]->name : "");

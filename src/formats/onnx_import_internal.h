@@ -16,7 +16,11 @@ typedef enum {
     IMP_RNN_Y_LAST,    /* [1, N, H]: its Y_h output (the last step) */
     IMP_UNAVAILABLE,   /* an output crossbind does not compute (LSTM Y_c) */
     IMP_SHAPE_EXPR,    /* computed from tensor shapes only (Shape, Gather, Unsqueeze, Concat) */
-    IMP_ZEROS          /* ConstantOfShape(0) of a shape expression: zeros (initial states) */
+    IMP_ZEROS,         /* ConstantOfShape(0) of a shape expression: zeros (initial states) */
+    IMP_NHWC,          /* [N,H,W,C]: the node's [N,C,H,W] output transposed (an image input in
+                        * TensorFlow's layout, read through Transpose [0,3,1,2]) */
+    IMP_MATMUL         /* MatMul(node's output, constant): a linear layer not made yet, so that an Add
+                        * of a constant after it can become its bias (imp_materialise) */
 } imp_layout;
 
 typedef struct value {
@@ -24,6 +28,7 @@ typedef struct value {
     int node;           /* activation: its graph node; -1 for a constant */
     cb_tensor constant; /* constant: decoded data (owned) */
     imp_layout layout;  /* activation: see imp_layout */
+    const Onnx__NodeProto *matmul; /* IMP_MATMUL: the MatMul node */
     int next_copy;      /* constant: where the search for its next parameter's name starts (0: the
                          * name itself, k: "name#k"); names taken once stay taken */
 } value;
@@ -58,6 +63,10 @@ cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *
 cb_status imp_constant(importer *im, const Onnx__NodeProto *n, size_t i, const cb_tensor **out);
 /* A parameter node holding a copy of `data`, stored once the graph is final. */
 cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data, int *node);
+
+/* The linear layer of an IMP_MATMUL value, with `bias` (may be NULL; named
+ * bias_name) added: the value becomes that layer's plain output. */
+cb_status imp_materialise(importer *im, value *v, const char *bias_name, const cb_tensor *bias);
 
 /* Sequence operators (onnx_import_seq.c). Each defines all of its outputs
  * itself. */

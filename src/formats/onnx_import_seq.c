@@ -46,13 +46,18 @@ cb_status imp_transpose(importer *im, const Onnx__NodeProto *n)
     int64_t perm[8];
     int np = imp_attr_ints(n, "perm", perm, 8, 0, 0);
     if (!v) return imp_unsupported(im, n, "expects a computed tensor");
+    if (v->layout == IMP_NHWC && np == 4 && perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2)
+        return bind(im, n, 0, v->node, IMP_PLAIN); /* an image input in TensorFlow's layout, to crossbind's */
     if (np != 3 || perm[0] != 1 || perm[1] != 0 || perm[2] != 2)
-        return imp_unsupported(im, n, "only perm [1,0,2] (batch first <-> time major) is implemented");
+        return imp_unsupported(im, n, "only perm [1,0,2] (batch first <-> time major), and [0,3,1,2] of a graph input "
+                               "[N,H,W,C] that nothing else reads, are implemented");
     if (v->layout == IMP_TIME_MAJOR) return bind(im, n, 0, v->node, IMP_PLAIN);
     if (v->layout == IMP_PLAIN && im->m->graph.nodes[v->node].ndim == 2)
         return bind(im, n, 0, v->node, IMP_TIME_MAJOR);
     return imp_unsupported(im, n, "only sequences [N,T,F] and their time-major form can be transposed");
 }
+
+static cb_status plain_squeeze(importer *im, const Onnx__NodeProto *n, value *v, int squeeze);
 
 cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n)
 {
@@ -66,7 +71,43 @@ cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n)
         int id = cb_graph_last_step(&im->m->graph, v->node);
         return id < 0 ? CB_ERR_SHAPE : bind(im, n, 0, id, IMP_PLAIN);
     }
-    return imp_unsupported(im, n, "only the direction axis of a recurrent layer's Y or Y_h can be squeezed");
+    if (v->layout == IMP_PLAIN) return plain_squeeze(im, n, v, 1);
+    return imp_unsupported(im, n, "only size-1 axes of a tensor other than the batch, or the direction axis of a "
+                           "recurrent layer's Y or Y_h, can be squeezed");
+}
+
+/* Squeeze (remove) or Unsqueeze (insert) size-1 axes of a plain tensor,
+ * the batch axis kept: a view with new dims. */
+static cb_status plain_squeeze(importer *im, const Onnx__NodeProto *n, value *v, int squeeze)
+{
+    int64_t axes[CB_MAX_DIMS];
+    int na = squeeze_axes(im, n, axes, CB_MAX_DIMS);
+    const cb_node *x = &im->m->graph.nodes[v->node];
+    if (na < 0) return imp_unsupported(im, n, "axes must be constant int64 values");
+    if (na == 0) return imp_unsupported(im, n, squeeze ? "without axes (every size-1 axis, the batch's too when it is "
+                                        "1) is not implemented: give the axes" : "axes are required");
+    const int rank = x->ndim + 1 + (squeeze ? 0 : na); /* with the batch; of the output for Unsqueeze */
+    if (rank > CB_MAX_DIMS + 1 || (squeeze && na > x->ndim)) return imp_unsupported(im, n, "too many axes");
+    char mark[CB_MAX_DIMS + 1] = {0};
+    for (int k = 0; k < na; k++) {
+        int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+        if (a < 0 || a >= rank || mark[a]) return imp_unsupported(im, n, "an axis is out of range or given twice");
+        if (a == 0) return imp_unsupported(im, n, "the batch axis (0) cannot be squeezed or unsqueezed");
+        if (squeeze && x->dims[a - 1] != 1) return imp_unsupported(im, n, "a squeezed axis is not of size 1");
+        mark[a] = 1;
+    }
+    int64_t dims[CB_MAX_DIMS];
+    int nd = 0;
+    for (int a = 1, src = 0; a < rank; a++) {
+        if (squeeze) {
+            if (!mark[a]) dims[nd++] = x->dims[a - 1];
+        } else {
+            dims[nd++] = mark[a] ? 1 : x->dims[src++];
+        }
+    }
+    if (nd < 1) return imp_unsupported(im, n, "a tensor of the batch only ([N]) is not implemented");
+    int id = cb_graph_reshape(&im->m->graph, v->node, nd, dims);
+    return id < 0 ? CB_ERR_SHAPE : bind(im, n, 0, id, IMP_PLAIN);
 }
 
 /* Exporters build the zero initial state of a recurrent layer from the
@@ -82,6 +123,7 @@ cb_status imp_shape_op(importer *im, const Onnx__NodeProto *n)
         return bind(im, n, 0, x->node, IMP_SHAPE_EXPR);
     }
     if (strcmp(t, "Unsqueeze") == 0) {
+        if (x && x->layout == IMP_PLAIN) return plain_squeeze(im, n, x, 0);
         if (!x || x->layout != IMP_SHAPE_EXPR) return imp_unsupported(im, n, "only shape expressions are unsqueezed");
         return bind(im, n, 0, x->node, IMP_SHAPE_EXPR);
     }

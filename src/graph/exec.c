@@ -30,7 +30,8 @@ cb_conv_shape cb_node_conv_shape(const cb_graph *g, const cb_node *n, int batch)
     cb_conv_shape s = {
         .n = batch, .c = (int)x->dims[0], .h = (int)x->dims[1], .w = (int)x->dims[2],
         .oc = (int)n->dims[0], .kh = n->kh, .kw = n->kw, .sh = n->sh, .sw = n->sw,
-        .ph = n->ph, .pw = n->pw, .dh = n->dh, .dw = n->dw, .oh = (int)n->dims[1], .ow = (int)n->dims[2]};
+        .ph = n->ph, .pw = n->pw, .dh = n->dh, .dw = n->dw, .oh = (int)n->dims[1], .ow = (int)n->dims[2],
+        .exclude_pad = n->exclude_pad};
     return s;
 }
 

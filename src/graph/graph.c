@@ -283,6 +283,31 @@ int cb_graph_pool2d_with(cb_graph *g, cb_op op, int x, const cb_window *win)
     return id;
 }
 
+int cb_graph_avgpool2d_exclude_pad(cb_graph *g, int x, const cb_window *win, const int pads[4])
+{
+    if (x < 0 || x >= g->count) return -1;
+    const cb_node *xn = &g->nodes[x];
+    /* Padding smaller than the window: every window holds an input element,
+     * so no count is zero. */
+    int ok = xn->ndim == 3 && window_ok(win);
+    for (int k = 0; ok && k < 4; k++) ok = pads[k] >= 0 && pads[k] < (k % 2 ? win->kw : win->kh);
+    if (ok) ok = xn->dims[1] + pads[0] + pads[2] >= win->kh && xn->dims[2] + pads[1] + pads[3] >= win->kw;
+    if (!ok) {
+        cb_fail(CB_ERR_SHAPE, "average pool after '%s': invalid kernel %dx%d / stride %dx%d / padding %d,%d,%d,%d "
+                "for its input", xn->name, win->kh, win->kw, win->sh, win->sw, pads[0], pads[1], pads[2], pads[3]);
+        return -1;
+    }
+    int64_t od[3] = {xn->dims[0], (xn->dims[1] + pads[0] + pads[2] - win->kh) / win->sh + 1,
+                     (xn->dims[2] + pads[1] + pads[3] - win->kw) / win->sw + 1};
+    int id = add_auto(g, CB_OP_AVGPOOL2D, &x, 1, 3, od);
+    if (id < 0) return -1;
+    cb_node *n = &g->nodes[id];
+    n->kh = win->kh, n->kw = win->kw, n->sh = win->sh, n->sw = win->sw, n->ph = pads[0], n->pw = pads[1];
+    memcpy(n->pads, pads, sizeof n->pads);
+    n->exclude_pad = 1;
+    return id;
+}
+
 int cb_graph_pool2d(cb_graph *g, cb_op op, int x, int kernel, int stride, int pad)
 {
     cb_window win = {kernel, kernel, stride, stride, pad, pad, 1, 1};

@@ -64,6 +64,7 @@ typedef struct cb_conv_shape {
     int sh, sw, ph, pw;
     int dh, dw;          /* dilation, 0 or 1: none (only the reference, grouped and oneDNN kernels take one) */
     int oh, ow;          /* output */
+    int exclude_pad;     /* average pooling: divide by the input elements in the window, not kh * kw */
 } cb_conv_shape;
 
 /* Convolution (cross-correlation, as PyTorch); bias may be NULL. */

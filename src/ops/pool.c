@@ -287,10 +287,22 @@ void cb_maxpool_bwd(const cb_conv_shape *s, const float *x, const float *dy, flo
     cb_maxpool_act_bwd(s, CB_ACT_NONE, x, NULL, dy, dx, fast, 0);
 }
 
+/* The divisor of output (oy, ox): the window's size, or with exclude_pad
+ * the number of its elements inside the input (at least 1: the padding is
+ * smaller than the window). */
+static float avg_inv(const cb_conv_shape *s, int oy, int ox)
+{
+    if (!s->exclude_pad) return 1.0f / (float)(s->kh * s->kw);
+    int y0 = oy * s->sh - s->ph, x0 = ox * s->sw - s->pw;
+    int y1 = y0 + s->kh < s->h ? y0 + s->kh : s->h, x1 = x0 + s->kw < s->w ? x0 + s->kw : s->w;
+    if (y0 < 0) y0 = 0;
+    if (x0 < 0) x0 = 0;
+    return 1.0f / (float)((y1 - y0) * (x1 - x0));
+}
+
 void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
 {
     const int planes = s->n * s->c;
-    const float inv = 1.0f / (float)(s->kh * s->kw);
 #pragma omp parallel for schedule(static) if (fast)
     for (int p = 0; p < planes; p++) {
         const float *xp = x + (size_t)p * s->h * s->w;
@@ -306,7 +318,7 @@ void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
                         if (ix >= 0 && ix < s->w) acc += xp[iy * s->w + ix];
                     }
                 }
-                yp[oy * s->ow + ox] = acc * inv;
+                yp[oy * s->ow + ox] = acc * avg_inv(s, oy, ox);
             }
     }
 }
@@ -314,14 +326,13 @@ void cb_avgpool_fwd(const cb_conv_shape *s, const float *x, float *y, int fast)
 void cb_avgpool_bwd(const cb_conv_shape *s, const float *dy, float *dx, int fast)
 {
     const int planes = s->n * s->c;
-    const float inv = 1.0f / (float)(s->kh * s->kw);
 #pragma omp parallel for schedule(static) if (fast)
     for (int p = 0; p < planes; p++) {
         const float *dyp = dy + (size_t)p * s->oh * s->ow;
         float *dxp = dx + (size_t)p * s->h * s->w;
         for (int oy = 0; oy < s->oh; oy++)
             for (int ox = 0; ox < s->ow; ox++) {
-                float g = dyp[oy * s->ow + ox] * inv;
+                float g = dyp[oy * s->ow + ox] * avg_inv(s, oy, ox);
                 for (int i = 0; i < s->kh; i++) {
                     int iy = oy * s->sh - s->ph + i;
                     if (iy < 0 || iy >= s->h) continue;

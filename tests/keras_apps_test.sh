@@ -1,0 +1,72 @@
+#!/bin/bash
+# Keras' ImageNet CNNs as tf.keras.applications builds them and tf2onnx 1.17
+# writes them (random weights from a fixed seed, realistic batch-normalisation
+# statistics; tests/keras/export.py): MobileNetV2 at opsets 13 and 17 (also
+# with Keras' default softmax classifier, and with tf2onnx's NCHW input),
+# ResNet50 at opset 17 and InceptionV3 at opset 13 import and run in crossbind
+# at the levels listed, to TensorFlow's outputs and as accurately against the
+# same model in float64 (tests/imagenet/compare.py); their plans print, and
+# crossbind's own ONNX export of each (the [N,H,W,C] input kept) runs to the
+# same outputs. tf2onnx's files take Keras' [N,H,W,C] input through a
+# Transpose, fold batch normalisation into the convolutions, and end with
+# GlobalAveragePool, Squeeze, MatMul and Add (the bias); InceptionV3's
+# average pools leave the padding out of their count.
+# 62 tests; 3 min 26 s on the 2-core AMD EPYC shared with other jobs (load
+# about 4), most of it tf2onnx's optimiser (ResNet50 about 40 s). ResNet101
+# is left out: its export alone took 102 s and 11 GB (it passes the same rule
+# at opset 17: 5.7e-4 from TensorFlow, 4.14e-4 from float64 against
+# TensorFlow's 4.12e-4).
+# Needs runners/tensorflow-python/install.sh done (TF 2.18.1, tf2onnx 1.17.0).
+# Usage: tests/keras_apps_test.sh BUILD_DIR
+set -u
+cd "$(dirname "$0")/.."
+BIN="$PWD/$1/crossbind"
+T=$(mktemp -d /tmp/crossbind-keras-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+SUITE=keras
+source tests/lib.sh
+PY=runners/tensorflow-python/.venv/bin/python
+if ! TF_CPP_MIN_LOG_LEVEL=2 $PY -c 'import tensorflow, tf2onnx, onnx; assert tf2onnx.__version__ == "1.17.0"' 2>"$T/err"; then
+    echo "FAIL $SUITE: the tensorflow-python environment is missing or lacks tf2onnx 1.17.0 (run: bash runners/tensorflow-python/install.sh)"
+    sed 's/^/    /' "$T/err" | tail -3
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+if [ ! -x "$BIN" ]; then echo "FAIL $SUITE: $BIN is missing (run make)"; echo "0 passed, 1 failed"; exit 1; fi
+SEED=20261203
+# model opsets export-options levels (per file; the reference level, double
+# sums and direct loops, only where it takes seconds)
+while read -r model opsets options levels; do
+    [ "$options" = - ] && options=""
+    suffix=${options//--/_}
+    expect_ok "$model: tf.keras.applications model exported by tf2onnx at opsets $opsets ${options:+($options)}" \
+        $PY tests/keras/export.py "$model" "$opsets" $SEED "$T" $options
+    for opset in ${opsets//,/ }; do
+        name=${model}_o${opset}${suffix}
+        for level in ${levels//,/ }; do
+            expect_ok "$name: crossbind runs it at level $level" \
+                "$BIN" run --onnx "$T/$name.onnx" --input "$T/${name}_x.npy" --output "$T/${name}_$level.npy" --level "$level"
+            check "$name: level $level gives TensorFlow's outputs, as accurately" \
+                /usr/bin/python3 tests/imagenet/compare.py "$T/${name}_$level.npy" "$T/${name}_tf.npy" "$T/${name}_f64.npy" tensorflow
+        done
+        last=${levels##*,}
+        expect_ok "$name: its plan prints" "$BIN" plan "$T/$name.onnx" --batch 2
+        expect_ok "$name: crossbind exports it to ONNX again" "$BIN" convert "$T/$name.onnx" "$T/${name}_cb.onnx" --to onnx
+        expect_ok "$name: ... which runs on the same input" \
+            "$BIN" run --onnx "$T/${name}_cb.onnx" --input "$T/${name}_x.npy" --output "$T/${name}_again.npy" --level "$last"
+        check "$name: ... to the same outputs, bit for bit" cmp "$T/${name}_$last.npy" "$T/${name}_again.npy"
+    done
+done <<'LIST'
+mobilenet_v2 13,17 - reference,fast,fused,fastmath
+mobilenet_v2 17 --softmax fastmath
+mobilenet_v2 13 --nchw fast
+resnet50 17 - fast,fused,fastmath
+inception_v3 13 - fast,fused,fastmath
+LIST
+# The file's input is [N,H,W,C]: an [N,C,H,W] array is refused, naming the shape it must have.
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.load(sys.argv[2]).transpose(0, 3, 1, 2).copy())" \
+    "$T/nchw_x.npy" "$T/mobilenet_v2_o13_x.npy"
+expect_error "an [N,C,H,W] array for the file's [N,H,W,C] input is refused" 'must have shape \[batch,224,224,3\]' \
+    "$BIN" run --onnx "$T/mobilenet_v2_o13.onnx" --input "$T/nchw_x.npy" --output "$T/y.npy"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
