@@ -15,7 +15,8 @@
 #   fuzzbuild  build the libraries from those sources with libFuzzer,
 #            AddressSanitizer and UBSan, and the targets of fuzz_lib_*.c
 #   fuzz     run every target for $FUZZ_SECONDS (default 180) from
-#            crossbind's corpora, one at a time at nice 19
+#            crossbind's corpora, one at a time at nice 19 (FUZZ_TARGETS=
+#            "json-c libzip" runs only those)
 #   all      all of the above
 # WORK defaults to /tmp/crossbind-decisions; REPEATS (default 7) and
 # SMALL_REPEATS (default 2000) set the repeats of the timing runs.
@@ -63,7 +64,8 @@ step_bench() {
     echo "# $(dpkg-query -W -f='${Package} ${Version}; ' libjson-c5 libjansson4 libcjson1 libzip4 libminizip1)"
     local r=${REPEATS:-7} sr=${SMALL_REPEATS:-2000} d=$WORK/data
     for tag in O3 O2; do
-        echo; echo "crossbind built with -$tag${tag/O3/ -march=native}, libraries as Debian built them:"; echo
+        local flags=-O2; [ $tag = O3 ] && flags="-O3 -march=native"
+        echo; echo "crossbind built with $flags, libraries as Debian built them:"; echo
         { for l in $JSON_LIBS; do "$b/bench_json_${tag}_${l%%:*}" "$r" "$sr" "$d/run.json" "$d/export.json" "$d/synthetic.json"; done
           for l in $ZIP_LIBS; do "$b/bench_zip_${tag}_${l%%:*}" "$r" "$sr" "$d/lenet.pt" "$d/vgg16.pt" "$d/vgg16-deflated.pt"; done
         } | sort -s -t$'\t' -k1,1 | /usr/bin/python3 "$here/report.py" bench
@@ -130,7 +132,7 @@ step_fuzz() {
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $cpu, $(nproc) cores, ${FUZZ_SECONDS}s per target, one at a time, nice 19"
     echo "| target | seeds | max input | executions | exec/s | coverage | peak RSS | result |"
     echo "|---|---|---:|---:|---:|---|---:|---|"
-    for t in crossbind-json json-c jansson cjson crossbind-zip libzip minizip; do
+    for t in ${FUZZ_TARGETS:-crossbind-json json-c jansson cjson crossbind-zip libzip minizip}; do
         local corpus=json dict=(-dict="$root/fuzz/json.dict") max=4096
         case $t in *zip) corpus=torch dict=() max=65536 ;; esac
         local w; w=$(mktemp -d /dev/shm/jz-fuzz-XXXXXX 2>/dev/null || mktemp -d)
@@ -150,7 +152,7 @@ step_fuzz() {
     done
 }
 
-[ $# -gt 0 ] || { sed -n '2,23p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,22p' "$0"; exit 2; }
 for s in "$@"; do
     case $s in
     all) step_deps; step_inputs; step_bench; step_hostile; step_sources; step_fuzzbuild; step_fuzz ;;
