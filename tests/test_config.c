@@ -41,7 +41,9 @@ TEST(study_config_refuses_numbers_beyond_integers)
         cb_study_config c;
         cb_status st = cb_study_config_load(cfg, &runners, &c);
         if (st == CB_OK) { fprintf(stderr, "  accepted %s\n", bad[i]); cb_study_config_free(&c); }
-        CHECK(st == CB_ERR_INVALID_ARG && strstr(cb_last_error(), "must be an integer in"));
+        /* 1e999 is no double: the JSON reader refuses it before the range check. */
+        if (strstr(bad[i], "1e999")) CHECK(st == CB_ERR_FORMAT && strstr(cb_last_error(), "number out of range"));
+        else CHECK(st == CB_ERR_INVALID_ARG && strstr(cb_last_error(), "must be an integer in"));
     }
     /* The largest values in range are still taken. */
     write_file(cfg, "{\"threads\": 1024, \"limit_test\": 1e9, \"runs\": 5}");

@@ -547,3 +547,37 @@ TEST(cifar_stand_in_round_trip)
     remove(p);
     CHECK(cb_cifar_load(cf, 1, 0, &d) == CB_ERR_IO);
 }
+
+/* RFC 8259's grammar and UTF-8: numbers strtod alone would take (leading
+ * zeros, a bare point, an exponent without digits) and those no double
+ * holds (1e999) are refused, as are strings that are not UTF-8 (a stray
+ * continuation byte, an overlong form, an encoded surrogate), escaped or
+ * not; the forms the grammar allows still read. */
+TEST(json_follows_the_number_grammar_and_utf8)
+{
+    static const char *const bad[] = {"[01]",  "[-01]", "[1.]",       "[.5]",         "[1e]", "[1e+]", "[-]",
+                                      "[1e999]", "[-1e999]", "[\"\xff\"]", "[\"a\\n\xc0\xaf\"]", "[\"\xed\xa0\x80\"]",
+                                      "{\"k\xe2\x82\":1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cb_json v;
+        cb_status s = cb_json_parse(bad[i], strlen(bad[i]), "g.json", &v);
+        CHECK(s == CB_ERR_FORMAT);
+        if (s == CB_OK) {
+            fprintf(stderr, "  accepted: %s\n", bad[i]);
+            cb_json_free(&v);
+        }
+    }
+    static const struct { const char *text; double want; } ok[] = {
+        {"0", 0}, {"-0", 0}, {"10", 10}, {"0.5", 0.5}, {"-1.25e2", -125}, {"2E-1", 0.2}, {"1e+2", 100}, {"1e308", 1e308}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        cb_json v;
+        cb_status s = cb_json_parse(ok[i].text, strlen(ok[i].text), "g.json", &v);
+        CHECK(s == CB_OK && v.type == CB_JSON_NUM && v.num == ok[i].want);
+        if (s == CB_OK) cb_json_free(&v);
+    }
+    cb_json v;
+    const char *text = "\"\xf0\x9f\x98\x80 \\u00e9\"";
+    CHECK_OK(cb_json_parse(text, strlen(text), "g.json", &v)); /* a 4-byte character and an escape */
+    if (v.type == CB_JSON_STR) CHECK(!strcmp(v.str, "\xf0\x9f\x98\x80 \xc3\xa9"));
+    cb_json_free(&v);
+}

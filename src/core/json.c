@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "json.h"
 #include "names.h"
+#include "utf8.h"
 
 #define MAX_DEPTH 64
 
@@ -109,7 +110,13 @@ static int parse_string(parser *p, char **out)
     if (!memchr(p->s + start, '\\', end - start)) {
         memcpy(buf, p->s + start, end - start);
         buf[end - start] = 0;
+        size_t bad;
         if (strlen(buf) == end - start && !buf[strcspn(buf, controls)]) {
+            if (!cb_utf8_valid(buf, end - start, &bad)) {
+                free(buf);
+                p->pos = start + bad;
+                return fail(p, "invalid UTF-8 in string");
+            }
             p->pos = end + 1;
             *out = buf;
             return 0;
@@ -156,10 +163,37 @@ static int parse_string(parser *p, char **out)
         default: free(buf); return fail(p, "bad escape");
         }
     }
+    /* Escapes decode to valid UTF-8; the raw bytes between them must be too. */
+    if (!cb_utf8_valid(buf, n, NULL)) {
+        free(buf);
+        p->pos = start;
+        return fail(p, "invalid UTF-8 in string");
+    }
     p->pos++; /* closing quote */
     buf[n] = 0;
     *out = buf;
     return 0;
+}
+
+/* RFC 8259's number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+ * (strtod alone also takes 01, 1. and .5). */
+static int number_grammar_ok(const char *s)
+{
+    if (*s == '-') s++;
+    if (*s == '0') s++;
+    else if (*s >= '1' && *s <= '9')
+        while (*s >= '0' && *s <= '9') s++;
+    else return 0;
+    if (*s == '.') {
+        if (*++s < '0' || *s > '9') return 0;
+        while (*s >= '0' && *s <= '9') s++;
+    }
+    if (*s == 'e' || *s == 'E') {
+        if (*++s == '+' || *s == '-') s++;
+        if (*s < '0' || *s > '9') return 0;
+        while (*s >= '0' && *s <= '9') s++;
+    }
+    return *s == 0;
 }
 
 static int parse_number(parser *p, cb_json *v)
@@ -178,8 +212,10 @@ static int parse_number(parser *p, cb_json *v)
     tmp[n] = 0;
     char *end;
     v->type = CB_JSON_NUM;
+    if (!number_grammar_ok(tmp)) return fail(p, "bad number");
     v->num = strtod(tmp, &end);
     if (*end) return fail(p, "bad number");
+    if (!isfinite(v->num)) return fail(p, "number out of range"); /* 1e999: not a double */
     return 0;
 }
 
