@@ -54,6 +54,12 @@ check "levels fast and fused: exact tanh; fastmath: the approximation" \
 "$BIN" plan lenet5 --threads 2 --hash --kernels fast >"$T/kfast"
 check "fastmath is the default, and what --kernels fast names" bash -c "cmp -s '$T/default' '$T/fastmath' && cmp -s '$T/default' '$T/kfast'"
 
+check "VGG-16 training: activations' gradients share buffers by liveness (under a fifth of one each)" \
+    python3 -c "
+import re; line = open('tests/plans/vgg16-train.txt').read().split('\n')[2]
+m = re.search(r'gradients ([0-9.]+) MiB \(shared by liveness; one each: ([0-9.]+) MiB\)', line)
+assert m and float(m.group(1)) < float(m.group(2)) / 5, line"
+check "  ... and not at the reference level" grep -q "gradients [0-9.]* MiB (one each)" tests/plans/lenet5-reference.txt
 expect_ok "--list-kernels lists the convolution kernels" "$BIN" plan --list-kernels
 check "  ... every kernel a plan can name, each with its rule, best first (im2col, which takes anything, last)" \
     bash -c "for k in grouped reference flat_pool nb_fwd onednn dense flat direct whole_window nb_bwd small dgrad_flat wgrad_direct; do grep -q \"^  \$k \" '$T/out' || exit 1; done; grep '^  ' '$T/out' | tail -1 | grep -q '^  im2col '"

@@ -443,7 +443,24 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             auxs += saved;
         }
     }
+    /* Above the reference level, gradients share buffers by liveness. */
+    ex->grad_reuse = with_grads && kernels != CB_KERNELS_REFERENCE;
+    if (with_grads && !(ex->gfirst = malloc((size_t)g->count * sizeof *ex->gfirst))) {
+        free(voff), free(goff), free(aoff);
+        cb_exec_free(ex);
+        return cb_fail(CB_ERR_NOMEM, "out of memory planning an executor");
+    }
+    ex->grad_unshared = grads;
+    if (ex->grad_reuse) {
+        cb_status st = cb_exec_plan_grads(ex, max_batch, goff, &grads);
+        if (st != CB_OK) {
+            free(voff), free(goff), free(aoff);
+            cb_exec_free(ex);
+            return st;
+        }
+    }
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
+    ex->val_floats = vals, ex->grad_floats = grads, ex->aux_floats = auxs;
     ex->arena = ex->be->alloc(ex->be_ctx, ex->arena_floats * sizeof(float));
     if (!ex->arena) {
         free(voff);
@@ -495,6 +512,7 @@ void cb_exec_free(cb_exec *ex)
     free(ex->pool_after);
     free(ex->stored_by);
     free(ex->aux);
+    free(ex->gfirst);
     if (ex->dplan)
         for (int i = 0; i < ex->g->count; i++) cb_dnnl_conv_free(ex->dplan[i]);
     free(ex->dplan);
@@ -721,9 +739,11 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     if (top < 0 || top >= g->count || !ex->grad[top])
         return cb_fail(CB_ERR_INVALID_ARG, "node %d has no gradient to start the backward pass from", top);
     const int fast = fast_arg(ex);
-    /* Gradients accumulate, so every buffer starts at zero. */
+    /* Gradients accumulate, so every buffer starts at zero: all at once, or
+     * each when its life begins where buffers are shared. */
     memset(g->grads, 0, g->n_params * sizeof(float));
-    for (int i = 0; i < g->count; i++)
+    if (ex->grad_reuse) cb_exec_clear_grads_before(ex, top, batch);
+    else for (int i = 0; i < g->count; i++)
         if (ex->grad[i] && g->nodes[i].op != CB_OP_PARAM && !(cb_op_desc_of(g->nodes[i].op)->flags & CB_OPF_VIEW) &&
             !cb_exec_pooled_act(ex, i, top) && !(ex->stored_by[i] >= 0 && ex->stored_by[i] <= top))
             ex->be->zero(ex->be_ctx, ex->grad[i], cb_node_floats(&g->nodes[i], batch) * sizeof(float));
@@ -734,6 +754,7 @@ static cb_status backward_from(cb_exec *ex, int top, const float *seed, int batc
     for (int i = top; i >= 0; i--) {
         const cb_node *n = &g->nodes[i];
         if (!ex->needs_grad[i] || cb_exec_pooled_act(ex, i, top)) continue;
+        if (ex->grad_reuse) cb_exec_clear_grads_at(ex, i, top, batch);
         const cb_op_desc *d = cb_op_desc_of(n->op);
         if (!d) return cb_fail(CB_ERR_UNSUPPORTED, "node '%s': unknown op", n->name);
         if (!d->backward) continue; /* leaves: parameters keep their gradients */

@@ -51,6 +51,9 @@ struct cb_exec {
      * inference, where oneDNN's shared buffers cannot serve; the same table
      * where nothing differs), and the backward's data and weight gradients. */
     uint8_t **kfwd, **kpar, **kdgrad, **kwgrad;
+    int grad_reuse;       /* activations' gradients share buffers by liveness (memplan.c) */
+    size_t val_floats, grad_floats, grad_unshared, aux_floats; /* the arena's parts (the plan prints them) */
+    int *gfirst;          /* per node: the first backward step writing its gradient (a pass's scratch) */
 };
 
 /* How cb_exec_forward runs a batch. */
@@ -72,6 +75,21 @@ cb_status cb_exec_dnnl_plan(cb_exec *ex, int i, int pass, const cb_conv_shape *s
  * its first input's whole gradient. */
 int cb_exec_pooled_act(const cb_exec *ex, int i, int top);
 int cb_exec_stores_grad(const cb_exec *ex, int i);
+
+/* The gradients' memory plan (memplan.c). first[i]: the first step of a
+ * backward pass from `top` that writes node i's gradient, or -1. */
+void cb_exec_first_writers(const cb_exec *ex, int top, int *first);
+/* Whether node i's gradient is cleared before that step. */
+int cb_exec_grad_needs_clear(const cb_exec *ex, int i, int top);
+/* Offsets of the activations' gradients (goff, in floats from the
+ * gradients' start) sharing buffers where their lives do not overlap;
+ * *total: the floats they take. */
+cb_status cb_exec_plan_grads(const cb_exec *ex, int max_batch, size_t *goff, size_t *total);
+/* With shared buffers, a backward pass clears each gradient when its life
+ * begins: those no step writes, before the pass; the others before step k
+ * (its first writer) runs. */
+void cb_exec_clear_grads_before(cb_exec *ex, int top, int batch);
+void cb_exec_clear_grads_at(cb_exec *ex, int k, int top, int batch);
 
 #endif
 

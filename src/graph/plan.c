@@ -187,6 +187,14 @@ char *cb_exec_plan_text(const cb_exec *ex)
                   ex->with_grads ? "training" : "inference", level_name(ex), max, ex->kthreads,
                   ex->kthreads == 1 ? "" : "s");
     cb_buf_printf(&b, "build: %s, oneDNN %s\n", isa(), ex->dnnl ? "in use" : cb_dnnl_version() ? "not used" : "absent");
+    const double mib = sizeof(float) / 1048576.0;
+    cb_buf_printf(&b, "memory: values %.1f MiB", ex->val_floats * mib);
+    if (ex->with_grads && ex->grad_reuse)
+        cb_buf_printf(&b, ", gradients %.1f MiB (shared by liveness; one each: %.1f MiB)", ex->grad_floats * mib,
+                      ex->grad_unshared * mib);
+    else if (ex->with_grads)
+        cb_buf_printf(&b, ", gradients %.1f MiB (one each)", ex->grad_floats * mib);
+    cb_buf_printf(&b, ", kept for backward %.1f MiB, workspace %.1f MiB\n", ex->aux_floats * mib, ex->ws_floats * mib);
     put_modes(&b, ex, whole, sliced);
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
