@@ -215,4 +215,13 @@ check "interrupted: exit 130, says where the results are" test $rc -eq 130 -a -n
 json_check "interrupted: the measured cells are in the file" "$T/i/bench.json" \
     "any(c['status'] == 'ok' for c in d['cells']) and d['rounds_done'] < 50"
 
+# A/B of two builds (scripts/bench_ab.sh): here the same build twice, as
+# bindings crossbind and crossbind-base side by side.
+expect_ok "bench_ab.sh: a build against a base build, in one bench" \
+    bash scripts/bench_ab.sh "$(dirname "$BIN")" --models lenet5 --kinds latency --rounds 1 --quick --out "$T/ab" --quiet
+json_check "  ... both measured, the base as its own binding" "$T/ab/bench.json" \
+    "sorted({c['binding'] for c in d['cells'] if c['status'] == 'ok'}) == ['crossbind', 'crossbind-base']"
+expect_error "  ... a base that is neither a build nor a revision is refused" "neither a build directory" \
+    bash scripts/bench_ab.sh /nonexistent --quiet
+
 echo "$pass passed, $fail failed"
