@@ -175,6 +175,11 @@ int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, flatte
  * the forward pass (the forward, and the two products of the backward). */
 double cb_node_forward_flops(const cb_graph *g, int node);
 double cb_graph_forward_flops(const cb_graph *g);
+/* The same, counting only the multiply-adds done: a convolution's window
+ * taps that fall on padding multiply nothing (LeNet-5's first layer, padded
+ * by 2, does 92% of its nominal count). */
+double cb_node_forward_flops_done(const cb_graph *g, int node);
+double cb_graph_forward_flops_done(const cb_graph *g);
 /* An op's short name ("conv2d", "lstm", ...); "?" for a value outside the enum. */
 const char *cb_op_name(cb_op op);
 /* a + b, elementwise, of two nodes with the same per-sample shape. */

@@ -56,6 +56,7 @@ static cb_status write_models(const cb_bench_config *c, cb_bench_results *r)
         if (st != CB_OK) break;
         cb_model_init(m, cb_protocol_seeds[0]);
         r->flops[i] = cb_graph_forward_flops(&m->graph);
+        r->flops_done[i] = cb_graph_forward_flops_done(&m->graph);
         r->conv_flops[i] = 0;
         for (int k = 0; k < m->graph.count; k++)
             if (m->graph.nodes[k].op == CB_OP_CONV2D) r->conv_flops[i] += cb_node_forward_flops(&m->graph, k);
@@ -411,6 +412,12 @@ cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failu
                     r.cells[r.ncells++] = (cb_bench_cell){.model = m, .kind = k, .binding = b, .chosen = -1,
                                                           .sz = cb_bench_sizes_of(c->models[m], k, c->quick)};
     if (!c->quiet) fprintf(stderr, "bench: %s; %d threads\nbench: measuring SGEMM (2048^3)\n", r.machine, c->threads);
+    /* The FMA peak first: OpenBLAS's threads keep spinning for a while after
+     * an SGEMM and would take the cores from it (19 instead of 488 GFLOP/s
+     * at 2 threads, measured after it). */
+    r.fma[0] = cb_bench_fma_gflops(1);
+    r.fma[1] = cb_bench_fma_gflops(c->threads);
+    if (!c->quiet) fprintf(stderr, "bench: FMA peak %.1f GFLOP/s at 1 thread, %.1f at %d\n", r.fma[0], r.fma[1], c->threads);
     r.sgemm[0][0] = cb_bench_sgemm_gflops(1);
     r.sgemm[0][1] = cb_bench_sgemm_gflops(c->threads);
     cb_set_threads(c->threads);

@@ -57,6 +57,8 @@ typedef struct cb_bench_results {
     char machine[600], date[40];
     double sgemm[2][2];     /* [before, after][1 thread, c->threads] GFLOP/s */
     double flops[CB_MAX_LIST], conv_flops[CB_MAX_LIST]; /* forward, per sample */
+    double flops_done[CB_MAX_LIST]; /* ... counting only the multiply-adds done (no padding taps) */
+    double fma[2];          /* the measured FMA peak, GFLOP/s: [1 thread, c->threads] */
     cb_bench_cell *cells; int ncells;
     int rounds_done;
     int interrupted;
@@ -76,6 +78,8 @@ cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failu
 /* SGEMM throughput of this machine's BLAS at `threads` threads, GFLOP/s
  * (2048^3, the best of 5 after 2 warm-ups). */
 double cb_bench_sgemm_gflops(int threads);
+/* The processor's measured peak of fused multiply-adds, GFLOP/s (fma.c). */
+double cb_bench_fma_gflops(int threads);
 
 /* Writes bench.json, bench.md and bench.html into c->out_dir (and the page
  * to c->doc_path), each atomically. */

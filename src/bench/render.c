@@ -61,7 +61,11 @@ static void write_json(const cb_bench_results *r, cb_buf *b)
     cb_buf_json_number(b, r->sgemm[1][0] > 0 ? r->sgemm[1][0] : NAN);
     cb_buf_printf(b, ", \"%d\": ", c->threads);
     cb_buf_json_number(b, r->sgemm[1][1] > 0 ? r->sgemm[1][1] : NAN);
-    cb_buf_printf(b, "}},\n  \"bindings\": [");
+    cb_buf_printf(b, "}},\n  \"fma_peak_gflops\": {\"1\": ");
+    cb_buf_json_number(b, r->fma[0]);
+    cb_buf_printf(b, ", \"%d\": ", c->threads);
+    cb_buf_json_number(b, r->fma[1]);
+    cb_buf_printf(b, "},\n  \"bindings\": [");
     for (int i = 0; i < c->nbindings; i++) {
         cb_buf_printf(b, "%s\n    {\"name\": ", i ? "," : "");
         cb_buf_json_string(b, r->runners[i]->name);
@@ -78,8 +82,9 @@ static void write_json(const cb_bench_results *r, cb_buf *b)
     {
         cb_buf_printf(b, "%s\n    {\"name\": ", m ? "," : "");
         cb_buf_json_string(b, c->models[m]);
-        cb_buf_printf(b, ", \"forward_gflop_per_sample\": %.9g, \"conv_forward_gflop_per_sample\": %.9g}",
-                      r->flops[m] / 1e9, r->conv_flops[m] / 1e9);
+        cb_buf_printf(b, ", \"forward_gflop_per_sample\": %.9g, \"conv_forward_gflop_per_sample\": %.9g, "
+                         "\"forward_gflop_done_per_sample\": %.9g}",
+                      r->flops[m] / 1e9, r->conv_flops[m] / 1e9, r->flops_done[m] / 1e9);
     }
     cb_buf_printf(b, "\n  ],\n  \"cells\": [");
     for (int i = 0; i < r->ncells; i++) {
@@ -224,6 +229,8 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
     cb_out_markf(b, "\n- SGEMM (this machine's BLAS, 2048^3, best of 5): %.1f GFLOP/s at 1 thread, %.1f at %d before the"
                     " runs", r->sgemm[0][0], r->sgemm[0][1], c->threads);
     if (r->sgemm[1][0] > 0) cb_out_markf(b, "; %.1f and %.1f after them", r->sgemm[1][0], r->sgemm[1][1]);
+    cb_out_markf(b, "\n- FMA peak (this processor's fused multiply-adds, measured on registers: src/bench/fma.c): %.1f"
+                    " GFLOP/s at 1 thread, %.1f at %d", r->fma[0], r->fma[1], c->threads);
     cb_out_lit(b, "\n");
     for (int i = 0; i < c->nbindings; i++) {
         cb_out_lit(b, "- ");
@@ -295,7 +302,7 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
     /* The ceiling: the better of the two measurements (one can catch the
      * machine in a slow moment: 155 before, 308 GFLOP/s after, once). */
     const double ceiling = r->sgemm[1][1] > r->sgemm[0][1] ? r->sgemm[1][1] : r->sgemm[0][1];
-    cb_out_markf(b, "\n## Share of this machine's SGEMM throughput\n\nProducts' FLOPs (2 per multiply-add of the"
+    cb_out_markf(b, "\n## Share of this machine's SGEMM throughput and FMA peak\n\nProducts' FLOPs (2 per multiply-add of the"
                     " convolutions, fully connected and recurrent layers; a training step counted as 3 forward"
                     " passes) over the median time, against the better SGEMM measurement at %d threads (%.1f"
                     " GFLOP/s). The last column is the time ", c->threads, ceiling);
@@ -306,8 +313,12 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
     cb_out_lit(b, "'s worker measured right after its units, in the same process and moment (median"
                   " over the units, [min, max]): on a shared machine both rates drift by a third within"
                   " minutes, and a ceiling from another moment moves the share with them.\n\n"
-                  "| model | binding | training GFLOP/s | of SGEMM | inference GFLOP/s | of SGEMM | convolutions in training |\n"
-                  "|---|---|---|---|---|---|---|\n");
+                  "The columns \"of FMA peak\" count only the multiply-adds done (a convolution's taps on"
+                  " padding left out) against the processor's measured FMA peak: the share of the limit that"
+                  " the hardware sets.\n\n"
+                  "| model | binding | training GFLOP/s | of SGEMM | of FMA peak | inference GFLOP/s | of SGEMM |"
+                  " of FMA peak | convolutions in training |\n"
+                  "|---|---|---|---|---|---|---|---|---|\n");
     for (int m = 0; m < c->nmodels; m++) {
         if (r->flops[m] <= 0) continue;
         for (int i = 0; i < c->nbindings; i++) {
@@ -317,13 +328,15 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
             cell(b, c->models[m]);
             cell(b, c->bindings[i]);
             if (tr && tr->times.n) {
-                double g = 3 * r->flops[m] * tr->sz.samples / cb_series_quantile(&tr->times, 0.5) / 1e9;
-                cb_out_markf(b, " %.1f | %.0f%% |", g, 100 * g / ceiling);
-            } else cb_out_lit(b, " – | – |");
+                const double t = cb_series_quantile(&tr->times, 0.5);
+                double g = 3 * r->flops[m] * tr->sz.samples / t / 1e9, done = 3 * r->flops_done[m] * tr->sz.samples / t / 1e9;
+                cb_out_markf(b, " %.1f | %.0f%% | %.0f%% |", g, 100 * g / ceiling, 100 * done / r->fma[1]);
+            } else cb_out_lit(b, " – | – | – |");
             if (in && in->times.n) {
-                double g = r->flops[m] * in->sz.samples / cb_series_quantile(&in->times, 0.5) / 1e9;
-                cb_out_markf(b, " %.1f | %.0f%% |", g, 100 * g / ceiling);
-            } else cb_out_lit(b, " – | – |");
+                const double t = cb_series_quantile(&in->times, 0.5);
+                double g = r->flops[m] * in->sz.samples / t / 1e9, done = r->flops_done[m] * in->sz.samples / t / 1e9;
+                cb_out_markf(b, " %.1f | %.0f%% | %.0f%% |", g, 100 * g / ceiling, 100 * done / r->fma[1]);
+            } else cb_out_lit(b, " – | – | – |");
             if (tr && tr->conv.n && r->conv_flops[m] > 0) {
                 double g = 3 * r->conv_flops[m] * tr->sz.samples / cb_series_quantile(&tr->conv, 0.5) / 1e9;
                 cb_out_markf(b, " %.1f GFLOP/s, %.0f%% of SGEMM (%.0f%% of the step)", g, 100 * g / ceiling,

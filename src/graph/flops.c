@@ -20,3 +20,18 @@ double cb_graph_forward_flops(const cb_graph *g)
     for (int i = 0; i < g->count; i++) f += cb_node_forward_flops(g, i);
     return f;
 }
+
+double cb_node_forward_flops_done(const cb_graph *g, int node)
+{
+    const cb_node *n = &g->nodes[node];
+    const cb_op_desc *d = cb_op_desc_of(n->op);
+    if (!n->n_in || !d) return 0;
+    return d->flops_done ? d->flops_done(g, n) : d->flops ? d->flops(g, n) : 0;
+}
+
+double cb_graph_forward_flops_done(const cb_graph *g)
+{
+    double f = 0;
+    for (int i = 0; i < g->count; i++) f += cb_node_forward_flops_done(g, i);
+    return f;
+}

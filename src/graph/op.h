@@ -42,6 +42,8 @@ typedef struct cb_op_desc {
     /* Multiply-adds times two of one sample's forward (NULL: 0). Only the
      * products are counted, as the usual FLOP counts of these models do. */
     double (*flops)(const cb_graph *g, const cb_node *n);
+    /* ... counting only the multiply-adds done (NULL: all of flops). */
+    double (*flops_done)(const cb_graph *g, const cb_node *n);
     /* Floats kept from forward to backward (BatchNorm's statistics, dropout's
      * mask, recurrent gates) for max_batch samples (NULL: none). */
     size_t (*saved)(const cb_node *n, int max_batch, int with_grads);

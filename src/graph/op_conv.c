@@ -12,6 +12,27 @@ static double conv_flops(const cb_graph *g, const cb_node *n)
     return 2.0 * (double)cb_node_numel(n) * (double)x->dims[0] / (n->groups > 1 ? n->groups : 1) * n->kh * n->kw;
 }
 
+/* Window taps along one axis that fall inside the input, over all outputs. */
+static double taps_inside(int64_t in, int64_t out, int k, int stride, int pad, int dilation)
+{
+    double t = 0;
+    const int d = dilation > 1 ? dilation : 1;
+    for (int64_t o = 0; o < out; o++)
+        for (int j = 0; j < k; j++) {
+            const int64_t pos = o * stride - pad + (int64_t)j * d;
+            t += pos >= 0 && pos < in;
+        }
+    return t;
+}
+
+static double conv_flops_done(const cb_graph *g, const cb_node *n)
+{
+    const cb_node *x = &g->nodes[n->in[0]];
+    const double per_group = (double)x->dims[0] / (n->groups > 1 ? n->groups : 1);
+    return 2.0 * (double)n->dims[0] * per_group * taps_inside(x->dims[1], n->dims[1], n->kh, n->sh, n->ph, n->dh) *
+           taps_inside(x->dims[2], n->dims[2], n->kw, n->sw, n->pw, n->dw);
+}
+
 static size_t conv_workspace(const cb_exec *ex, const cb_node *n, int batch, int threads)
 {
     if (n->groups > 1 || n->dh > 1 || n->dw > 1 || ex->kernels == CB_KERNELS_REFERENCE) return 0; /* direct loops */
@@ -84,4 +105,4 @@ static cb_status conv_backward(const cb_step *st)
 }
 
 const cb_op_desc cb_op_conv2d = {
-    .flops = conv_flops, .workspace = conv_workspace, .forward = conv_forward, .backward = conv_backward};
+    .flops = conv_flops, .flops_done = conv_flops_done, .workspace = conv_workspace, .forward = conv_forward, .backward = conv_backward};
