@@ -56,7 +56,12 @@ cb_status cb_exec_bind(cb_exec *ex, int node, float *data);
  * computes the activation after it, in inference that of the activation a
  * 2x2 max pooling after it is computed with, and in training the gradient
  * of an activation whose max pooling does its backward. The graph's output,
- * its inputs and pinned nodes are never fused away. */
+ * its inputs and pinned nodes are never fused away. Above the reference
+ * level, activations' gradients share buffers by liveness (the plan's
+ * memory line): an activation's gradient holds its value from the end of
+ * its last consumer's backward step until its own backward step has run,
+ * after which a lower node's gradient may take the buffer. Parameters'
+ * gradients (in the graph) always hold the whole pass's. */
 float *cb_exec_grad(cb_exec *ex, int node);
 size_t cb_exec_bytes(const cb_exec *ex); /* the memory planned at creation, in bytes */
 
