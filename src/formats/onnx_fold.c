@@ -4,6 +4,7 @@
  * torch 1.13 writes F.pad's pads as ConstantOfShape -> Concat -> Reshape ->
  * Slice -> Transpose -> Reshape -> Cast. Constants are float32 or int64
  * (cb_onnx_tensor_to_cb), and so are the folded values. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "crossbind/formats.h"
@@ -125,7 +126,7 @@ static cb_status fold_slice(const fold *f, const cb_tensor *x, cb_tensor *out)
     for (int k = 0; k < ns; k++) {
         const int a = norm_axis(na == -2 ? k : axes[k], x->ndim);
         const int64_t dim = x->shape[a > 0 ? a : 0], sp = nt == -2 ? 1 : steps[k];
-        if (a < 0 || a >= x->ndim || sp == 0) return refuse(f, "an axis out of range or a step of 0");
+        if (a < 0 || a >= x->ndim || sp == 0 || sp == INT64_MIN) return refuse(f, "an axis out of range or a step of 0");
         int64_t b = starts[k] < 0 ? starts[k] + dim : starts[k], e = ends[k] < 0 ? ends[k] + dim : ends[k];
         if (sp > 0) {
             b = b < 0 ? 0 : b > dim ? dim : b;
@@ -134,7 +135,8 @@ static cb_status fold_slice(const fold *f, const cb_tensor *x, cb_tensor *out)
             b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
             e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
         }
-        const int64_t len = sp > 0 ? (e - b + sp - 1) / sp : (b - e - sp - 1) / -sp;
+        /* b, e within [-1, dim]: the differences cannot overflow, whatever the step */
+        const int64_t len = sp > 0 ? (e > b ? (e - b - 1) / sp + 1 : 0) : (b > e ? (b - e - 1) / -sp + 1 : 0);
         first[a] = b, step[a] = sp, shape[a] = len > 0 ? len : 0;
     }
     strides_of(x, st);
@@ -183,7 +185,10 @@ static cb_status fold_concat(const fold *f, cb_tensor *out)
 static cb_status reshaped(const fold *f, const cb_tensor *x, int ndim, const int64_t *shape, cb_tensor *out)
 {
     int64_t count = 1;
-    for (int d = 0; d < ndim; d++) count *= shape[d];
+    for (int d = 0; d < ndim && d < CB_MAX_DIMS; d++) {
+        if (shape[d] < 0 || (shape[d] && count > FOLD_MAX_ELEMS / shape[d])) return refuse(f, "a folded constant too large");
+        count *= shape[d];
+    }
     if (ndim > CB_MAX_DIMS || count != cb_tensor_numel(x)) return refuse(f, "the new shape does not hold the data");
     cb_status s = make(f, out, x->dtype, ndim, shape);
     if (s == CB_OK && count) memcpy(out->data, x->data, (size_t)count * cb_dtype_size(x->dtype));
@@ -208,7 +213,8 @@ static cb_status fold_reshape(const fold *f, const cb_tensor *x, cb_tensor *out)
         } else if (shape[d] < 0) {
             return refuse(f, "a negative dimension in the shape");
         } else {
-            known *= shape[d];
+            if (shape[d] > FOLD_MAX_ELEMS) return refuse(f, "a folded constant too large");
+            known *= shape[d]; /* at most 8 factors of 2^22: no overflow */
         }
     }
     if (infer >= 0) {

@@ -346,6 +346,7 @@ static cb_status op_gemm(importer *im, const Onnx__NodeProto *n, int *out)
     if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &w)) != CB_OK ||
         (s = imp_constant(im, n, 2, &c)) != CB_OK)
         return s;
+    if (!w) return imp_unsupported(im, n, "needs B (the weights) as its second input");
     if (imp_attr_int(n, "transA", 0)) return imp_unsupported(im, n, "transA is not implemented (the batch must be A's rows)");
     return make_linear(im, n, n->name && n->name[0] ? n->name : n->output[0], x, n->input[1], w,
                        (int)imp_attr_int(n, "transB", 0), imp_attr_float(n, "alpha", 1.0f), c ? n->input[2] : NULL, c,
