@@ -30,17 +30,15 @@ else
     exit 1
 fi
 # The runners: crossbind's own, and the base build as a binding of its own.
-mkdir -p "$scratch/runners/crossbind-base"
-cp runners/crossbind/manifest.json "$scratch/runners/crossbind-base.tmp"
-mkdir -p "$scratch/runners/crossbind" && cp runners/crossbind/manifest.json "$scratch/runners/crossbind/"
-python3 - "$scratch/runners/crossbind-base.tmp" "$bin" "$scratch/runners/crossbind-base/manifest.json" <<'PY'
+mkdir -p "$scratch/runners/crossbind-base" "$scratch/runners/crossbind"
+cp runners/crossbind/manifest.json "$scratch/runners/crossbind/"
+python3 - runners/crossbind/manifest.json "$bin" "$scratch/runners/crossbind-base/manifest.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 m.update(binding="crossbind-base", command=[sys.argv[2]], version_command=[sys.argv[2], "version"],
          bench_command=[sys.argv[2], "bench-worker", "--sgemm"])
 json.dump(m, open(sys.argv[3], "w"), indent=1)
 PY
-rm "$scratch/runners/crossbind-base.tmp"
 out=()
 case " $* " in *" --out "*) ;; *) out=(--out runs/bench-ab) ;; esac
 build/crossbind bench --runners "$scratch/runners" --bindings crossbind,crossbind-base "${out[@]}" "$@"

@@ -321,11 +321,18 @@ for mode in ("reflect", "edge"):
     onnx.save(model(mode), f"{T}/fold_{mode}.onnx")
     np.save(f"{T}/fold_{mode}_want.npy", np.pad(x, ((0, 0), (0, 0), (1, 2), (3, 1)), mode=mode))
 onnx.save(model("edge", huge=True), f"{T}/fold_huge.onnx")
+bad = [const("pf", np.array([0, 0, 1e30, 0, 0, 0, 1, 0], np.float32)),
+       helper.make_node("Cast", ["pf"], ["pads"], to=TensorProto.INT64), helper.make_node("Pad", ["x", "pads"], ["y"])]
+g = helper.make_graph(bad, "badcast", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 5, 6])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{T}/fold_badcast.onnx")
 PYFOLD
 for mode in reflect edge; do
     expect_ok "folded pads, $mode mode: runs" "$BIN" run --onnx "$T/fold_$mode.onnx" --input "$T/fold_x.npy" --output "$T/fold_$mode.npy"
     check "  ... to numpy's pad, exactly" $PY -c "import numpy as np; assert np.array_equal(np.load('$T/fold_$mode.npy'), np.load('$T/fold_${mode}_want.npy'))"
 done
+expect_error "a folded Cast of 1e30 to int64 is refused" "out of range or NaN" \
+    "$BIN" run --onnx "$T/fold_badcast.onnx" --input "$T/fold_x.npy" --output "$T/fold_badcast.npy"
 expect_error "a folded constant of 2^40 elements is refused" "too large" \
     "$BIN" run --onnx "$T/fold_huge.onnx" --input "$T/fold_x.npy" --output "$T/fold_huge.npy"
 

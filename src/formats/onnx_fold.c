@@ -261,6 +261,12 @@ static cb_status fold_cast(const fold *f, const cb_tensor *x, cb_tensor *out)
     /* ONNX types: 1 float, 11 double (held as float32); 6 int32, 7 int64 (held as int64). */
     const cb_dtype dt = to == 1 || to == 11 ? CB_F32 : to == 6 || to == 7 ? CB_I64 : (cb_dtype)-1;
     if ((int)dt < 0) return refuse(f, "only casts to float, double, int32 and int64 are folded");
+    /* A float outside int64's range (or NaN) has no integer: converting it
+     * would be undefined, so the cast is refused. */
+    for (int64_t k = 0; dt == CB_I64 && x->dtype == CB_F32 && k < cb_tensor_numel(x); k++) {
+        const float v = ((const float *)x->data)[k];
+        if (!(v > -9.2e18f && v < 9.2e18f)) return refuse(f, "a float cast to an integer is out of range or NaN");
+    }
     cb_status s = make(f, out, dt, x->ndim, x->shape);
     if (s != CB_OK) return s;
     for (int64_t k = 0; k < cb_tensor_numel(x); k++) {
