@@ -44,6 +44,12 @@ void cb_exec_free(cb_exec *ex);
 /* The buffer of a node (batch-major for activations). Inputs are written
  * here before cb_exec_forward; outputs read from here after it. */
 float *cb_exec_value(cb_exec *ex, int node);
+/* Asks that node's value be written to its buffer (cb_exec_value) by every
+ * forward pass where the plan keeps it in another layout: a copy-out step
+ * after the node's own, which changes no kernel and not the plan text. A
+ * value that a fusion computes inside another node's kernel stays
+ * unmaterialised (cb_exec_materialised says which node holds the result). */
+cb_status cb_exec_capture(cb_exec *ex, int node);
 /* Seeds the generator of dropout masks (training executors; default 0). */
 void cb_exec_seed(cb_exec *ex, uint64_t seed);
 /* Points an input node at caller memory (batch x per-sample floats, kept

@@ -3,7 +3,8 @@
  * a model with itself under another binding, level or build node by node.
  *
  * A value is copied out of the executor after each forward chunk, from the
- * buffer the plan gave its node; nothing about the plan changes (the index
+ * buffer the plan gave its node (a value the plan keeps in a blocked layout
+ * gets a copy-out step, cb_exec_capture); nothing about the plan changes (the index
  * records its hash, equal to `crossbind plan`'s for the same executor). A
  * value that a fusion computes inside another node's kernel and never
  * stores is listed as not materialised, with the node that holds the fused
@@ -42,7 +43,7 @@ static void file_name(const cb_node *n, int i, char *out, size_t cap)
     snprintf(out + k, cap - (size_t)k, ".npy");
 }
 
-cb_status cli_dump_open(const char *dir, const cb_model *m, const cb_exec *ex, int64_t batch, cli_dump **out)
+cb_status cli_dump_open(const char *dir, const cb_model *m, cb_exec *ex, int64_t batch, cli_dump **out)
 {
     *out = NULL;
     if (cli_prepare_out_dir(dir)) return CB_ERR_IO;
@@ -65,7 +66,10 @@ cb_status cli_dump_open(const char *dir, const cb_model *m, const cb_exec *ex, i
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         int by;
-        if (!d->used[i] || !cb_exec_materialised(ex, i, &by)) continue;
+        if (!d->used[i]) continue;
+        cb_status cs = cb_exec_capture(ex, i); /* a copy-out where the plan keeps the value blocked */
+        if (cs != CB_OK) return cs;
+        if (!cb_exec_materialised(ex, i, &by)) continue;
         char name[300];
         file_name(n, i, name, sizeof name);
         snprintf(d->paths[i], sizeof d->paths[i], "%s/%s.part", dir, name);

@@ -9,7 +9,7 @@ typedef struct cli_dump cli_dump;
 
 /* Creates DIR and one .part file per materialised node for `batch`
  * samples. On failure *out may still be set: close it with the status. */
-cb_status cli_dump_open(const char *dir, const cb_model *m, const cb_exec *ex, int64_t batch, cli_dump **out);
+cb_status cli_dump_open(const char *dir, const cb_model *m, cb_exec *ex, int64_t batch, cli_dump **out);
 /* Appends the values of the forward pass just run over samples
  * [start, start + n). */
 cb_status cli_dump_chunk(cli_dump *d, cb_exec *ex, int64_t start, int n);

@@ -16,6 +16,7 @@
 #include "crossbind/crossbind.h"
 #include "../ops/ops.h"
 #include "exec_internal.h"
+#include "blocked.h"
 #include "op.h"
 
 void cb_exec_profile(cb_exec *ex, double *fwd_s, double *bwd_s)
@@ -89,6 +90,7 @@ static void plan_fusion(cb_exec *ex)
     for (int i = 0; i + 1 < g->count; i++) {
         const cb_node *c = &g->nodes[i], *a = &g->nodes[i + 1];
         if (c->op != CB_OP_CONV2D || !is_act(a->op) || a->in[0] != i || c->pinned || i == g->output) continue;
+        if (cb_blk_member(ex->blk, i)) continue;
         /* The kernels compute a fused tanh or logistic with the approximate
          * forms (fastmath.h); ReLU is exact in every one of them. */
         if (ex->kernels != CB_KERNELS_FAST && a->op != CB_OP_RELU) continue;
@@ -393,6 +395,15 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     for (int i = 0; i < g->count; i++) ex->pool_after[i] = ex->stored_by[i] = -1;
     /* The rewrites, at the levels that have them (exec.h). */
     const int rewrites = kernels == CB_KERNELS_FAST || kernels == CB_KERNELS_FUSED;
+    /* The blocked-layout rewrite first (blocked.c): the flag fusions below
+     * leave its members alone. */
+    if (rewrites && !with_grads && conv_heavy(g) && cb_dnnl_enabled()) {
+        cb_status st = cb_blk_plan_create(g, max_batch, &ex->blk);
+        if (st != CB_OK) {
+            cb_exec_free(ex);
+            return st;
+        }
+    }
     if (rewrites) plan_fusion(ex);
     if (rewrites && with_grads) plan_pool_fusion(ex);
     if (rewrites && with_grads) plan_stored_grads(ex);
@@ -409,6 +420,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             return st;
         }
         ex->whole_dnnl = ex->slices && whole_batch_dnnl(ex); /* its batches of several chunks run whole */
+        if (ex->blk && !ex->dnnl && (st = cb_dnnl_ctx_create(&ex->dnnl)) != CB_OK) {
+            cb_exec_free(ex);
+            return st;
+        }
     }
     plan_workspace(ex, max_batch);
     /* Pass 1: sizes (as offsets from NULL) and the workspace high-water mark. */
@@ -521,11 +536,20 @@ void cb_exec_free(cb_exec *ex)
     free_tables(ex->kfwd, ex->g->count);
     free_tables(ex->kdgrad, ex->g->count);
     free_tables(ex->kwgrad, ex->g->count);
+    cb_blk_plan_free(ex->blk);
     cb_dnnl_ctx_free(ex->dnnl);
     free(ex);
 }
 
 float *cb_exec_value(cb_exec *ex, int node) { return ex->val[node]; }
+
+cb_status cb_exec_capture(cb_exec *ex, int node)
+{
+    if (node < 0 || node >= ex->g->count)
+        return cb_fail(CB_ERR_INVALID_ARG, "node %d is not in the graph (%d nodes)", node, ex->g->count);
+    cb_blk_capture(ex->blk, node);
+    return CB_OK;
+}
 
 void cb_exec_seed(cb_exec *ex, uint64_t seed) { cb_rng_seed(&ex->rng, seed); }
 
@@ -580,7 +604,7 @@ cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float
     ex->be->copy_in(ex->be_ctx, dst, src, floats * sizeof(float));
     return CB_OK;
 }
-size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float); }
+size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch); }
 float cb_exec_loss(const cb_exec *ex) { return ex->val[ex->g->loss][0]; }
 
 static int is_loss(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_LOSS) != 0; }
@@ -615,7 +639,8 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
          * slices of sliced inference, which run concurrently). */
         const int timed = ex->prof_fwd && !omp_in_parallel();
         const double t0 = timed ? cb_now() : 0;
-        cb_status st = forward_step(ex, i, b0, batch, ws);
+        cb_status st = cb_blk_member(ex->blk, i) ? cb_blk_forward(ex->blk, ex, i, b0, batch)
+                                                 : forward_step(ex, i, b0, batch, ws);
         if (st != CB_OK) return st;
         if (timed) ex->prof_fwd[i] += cb_now() - t0;
     }

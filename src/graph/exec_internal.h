@@ -10,6 +10,8 @@
 
 #define FUSED_POOL 2
 
+typedef struct cb_blk_plan cb_blk_plan;
+
 #ifndef SLICE_SAMPLES
 #define SLICE_SAMPLES 64
 #endif
@@ -54,6 +56,7 @@ struct cb_exec {
     int grad_reuse;       /* activations' gradients share buffers by liveness (memplan.c) */
     size_t val_floats, grad_floats, grad_unshared, aux_floats; /* the arena's parts (the plan prints them) */
     int *gfirst;          /* per node: the first backward step writing its gradient (a pass's scratch) */
+    cb_blk_plan *blk;     /* the blocked-layout rewrite (blocked.c), or NULL */
 };
 
 /* How cb_exec_forward runs a batch. */

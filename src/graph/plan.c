@@ -10,6 +10,7 @@
 #include "../core/json.h"
 #include "../core/sha256.h"
 #include "exec_internal.h"
+#include "blocked.h"
 
 #define CB_STR_(x) #x
 #define CB_STR(x) CB_STR_(x)
@@ -100,6 +101,7 @@ int cb_exec_materialised(const cb_exec *ex, int i, int *by)
     *by = -1;
     if (i < 0 || i >= g->count) return 0;
     const cb_node *n = &g->nodes[i];
+    if (cb_blk_member(ex->blk, i)) return cb_blk_materialised(ex->blk, i, by);
     /* A convolution computing its activation writes only the activation. */
     if (n->op == CB_OP_CONV2D && i + 1 < g->count && ex->fused[i + 1]) {
         *by = i + 1;
@@ -121,6 +123,8 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
         cb_buf_printf(b, "input");
     } else if (n->op == CB_OP_FLATTEN) {
         cb_buf_printf(b, "view of node %d", n->in[0]);
+    } else if (cb_blk_member(ex->blk, i)) {
+        cb_blk_describe(ex->blk, g, i, b);
     } else if (ex->fused[i]) {
         int by;
         cb_buf_printf(b, "by node %d (%s)%s", fused_into(ex, i), g->nodes[fused_into(ex, i)].name,
@@ -194,7 +198,9 @@ char *cb_exec_plan_text(const cb_exec *ex)
                       ex->grad_unshared * mib);
     else if (ex->with_grads)
         cb_buf_printf(&b, ", gradients %.1f MiB (one each)", ex->grad_floats * mib);
-    cb_buf_printf(&b, ", kept for backward %.1f MiB, workspace %.1f MiB\n", ex->aux_floats * mib, ex->ws_floats * mib);
+    cb_buf_printf(&b, ", kept for backward %.1f MiB, workspace %.1f MiB", ex->aux_floats * mib, ex->ws_floats * mib);
+    if (ex->blk) cb_buf_printf(&b, ", blocked buffers %.1f MiB", cb_blk_bytes(ex->blk, ex->max_batch) / 1048576.0);
+    cb_buf_printf(&b, "\n");
     put_modes(&b, ex, whole, sliced);
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];

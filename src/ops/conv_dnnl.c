@@ -62,6 +62,8 @@ static int conv_enabled(void)
     return m == CONV_AUTO || m == CONV_ONEDNN;
 }
 
+int cb_dnnl_enabled(void) { return conv_enabled(); }
+
 /* Which passes of a layer oneDNN runs, by shape (a fixed rule, so that a
  * model's results do not depend on timings). Measured per pass at 2 threads
  * (LeNet per 12,800 samples, VGG-16 per batch of 128):
@@ -190,6 +192,10 @@ void cb_dnnl_ctx_free(cb_dnnl_ctx *c)
     if (c->engine) dnnl_engine_destroy(c->engine);
     free(c);
 }
+
+/* The engine and stream the blocked-layout primitives (dnnl_blocked.c) share. */
+struct dnnl_engine *cb_dnnl_ctx_engine(cb_dnnl_ctx *c) { return c->engine; }
+struct dnnl_stream *cb_dnnl_ctx_stream(cb_dnnl_ctx *c) { return c->stream; }
 
 /* A shared buffer of at least `bytes`, grown (never shrunk) on demand. */
 static void *ctx_buf(cb_dnnl_ctx *c, int slot, size_t bytes)
@@ -529,6 +535,7 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p)
 #else /* built without oneDNN: nothing is ever planned */
 
 int cb_dnnl_conv_use(const cb_conv_shape *s) { (void)s; return 0; }
+int cb_dnnl_enabled(void) { return 0; }
 const char *cb_dnnl_version(void) { return NULL; }
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)
 {

@@ -238,6 +238,7 @@ typedef struct cb_dnnl_conv cb_dnnl_conv;
  * enabled): bits CB_DNNL_FWD, CB_DNNL_BWD. */
 enum { CB_DNNL_FWD = 1, CB_DNNL_BWD = 2 };
 int cb_dnnl_conv_use(const cb_conv_shape *s);
+int cb_dnnl_enabled(void);                      /* built in, and not turned off by CROSSBIND_CONV */
 const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
@@ -251,6 +252,38 @@ cb_status cb_dnnl_conv_fwd(cb_dnnl_conv *p, const float *x, const float *w, cons
 cb_status cb_dnnl_conv_bwd(cb_dnnl_conv *p, const float *x, const float *w, const float *dy, float *dx, float *dw,
                            float *db, float *ws, int store_dx);
 void cb_dnnl_conv_free(cb_dnnl_conv *p);
+
+/* oneDNN primitives on channel-blocked activations (dnnl_blocked.c), for
+ * the blocked-layout rewrite of inference (src/graph/blocked.c). A blocked
+ * value is [N, C/B, H, W, B] with B = cb_blk_block() (0 where oneDNN is not
+ * built in) and C a multiple of B. Primitives are made for one batch size;
+ * they run on the context's stream, never inside a parallel region. */
+typedef struct cb_blk_prim cb_blk_prim;
+enum { CB_POST_SUM = 1, CB_POST_RELU, CB_POST_CLIP };
+typedef struct cb_blk_post {
+    int kind;     /* CB_POST_*: add the destination's old value, or an activation */
+    float lo, hi; /* CB_POST_CLIP's bounds */
+} cb_blk_post;
+int cb_blk_block(void);
+struct dnnl_engine *cb_dnnl_ctx_engine(cb_dnnl_ctx *c); /* oneDNN builds only */
+struct dnnl_stream *cb_dnnl_ctx_stream(cb_dnnl_ctx *c);
+/* Convolution, grouped or not, dilated or not, into a blocked y; x blocked
+ * (src_blocked) or plain NCHW; post-ops in order. The weights are read in
+ * the graph's layout at every run (a caller may change them between runs). */
+cb_status cb_blk_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int groups, int has_bias, int src_blocked,
+                             const cb_blk_post *post, int npost, cb_blk_prim **out);
+cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y);
+/* Max or average pooling (s->exclude_pad) between blocked values. */
+cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out);
+cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);
+/* Plain NCHW to blocked, or back (to_plain). */
+cb_status cb_blk_reorder_create(cb_dnnl_ctx *ctx, int n, int c, int h, int w, int to_plain, cb_blk_prim **out);
+cb_status cb_blk_reorder_run(cb_blk_prim *p, const float *x, float *y);
+void cb_blk_prim_free(cb_blk_prim *p);
+/* Steps of crossbind's own on blocked values. */
+void cb_blk_add(const float *a, const float *b, float *y, size_t n);
+void cb_blk_global_avgpool(const float *x, float *y, int n, int c, int hw); /* y plain [N, C] */
+void cb_blk_concat(const float *const *xs, const int64_t *sample_floats, int k, float *y, int n);
 
 /* Pooling (uses kh, kw, sh, sw, ph, pw, oh, ow; oc is ignored). Max pooling
  * propagates NaN and, on ties, routes the gradient to the first maximum in

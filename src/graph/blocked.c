@@ -1,0 +1,500 @@
+/* The blocked-layout rewrite of inference: a named pass over the graph,
+ * made once when an inference executor is created at the fused or
+ * fastmath level where oneDNN is built in.
+ *
+ * It finds the nodes that oneDNN primitives (and a few loops of crossbind's
+ * own) can run on channel-blocked values: convolutions of every kind, max
+ * and average pooling, residual Add, activations, channel Concat, and the
+ * global average pooling that leaves the blocked world. Their values live in
+ * blocked buffers shared by liveness; a value is reordered to the plain
+ * NCHW buffer the rest of the engine reads (a copy-out step) only where a
+ * node outside reads it, where it is the graph's output or pinned, or where
+ * a caller asked to capture it. A convolution also computes, as oneDNN
+ * post-ops, the ReLU or Clip after it and a residual Add whose other
+ * operand dies there (the sum is accumulated in that operand's buffer):
+ * those nodes are fused nodes, not materialised.
+ *
+ * Why: MobileNetV2 at batch 1 spent more time reordering each
+ * convolution's input and output than convolving (dnnl_blocked.c).
+ *
+ * Which nodes join (a fixed rule, printed by the plan): convolutions with a
+ * multiple of the block size of output channels (and, grouped, of channels
+ * per group unless depthwise) in graphs of over CONV_HEAVY_FLOPS per
+ * sample; a node whose activation inputs are all blocked. A convolution
+ * whose result no member reads stays outside (it would only add reorders:
+ * VGG-16's convolutions feed batch normalisations). */
+#include <stdlib.h>
+#include <string.h>
+#include "blocked.h"
+#include "op.h"
+
+enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_FUSED };
+enum { MAX_POST = 4 };
+
+struct cb_blk_plan {
+    int count, block;
+    unsigned char *role;    /* R_* per node */
+    unsigned char *blocked; /* the value lives in a blocked buffer */
+    unsigned char *exit;    /* ... and is copied out to its plain buffer after its step (a reader outside) */
+    unsigned char *captured; /* ... copied out too because a caller asked (cb_blk_capture; not in the plan) */
+    int *fused_into;        /* R_FUSED: the convolution computing it; else -1 */
+    int *result;            /* convolution: the node whose value holds its group's result */
+    int *sum_with;          /* convolution: the Add's other operand whose buffer it accumulates into, or -1 */
+    int *npost;
+    cb_blk_post (*post)[MAX_POST];
+    int *slot;              /* blocked value: its buffer */
+    int nslots;
+    size_t *slot_floats;    /* per sample */
+    float **slot_buf;
+    float *in_buf;          /* a plain input reordered for a convolution (the largest one) */
+    size_t in_floats;       /* per sample */
+    int batch;              /* the batch size the primitives are made for (0: none yet) */
+    cb_blk_prim **prim, **in_reorder, **out_reorder;
+};
+
+static int uses(const cb_graph *g, int v, int *last)
+{
+    int u = 0;
+    if (last) *last = -1;
+    for (int k = 0; k < g->count; k++)
+        for (int j = 0; j < g->nodes[k].n_in; j++)
+            if (g->nodes[k].in[j] == v) {
+                u++;
+                if (last) *last = k;
+            }
+    return u;
+}
+
+static int channels_ok(const cb_node *n, int block)
+{
+    return n->batched && n->ndim == 3 && n->dims[0] % block == 0;
+}
+
+static int observable(const cb_graph *g, int v) { return g->nodes[v].pinned || v == g->output; }
+
+static int conv_joins(const cb_graph *g, const cb_node *n, int block)
+{
+    if (!channels_ok(n, block)) return 0;
+    const cb_node *x = &g->nodes[n->in[0]];
+    if (!x->batched || x->ndim != 3) return 0;
+    const int groups = n->groups > 1 ? n->groups : 1, c = (int)x->dims[0], oc = (int)n->dims[0];
+    if (c % block && c >= block) return 0; /* neither blocked nor a few plain channels (an image) */
+    if (groups == 1) return 1;
+    if (groups == c && groups == oc) return 1; /* depthwise */
+    return (c / groups) % block == 0 && (oc / groups) % block == 0;
+}
+
+/* Average pooling that counts padding joins only without windows running
+ * past the far padding (PyTorch's ceil_mode), which oneDNN counts otherwise. */
+static int pool_joins(const cb_graph *g, const cb_node *n)
+{
+    if (n->op == CB_OP_MAXPOOL2D || n->exclude_pad) return 1;
+    cb_conv_shape s = cb_node_conv_shape(g, n, 1);
+    return (s.oh - 1) * s.sh + s.kh - s.h - s.ph == s.ph && (s.ow - 1) * s.sw + s.kw - s.w - s.pw == s.pw;
+}
+
+static int is_unary_act(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_ACT) || op == CB_OP_CLIP; }
+
+/* The role node i can take given which values are blocked so far. */
+static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blocked, int block)
+{
+    switch (n->op) {
+    case CB_OP_CONV2D: return conv_joins(g, n, block) ? R_CONV : R_NONE;
+    case CB_OP_MAXPOOL2D:
+    case CB_OP_AVGPOOL2D: return blocked[n->in[0]] && pool_joins(g, n) ? R_POOL : R_NONE;
+    case CB_OP_GLOBAL_AVGPOOL: return blocked[n->in[0]] ? R_GAP : R_NONE;
+    case CB_OP_ADD: {
+        const cb_node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
+        return blocked[n->in[0]] && blocked[n->in[1]] && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
+                       a->dims[2] == b->dims[2]
+                   ? R_ADD
+                   : R_NONE;
+    }
+    case CB_OP_CONCAT:
+        for (int j = 0; j < n->n_in; j++)
+            if (!blocked[n->in[j]]) return R_NONE;
+        return R_CONCAT;
+    default: return is_unary_act(n->op) && blocked[n->in[0]] ? R_ACT : R_NONE;
+    }
+}
+
+/* Roles to a fixed point: a convolution that reads no blocked value and
+ * none of whose readers joins leaves for good; its readers may then leave. */
+static void choose_members(cb_blk_plan *p, const cb_graph *g, unsigned char *dropped)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < g->count; i++) {
+            const int r = dropped[i] ? R_NONE : role_of(g, &g->nodes[i], p->blocked, p->block);
+            const unsigned char b = r != R_NONE && r != R_GAP;
+            if (r != p->role[i] || b != p->blocked[i]) changed = 1;
+            p->role[i] = (unsigned char)r;
+            p->blocked[i] = b;
+        }
+        for (int i = 0; i < g->count; i++) {
+            if (p->role[i] != R_CONV || p->blocked[g->nodes[i].in[0]]) continue;
+            int read = 0;
+            for (int k = i + 1; k < g->count && !read; k++)
+                for (int j = 0; j < g->nodes[k].n_in; j++) read |= g->nodes[k].in[j] == i && p->role[k] != R_NONE;
+            if (!read) {
+                dropped[i] = 1;
+                changed = 1;
+            }
+        }
+    }
+}
+
+/* Post-ops: node k (an activation or Add) whose operand is a convolution
+ * group's result used by k alone becomes part of that convolution. */
+static void fuse(cb_blk_plan *p, const cb_graph *g)
+{
+    for (int k = 0; k < g->count; k++) {
+        const cb_node *n = &g->nodes[k];
+        if (p->role[k] != R_ACT && p->role[k] != R_ADD) continue;
+        for (int side = 0; side < (p->role[k] == R_ADD ? 2 : 1); side++) {
+            const int v = n->in[side], conv = p->role[v] == R_CONV ? v : p->role[v] == R_FUSED ? p->fused_into[v] : -1;
+            if (conv < 0 || p->result[conv] != v || uses(g, v, NULL) != 1 || observable(g, v) ||
+                p->npost[conv] == MAX_POST)
+                continue;
+            cb_blk_post post = {0};
+            if (p->role[k] == R_ACT) {
+                if (n->op == CB_OP_RELU) post.kind = CB_POST_RELU;
+                else if (n->op == CB_OP_CLIP) post = (cb_blk_post){CB_POST_CLIP, n->lo, n->hi};
+                else break; /* tanh and logistic run on their own, with the level's math */
+            } else {
+                /* The other operand must be final before the convolution
+                 * runs and read by nothing after it: its buffer takes the sum. */
+                const int o = n->in[1 - side];
+                int last, ok = o < conv && p->sum_with[conv] < 0 && !observable(g, o) && g->nodes[o].op != CB_OP_INPUT;
+                for (int r = 0; r < g->count && ok; r++)
+                    for (int j = 0; j < g->nodes[r].n_in; j++)
+                        if (g->nodes[r].in[j] == o && r != k && r > conv) ok = 0;
+                (void)uses(g, o, &last);
+                if (!ok || last != k) continue;
+                post.kind = CB_POST_SUM;
+                p->sum_with[conv] = o;
+            }
+            p->post[conv][p->npost[conv]++] = post;
+            p->role[v] = v == conv ? R_CONV : R_FUSED;
+            p->role[k] = R_FUSED;
+            p->fused_into[k] = conv;
+            p->result[conv] = k;
+            break;
+        }
+    }
+}
+
+/* Blocked buffers by liveness: a value's buffer is free again after its
+ * last blocked reader; a convolution group accumulating into an operand
+ * takes that operand's buffer. */
+static cb_status assign_slots(cb_blk_plan *p, const cb_graph *g)
+{
+    int *last = malloc(sizeof *last * (size_t)g->count), *free_after = calloc((size_t)g->count, sizeof *free_after);
+    unsigned char *busy = calloc((size_t)g->count, 1);
+    if (!last || !free_after || !busy) {
+        free(last), free(free_after), free(busy);
+        return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked buffers");
+    }
+    for (int v = 0; v < g->count; v++) {
+        last[v] = -1;
+        p->slot[v] = -1;
+    }
+    for (int k = 0; k < g->count; k++) /* the last member step reading each blocked value */
+        for (int j = 0; j < g->nodes[k].n_in; j++) {
+            const int v = g->nodes[k].in[j], step = p->role[k] == R_FUSED ? p->fused_into[k] : k;
+            if (p->blocked[v] && p->role[k] != R_NONE && step > last[v]) last[v] = step;
+        }
+    for (int i = 0; i < g->count; i++) {
+        const int r = p->role[i];
+        if (r == R_NONE || r == R_FUSED || r == R_GAP) goto release;
+        const int v = r == R_CONV ? p->result[i] : i;
+        if (r == R_CONV && p->sum_with[i] >= 0) {
+            p->slot[v] = p->slot[p->sum_with[i]];
+        } else {
+            const size_t need = (size_t)cb_node_numel(&g->nodes[v]);
+            int best = -1;
+            for (int s = 0; s < p->nslots; s++)
+                if (!busy[s] && p->slot_floats[s] >= need && (best < 0 || p->slot_floats[s] < p->slot_floats[best]))
+                    best = s;
+            if (best < 0)
+                for (int s = 0; s < p->nslots; s++) /* grow the largest free one */
+                    if (!busy[s] && (best < 0 || p->slot_floats[s] > p->slot_floats[best])) best = s;
+            if (best < 0) best = p->nslots++;
+            if (p->slot_floats[best] < need) p->slot_floats[best] = need;
+            p->slot[v] = best;
+        }
+        busy[p->slot[v]] = 1;
+        if (last[v] < i) last[v] = i; /* read by no member: free after its own step */
+        free_after[v] = 1;
+    release:
+        for (int u = 0; u < g->count; u++) /* values whose last reader was step i */
+            if (free_after[u] && last[u] == i && p->slot[u] >= 0) {
+                int kept = 0; /* a group accumulating into u keeps the buffer */
+                for (int c = 0; c < g->count && !kept; c++) kept = p->role[c] == R_CONV && p->sum_with[c] == u && c >= i;
+                if (!kept) busy[p->slot[u]] = 0;
+                free_after[u] = 0;
+            }
+    }
+    free(last), free(free_after), free(busy);
+    return CB_OK;
+}
+
+/* A blocked value is copied out where something outside reads it. */
+static void plan_exits(cb_blk_plan *p, const cb_graph *g)
+{
+    for (int v = 0; v < g->count; v++)
+        if (p->blocked[v] && p->role[v] != R_FUSED && observable(g, v)) p->exit[v] = 1;
+    for (int k = 0; k < g->count; k++) {
+        if (p->role[k] != R_NONE && !(p->role[k] == R_CONV && !p->blocked[g->nodes[k].in[0]])) continue;
+        for (int j = 0; j < g->nodes[k].n_in; j++) {
+            const int v = g->nodes[k].in[j];
+            if (p->blocked[v] && (p->role[k] == R_NONE || j > 0)) p->exit[v] = 1;
+        }
+    }
+}
+
+void cb_blk_plan_free(cb_blk_plan *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->count; i++) {
+        if (p->prim) cb_blk_prim_free(p->prim[i]);
+        if (p->in_reorder) cb_blk_prim_free(p->in_reorder[i]);
+        if (p->out_reorder) cb_blk_prim_free(p->out_reorder[i]);
+    }
+    for (int s = 0; s < p->nslots; s++) free(p->slot_buf[s]);
+    free(p->slot_buf), free(p->slot_floats), free(p->in_buf);
+    free(p->role), free(p->blocked), free(p->exit), free(p->captured), free(p->fused_into), free(p->result), free(p->sum_with);
+    free(p->npost), free(p->post), free(p->slot), free(p->prim), free(p->in_reorder), free(p->out_reorder);
+    free(p);
+}
+
+static int any_member(const cb_blk_plan *p)
+{
+    for (int i = 0; i < p->count; i++)
+        if (p->role[i] != R_NONE) return 1;
+    return 0;
+}
+
+static float *aligned_floats(size_t n)
+{
+    const size_t bytes = ((n ? n : 1) * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out)
+{
+    *out = NULL;
+    const int block = cb_blk_block();
+    if (!block) return CB_OK;
+    for (int i = 0; i < g->count; i++) /* recurrent layers plan per-slice workspaces: not with this */
+        if (g->nodes[i].op == CB_OP_GRU || g->nodes[i].op == CB_OP_LSTM) return CB_OK;
+    cb_blk_plan *p = calloc(1, sizeof *p);
+    if (!p) return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
+    const size_t n = (size_t)g->count;
+    p->count = g->count;
+    p->block = block;
+    p->role = calloc(n, 1), p->blocked = calloc(n, 1), p->exit = calloc(n, 1), p->captured = calloc(n, 1);
+    p->fused_into = malloc(n * sizeof(int)), p->result = malloc(n * sizeof(int)), p->sum_with = malloc(n * sizeof(int));
+    p->npost = calloc(n, sizeof(int)), p->post = calloc(n, sizeof *p->post), p->slot = malloc(n * sizeof(int));
+    p->slot_floats = calloc(n, sizeof(size_t)), p->slot_buf = calloc(n, sizeof(float *));
+    p->prim = calloc(n, sizeof *p->prim), p->in_reorder = calloc(n, sizeof *p->prim);
+    p->out_reorder = calloc(n, sizeof *p->prim);
+    if (!p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
+        !p->slot || !p->slot_floats || !p->slot_buf || !p->prim || !p->in_reorder || !p->out_reorder) {
+        cb_blk_plan_free(p);
+        return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
+    }
+    for (int i = 0; i < g->count; i++) p->fused_into[i] = p->sum_with[i] = -1, p->result[i] = i;
+    unsigned char *dropped = calloc(n, 1);
+    if (!dropped) {
+        cb_blk_plan_free(p);
+        return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
+    }
+    choose_members(p, g, dropped);
+    free(dropped);
+    if (!any_member(p)) {
+        cb_blk_plan_free(p);
+        return CB_OK;
+    }
+    fuse(p, g);
+    plan_exits(p, g);
+    cb_status st = assign_slots(p, g);
+    for (int s = 0; s < p->nslots && st == CB_OK; s++)
+        if (!(p->slot_buf[s] = aligned_floats(p->slot_floats[s] * (size_t)max_batch)))
+            st = cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
+    for (int i = 0; i < g->count; i++)
+        if (p->role[i] == R_CONV && !p->blocked[g->nodes[i].in[0]]) {
+            const cb_node *x = &g->nodes[g->nodes[i].in[0]];
+            if (x->dims[0] % block == 0 && (size_t)cb_node_numel(x) > p->in_floats) p->in_floats = (size_t)cb_node_numel(x);
+        }
+    if (st == CB_OK && p->in_floats && !(p->in_buf = aligned_floats(p->in_floats * (size_t)max_batch)))
+        st = cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
+    if (st != CB_OK) {
+        cb_blk_plan_free(p);
+        return st;
+    }
+    *out = p;
+    return CB_OK;
+}
+
+int cb_blk_member(const cb_blk_plan *p, int i) { return p && p->role[i] != R_NONE; }
+
+int cb_blk_materialised(const cb_blk_plan *p, int i, int *by)
+{
+    *by = -1;
+    if (!p || p->role[i] == R_NONE) return 1;
+    if (p->role[i] == R_FUSED) {
+        *by = p->result[p->fused_into[i]];
+        return 0;
+    }
+    if (p->role[i] == R_CONV && p->result[i] != i) {
+        *by = p->result[i];
+        return 0;
+    }
+    return !p->blocked[i] || p->exit[i] || p->captured[i];
+}
+
+void cb_blk_capture(cb_blk_plan *p, int i)
+{
+    if (p && p->blocked[i] && p->role[i] != R_FUSED && !(p->role[i] == R_CONV && p->result[i] != i)) {
+        p->captured[i] = 1;
+        p->batch = 0; /* the copy-out's primitive is made with the others */
+    }
+}
+
+static float *buf(const cb_blk_plan *p, int v) { return p->slot_buf[p->slot[v]]; }
+
+/* The primitives of node i for this batch size. */
+static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
+{
+    const cb_graph *g = ex->g;
+    const cb_node *n = &g->nodes[i];
+    cb_status st = CB_OK;
+    if (p->role[i] == R_CONV) {
+        cb_conv_shape s = cb_node_conv_shape(g, n, batch);
+        const cb_node *x = &g->nodes[n->in[0]];
+        int src_blocked = p->blocked[n->in[0]];
+        if (!src_blocked && x->dims[0] % p->block == 0) {
+            st = cb_blk_reorder_create(ex->dnnl, batch, s.c, s.h, s.w, 0, &p->in_reorder[i]);
+            src_blocked = 1;
+        }
+        if (st == CB_OK)
+            st = cb_blk_conv_create(ex->dnnl, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2, src_blocked, p->post[i],
+                                    p->npost[i], &p->prim[i]);
+    } else if (p->role[i] == R_POOL) {
+        cb_conv_shape s = cb_node_conv_shape(g, n, batch);
+        s.c = (int)n->dims[0];
+        st = cb_blk_pool_create(ex->dnnl, &s, n->op == CB_OP_MAXPOOL2D, &p->prim[i]);
+    }
+    const int v = p->role[i] == R_CONV ? p->result[i] : i;
+    if (st == CB_OK && p->role[i] != R_FUSED && p->blocked[v] && (p->exit[v] || p->captured[v])) {
+        const cb_node *o = &g->nodes[v];
+        st = cb_blk_reorder_create(ex->dnnl, batch, (int)o->dims[0], (int)o->dims[1], (int)o->dims[2], 1,
+                                   &p->out_reorder[i]);
+    }
+    return st;
+}
+
+static cb_status remake(cb_blk_plan *p, cb_exec *ex, int batch)
+{
+    for (int i = 0; i < p->count; i++) {
+        cb_blk_prim_free(p->prim[i]);
+        cb_blk_prim_free(p->in_reorder[i]);
+        cb_blk_prim_free(p->out_reorder[i]);
+        p->prim[i] = p->in_reorder[i] = p->out_reorder[i] = NULL;
+    }
+    p->batch = 0;
+    for (int i = 0; i < p->count; i++) {
+        if (p->role[i] == R_NONE || p->role[i] == R_FUSED) continue;
+        cb_status st = make_prims(p, ex, i, batch);
+        if (st != CB_OK) return st;
+    }
+    p->batch = batch;
+    return CB_OK;
+}
+
+cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
+{
+    if (b0 != 0)
+        return cb_fail(CB_ERR_INVALID_ARG, "node '%s': blocked layouts run whole batches only", ex->g->nodes[i].name);
+    if (p->role[i] == R_FUSED) return CB_OK;
+    if (p->batch != batch) {
+        cb_status st = remake(p, ex, batch);
+        if (st != CB_OK) return st;
+    }
+    const cb_graph *g = ex->g;
+    const cb_node *n = &g->nodes[i];
+    const int v = p->role[i] == R_CONV ? p->result[i] : i;
+    cb_status st = CB_OK;
+    switch (p->role[i]) {
+    case R_CONV: {
+        const float *x = p->blocked[n->in[0]] ? buf(p, n->in[0]) : ex->val[n->in[0]];
+        if (p->in_reorder[i]) {
+            if ((st = cb_blk_reorder_run(p->in_reorder[i], x, p->in_buf))) return st;
+            x = p->in_buf;
+        }
+        st = cb_blk_conv_run(p->prim[i], x, ex->val[n->in[1]], n->n_in > 2 ? ex->val[n->in[2]] : NULL, buf(p, v));
+        break;
+    }
+    case R_POOL: st = cb_blk_pool_run(p->prim[i], buf(p, n->in[0]), buf(p, i)); break;
+    case R_ADD:
+        cb_blk_add(buf(p, n->in[0]), buf(p, n->in[1]), buf(p, i), cb_node_floats(n, batch));
+        break;
+    case R_ACT: {
+        const cb_step s = {.ex = ex, .g = g, .n = n, .i = i, .b0 = 0, .batch = batch, .ws = ex->ws,
+                           .fast = ex->kernels == CB_KERNELS_FAST ? CB_FAST_APPROX : CB_FAST_EXACT,
+                           .y = buf(p, i), .x = buf(p, n->in[0])};
+        st = cb_op_desc_of(n->op)->forward(&s);
+        break;
+    }
+    case R_CONCAT: {
+        const float *xs[CB_MAX_INPUTS];
+        int64_t sizes[CB_MAX_INPUTS];
+        for (int j = 0; j < n->n_in; j++) {
+            xs[j] = buf(p, n->in[j]);
+            sizes[j] = cb_node_numel(&g->nodes[n->in[j]]);
+        }
+        cb_blk_concat(xs, sizes, n->n_in, buf(p, i), batch);
+        break;
+    }
+    case R_GAP: {
+        const cb_node *x = &g->nodes[n->in[0]];
+        cb_blk_global_avgpool(buf(p, n->in[0]), ex->val[i], batch, (int)x->dims[0], (int)(x->dims[1] * x->dims[2]));
+        return CB_OK;
+    }
+    default: return cb_fail(CB_ERR_INVALID_ARG, "node '%s' is not in the blocked plan", n->name);
+    }
+    if (st == CB_OK && p->out_reorder[i]) st = cb_blk_reorder_run(p->out_reorder[i], buf(p, v), ex->val[v]);
+    return st;
+}
+
+void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
+{
+    static const char *const names[] = {"", "conv2d", "pooling", "add", "activation", "concat", "global_avgpool",
+                                        "fused"};
+    if (p->role[i] == R_FUSED) {
+        cb_buf_printf(b, "fused into node %d's convolution (not materialised)", p->fused_into[i]);
+        return;
+    }
+    cb_buf_printf(b, "%s: onednn-blocked nChw%dc", names[p->role[i]], p->block);
+    if (p->role[i] == R_CONV) {
+        if (!p->blocked[g->nodes[i].in[0]])
+            cb_buf_printf(b, ", input %s", g->nodes[g->nodes[i].in[0]].dims[0] % p->block ? "plain" : "reordered in");
+        for (int k = 0; k < p->npost[i]; k++) {
+            const cb_blk_post *q = &p->post[i][k];
+            if (q->kind == CB_POST_SUM) cb_buf_printf(b, " +sum(node %d, in its buffer)", p->sum_with[i]);
+            else if (q->kind == CB_POST_RELU) cb_buf_printf(b, " +relu");
+            else cb_buf_printf(b, " +clip");
+        }
+    }
+    if (p->role[i] == R_GAP) cb_buf_printf(b, " (plain output)");
+    const int v = p->role[i] == R_CONV ? p->result[i] : i;
+    if (p->blocked[v]) cb_buf_printf(b, ", buffer %d%s", p->slot[v], p->exit[v] ? ", copied out" : "");
+}
+
+size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch)
+{
+    size_t f = p ? p->in_floats : 0;
+    for (int s = 0; p && s < p->nslots; s++) f += p->slot_floats[s];
+    return f * (size_t)max_batch * sizeof(float);
+}

@@ -1,0 +1,30 @@
+/* The blocked-layout rewrite of inference (blocked.c): which nodes run on
+ * channel-blocked values through oneDNN, their fused post-ops, buffers and
+ * copy-out steps. Internal to the executor. */
+#ifndef CROSSBIND_BLOCKED_H
+#define CROSSBIND_BLOCKED_H
+
+#include "../core/json.h"
+#include "exec_internal.h"
+
+/* The plan for g, or *out = NULL where no node joins (or oneDNN is not
+ * built in). Buffers are sized for max_batch; primitives are made at the
+ * first forward of each batch size. */
+cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out);
+void cb_blk_plan_free(cb_blk_plan *p);
+/* Whether node i's forward step is the plan's (p may be NULL). */
+int cb_blk_member(const cb_blk_plan *p, int i);
+/* Node i's forward step over the whole batch (b0 must be 0). */
+cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch);
+/* Whether node i's plain value is written by a forward pass; 0 with *by
+ * the node holding the result where a post-op fused it away, 0 with *by -1
+ * where it stays blocked (cb_blk_capture asks for a copy-out). */
+int cb_blk_materialised(const cb_blk_plan *p, int i, int *by);
+/* Adds a copy-out step for node i's blocked value (no kernel changes). */
+void cb_blk_capture(cb_blk_plan *p, int i);
+/* Node i's step as plan text. */
+void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b);
+/* The blocked buffers' bytes at max_batch. */
+size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch);
+
+#endif
