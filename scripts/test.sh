@@ -54,6 +54,8 @@ run_suite "command line" bash tests/cli_test.sh build
 run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
 run_suite "the executor's plan: goldens, hash, bad input" bash tests/plan_test.sh build
 run_suite "the executor's plan (sanitizers)" bash tests/plan_test.sh build-san
+run_suite "blocked layouts in inference" bash tests/blocked_test.sh build
+run_suite "blocked layouts (sanitizers)" bash tests/blocked_test.sh build-san
 run_suite "hostile data sets and NaN weights" bash tests/hostile_data_test.sh build
 run_suite "hostile data sets and NaN weights (sanitizers)" bash tests/hostile_data_test.sh build-san
 ONNX_NODE=/usr/share/libonnx-testdata/data/node

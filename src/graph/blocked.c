@@ -165,7 +165,8 @@ static void fuse(cb_blk_plan *p, const cb_graph *g)
                 /* The other operand must be final before the convolution
                  * runs and read by nothing after it: its buffer takes the sum. */
                 const int o = n->in[1 - side];
-                int last, ok = o < conv && p->sum_with[conv] < 0 && !observable(g, o) && g->nodes[o].op != CB_OP_INPUT;
+                int last, ok = o < conv && p->sum_with[conv] < 0 && !observable(g, o) && g->nodes[o].op != CB_OP_INPUT &&
+                              o != g->nodes[conv].in[0]; /* the convolution's own input cannot take its output */
                 for (int r = 0; r < g->count && ok; r++)
                     for (int j = 0; j < g->nodes[r].n_in; j++)
                         if (g->nodes[r].in[j] == o && r != k && r > conv) ok = 0;
@@ -239,11 +240,19 @@ static cb_status assign_slots(cb_blk_plan *p, const cb_graph *g)
     return CB_OK;
 }
 
+/* Whether node i's value is a blocked buffer's: not a value fused away
+ * inside a convolution group (the group's last node holds its result). */
+static int holds_result(const cb_blk_plan *p, int i)
+{
+    if (p->role[i] == R_FUSED) return p->result[p->fused_into[i]] == i;
+    return p->role[i] != R_CONV || p->result[i] == i;
+}
+
 /* A blocked value is copied out where something outside reads it. */
 static void plan_exits(cb_blk_plan *p, const cb_graph *g)
 {
     for (int v = 0; v < g->count; v++)
-        if (p->blocked[v] && p->role[v] != R_FUSED && observable(g, v)) p->exit[v] = 1;
+        if (p->blocked[v] && holds_result(p, v) && observable(g, v)) p->exit[v] = 1;
     for (int k = 0; k < g->count; k++) {
         if (p->role[k] != R_NONE && !(p->role[k] == R_CONV && !p->blocked[g->nodes[k].in[0]])) continue;
         for (int j = 0; j < g->nodes[k].n_in; j++) {
@@ -343,7 +352,7 @@ int cb_blk_materialised(const cb_blk_plan *p, int i, int *by)
 {
     *by = -1;
     if (!p || p->role[i] == R_NONE) return 1;
-    if (p->role[i] == R_FUSED) {
+    if (p->role[i] == R_FUSED && !holds_result(p, i)) {
         *by = p->result[p->fused_into[i]];
         return 0;
     }
@@ -356,7 +365,7 @@ int cb_blk_materialised(const cb_blk_plan *p, int i, int *by)
 
 void cb_blk_capture(cb_blk_plan *p, int i)
 {
-    if (p && p->blocked[i] && p->role[i] != R_FUSED && !(p->role[i] == R_CONV && p->result[i] != i)) {
+    if (p && p->blocked[i] && holds_result(p, i)) {
         p->captured[i] = 1;
         p->batch = 0; /* the copy-out's primitive is made with the others */
     }

@@ -246,8 +246,8 @@ cb_status cb_blk_reorder_create(cb_dnnl_ctx *ctx, int n, int c, int h, int w, in
     if (cs != CB_OK) return cs;
     cb_blk_prim *p = *out;
     dnnl_memory_desc_t from, to;
-    act_mds(n, c, h, w, !to_plain, &from);
-    act_mds(n, c, h, w, to_plain, &to);
+    act_mds(n, c, h, w, to_plain, &from); /* blocked -> plain, or plain -> blocked */
+    act_mds(n, c, h, w, !to_plain, &to);
     dnnl_primitive_desc_t pd = NULL;
     dnnl_engine_t e = cb_dnnl_ctx_engine(ctx);
     cs = check(dnnl_reorder_primitive_desc_create(&pd, &from, e, &to, e, NULL), "reorder");

@@ -1,0 +1,57 @@
+"""A network made to exercise the blocked-layout rewrite of inference
+(src/graph/blocked.c) in every branch, exported by torch 1.13 to ONNX with
+PyTorch's outputs: a 3-channel image into a blocked convolution (plain
+input), ReLU and ReLU6 (Clip) post-ops, residual Adds fused as sums and one
+kept on its own (its operand is read again afterwards), a depthwise, a
+grouped and a dilated convolution, max pooling with padding, average
+pooling with and without windows past the padding (the latter stays
+outside), tanh on blocked values, a channel Concat, 12 channels (not a
+multiple of the block: outside, reordered in again), global pooling and a
+linear layer. Usage: export.py OUT_DIR"""
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+torch.manual_seed(5)
+out = sys.argv[1]
+
+
+class Net(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.stem = nn.Conv2d(3, 32, 3, 1, 1)
+        s.a = nn.Conv2d(32, 32, 3, 1, 1)
+        s.dw = nn.Conv2d(32, 32, 3, 1, 2, dilation=2, groups=32)
+        s.b = nn.Conv2d(32, 32, 1)
+        s.g = nn.Conv2d(32, 32, 3, 1, 1, groups=2)
+        s.c = nn.Conv2d(32, 16, 1)
+        s.d = nn.Conv2d(32, 16, 3, 1, 1)
+        s.odd = nn.Conv2d(32, 12, 1)
+        s.back = nn.Conv2d(12, 32, 1)
+        s.fc = nn.Linear(64, 10)
+
+    def forward(s, x):
+        x = torch.relu(s.stem(x))
+        x = nn.functional.max_pool2d(x, 3, 2, 1)            # 32 x 32
+        y = torch.clamp(s.a(x), 0, 6)                       # Clip post-op
+        x = x + s.b(torch.relu(s.dw(y)))                    # sum into x's buffer
+        z = s.g(x)
+        w = z + x                                           # an Add on its own: z is read again
+        w = torch.tanh(w) + z
+        w = nn.functional.avg_pool2d(w, 3, 1, 1)            # counts padding, no overhang
+        cat = torch.cat([s.c(w), s.d(w)], 1)                # 32 channels
+        o = s.back(torch.relu(s.odd(cat)))                  # 12 channels: plain
+        o = nn.functional.avg_pool2d(o + cat, 3, 2, 1)            # far padding unused: stays outside
+        p = nn.functional.adaptive_avg_pool2d(torch.cat([o, o], 1), 1).flatten(1)
+        return s.fc(p)
+
+
+m = Net().eval()
+x = torch.randn(3, 3, 64, 64)
+np.save(out + "/blk_x.npy", x.numpy())
+with torch.no_grad():
+    np.save(out + "/blk_torch.npy", m(x).numpy())
+torch.onnx.export(m, x, out + "/blk.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})

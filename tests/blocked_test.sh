@@ -1,0 +1,66 @@
+#!/bin/bash
+# The blocked-layout rewrite of inference (src/graph/blocked.c) on a network
+# made to reach every branch of it (tests/blocked/export.py, exported by
+# Debian's torch 1.13): the plan names its members, post-ops and copy-outs;
+# every level and CROSSBIND_CONV=blas give PyTorch's outputs; a dump
+# captures blocked values through copy-out steps without changing the plan,
+# equal to the reference level's values, and lists post-op'd values as not
+# materialised. Usage: tests/blocked_test.sh BUILD_DIR
+set -u
+cd "$(dirname "$0")/.."
+BIN="$PWD/$1/crossbind"
+T=$(mktemp -d /tmp/crossbind-blocked-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+SUITE=blocked
+source tests/lib.sh
+PY=/usr/bin/python3
+if ! "$BIN" plan lenet5 --batch 1 | grep -q "oneDNN in use"; then
+    echo "ok   $SUITE: skipped, this build has no oneDNN (the rewrite needs it)"
+    echo "1 passed, 0 failed"
+    exit 0
+fi
+expect_ok "the network exports" $PY tests/blocked/export.py "$T"
+close() { # close A B: within atol 1e-4 + rtol 1e-4
+    $PY -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); assert a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4), np.abs(a - b).max()" "$1" "$2"
+}
+for level in reference fast fused fastmath; do
+    expect_ok "runs at level $level" "$BIN" run --onnx "$T/blk.onnx" --input "$T/blk_x.npy" --output "$T/y_$level.npy" --level $level --threads 2
+    check "  ... to PyTorch's outputs" close "$T/y_$level.npy" "$T/blk_torch.npy"
+done
+CROSSBIND_CONV=blas expect_ok "runs with oneDNN turned off" "$BIN" run --onnx "$T/blk.onnx" --input "$T/blk_x.npy" --output "$T/y_blas.npy" --threads 2
+check "  ... to PyTorch's outputs" close "$T/y_blas.npy" "$T/blk_torch.npy"
+
+"$BIN" plan "$T/blk.onnx" --batch 3 --threads 2 >"$T/plan"
+check "plan: the stem reads the 3-channel image plain, with ReLU as a post-op" grep -q "^  forward: conv2d: onednn-blocked nChw[0-9]*c, input plain +relu" "$T/plan"
+check "plan: Clip as a post-op" grep -q "onednn-blocked nChw[0-9]*c +clip" "$T/plan"
+check "plan: a residual Add as a sum into its operand's buffer" grep -q "+sum(node 5, in its buffer)" "$T/plan"
+check "plan: an Add whose operand is read again runs on its own" grep -A1 "^21 " "$T/plan" | grep -q "add: onednn-blocked"
+check "plan: tanh runs on blocked values" grep -A1 "^22 " "$T/plan" | grep -q "activation: onednn-blocked"
+check "plan: fused nodes are not materialised" grep -A1 "^17 " "$T/plan" | grep -q "fused into node 16's convolution (not materialised)"
+check "plan: a value read outside is copied out" grep -A1 "^23 " "$T/plan" | grep -q "copied out"
+check "plan: a concatenation of blocked values stays blocked" grep -A1 "^32 " "$T/plan" | grep -q "concat: onednn-blocked"
+check "plan: 12 channels (not a multiple of the block) stay outside" grep -A1 "^35 " "$T/plan" | grep -q "n1-3 onednn"
+check "plan: the memory line counts the blocked buffers" grep -q "blocked buffers [0-9.]* MiB" "$T/plan"
+check "plan: none of it at level fast (no rewrites)" bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --level fast | grep -q onednn-blocked"
+check "plan: none of it with CROSSBIND_CONV=blas" bash -c "! CROSSBIND_CONV=blas '$BIN' plan '$T/blk.onnx' --batch 3 | grep -q onednn-blocked"
+check "plan: none of it in training" bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --train 2>/dev/null | grep -q onednn-blocked"
+
+expect_ok "run --dump" "$BIN" run --onnx "$T/blk.onnx" --input "$T/blk_x.npy" --output "$T/yd.npy" --dump "$T/d" --threads 2
+"$BIN" plan "$T/blk.onnx" --batch 3 --threads 2 --hash >"$T/want"
+check "  ... records the plan's hash, the same as without capture" \
+    $PY -c "import json; assert json.load(open('$T/d/index.json'))['plan_sha256'] == open('$T/want').read().strip()"
+check "  ... the output equals the run's without capture" cmp "$T/yd.npy" "$T/y_fastmath.npy"
+expect_ok "run --dump at the reference level" "$BIN" run --onnx "$T/blk.onnx" --input "$T/blk_x.npy" --output "$T/yr.npy" --dump "$T/r" --level reference --threads 2
+check "  ... blocked values captured (pooling, Add, tanh, Concat, post-op results), each equal to the reference level's; values inside a fused group not materialised" $PY -c "
+import json, numpy as np
+fast = {n['name']: n for n in json.load(open('$T/d/index.json'))['nodes']}
+ref = {n['name']: n for n in json.load(open('$T/r/index.json'))['nodes']}
+for name in ('/MaxPool_output_0', '/Add_1_output_0', '/Tanh_output_0', '/Concat_output_0', '/Relu_output_0',
+             '/Clip_output_0', '/Add_output_0'):
+    a, b = np.load('$T/d/' + fast[name]['file']), np.load('$T/r/' + ref[name]['file'])
+    assert a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4), (name, np.abs(a - b).max())
+for name in ('/stem/Conv', '/a/Conv', '/dw/Conv', '/b/Conv'):
+    assert fast[name]['file'] is None and fast[name]['not_materialised'], fast[name]
+"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
