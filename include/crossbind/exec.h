@@ -44,6 +44,12 @@ void cb_exec_free(cb_exec *ex);
 /* The buffer of a node (batch-major for activations). Inputs are written
  * here before cb_exec_forward; outputs read from here after it. */
 float *cb_exec_value(cb_exec *ex, int node);
+/* A promise that the graph's parameters will not change while this
+ * executor lives (inference of a loaded model): kernels may then keep
+ * them in their own layouts after the first forward pass instead of
+ * converting them at every pass. Writing parameters after this call gives
+ * results from the old ones. */
+void cb_exec_freeze_params(cb_exec *ex);
 /* Asks that node's value be written to its buffer (cb_exec_value) by every
  * forward pass where the plan keeps it in another layout: a copy-out step
  * after the node's own, which changes no kernel and not the plan text. A

@@ -164,6 +164,7 @@ int cmd_run(int argc, char **argv)
         s = cb_fail(CB_ERR_SHAPE, "%s fixes the batch to %lld, the inputs have %lld", weights,
                     (long long)m->fixed_batch, (long long)batch);
     if (s == CB_OK) s = cb_exec_create(&m->graph, chunk, 0, kernels, &ex);
+    if (s == CB_OK) cb_exec_freeze_params(ex); /* the loaded weights are all this run uses */
     for (int k = 0; s == CB_OK && k < n_out; k++) {
         const cb_node *n = &m->graph.nodes[m->outputs[k]];
         int64_t shape[CB_MAX_DIMS] = {batch};

@@ -442,7 +442,8 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
             if ((st = cb_blk_reorder_run(p->in_reorder[i], x, p->in_buf))) return st;
             x = p->in_buf;
         }
-        st = cb_blk_conv_run(p->prim[i], x, ex->val[n->in[1]], n->n_in > 2 ? ex->val[n->in[2]] : NULL, buf(p, v));
+        st = cb_blk_conv_run(p->prim[i], x, ex->val[n->in[1]], n->n_in > 2 ? ex->val[n->in[2]] : NULL, buf(p, v),
+                             ex->params_frozen);
         break;
     }
     case R_POOL: st = cb_blk_pool_run(p->prim[i], buf(p, n->in[0]), buf(p, i)); break;

@@ -543,6 +543,8 @@ void cb_exec_free(cb_exec *ex)
 
 float *cb_exec_value(cb_exec *ex, int node) { return ex->val[node]; }
 
+void cb_exec_freeze_params(cb_exec *ex) { ex->params_frozen = 1; }
+
 cb_status cb_exec_capture(cb_exec *ex, int node)
 {
     if (node < 0 || node >= ex->g->count)

@@ -57,6 +57,7 @@ struct cb_exec {
     size_t val_floats, grad_floats, grad_unshared, aux_floats; /* the arena's parts (the plan prints them) */
     int *gfirst;          /* per node: the first backward step writing its gradient (a pass's scratch) */
     cb_blk_plan *blk;     /* the blocked-layout rewrite (blocked.c), or NULL */
+    int params_frozen;    /* the caller promised the parameters stay as they are (cb_exec_freeze_params) */
 };
 
 /* How cb_exec_forward runs a batch. */

@@ -48,6 +48,7 @@ struct cb_blk_prim {
     dnnl_primitive_t wreorder;
     dnnl_memory_t wplain;
     float *wbuf;
+    int wready; /* wbuf holds the weights reordered (kept where the caller froze them) */
 };
 
 static void act_mds(int n, int c, int h, int w, int blocked, dnnl_memory_desc_t *md)
@@ -193,13 +194,16 @@ static cb_status run(cb_blk_prim *p, const void *const *data, const char *what)
     return CB_OK;
 }
 
-cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y)
+cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w)
 {
-    dnnl_memory_set_data_handle(p->wplain, (void *)w);
-    dnnl_memory_t wto = p->mem[1];
-    dnnl_memory_set_data_handle(wto, p->wbuf);
-    dnnl_exec_arg_t wargs[] = {{DNNL_ARG_FROM, p->wplain}, {DNNL_ARG_TO, wto}};
-    TRY(dnnl_primitive_execute(p->wreorder, cb_dnnl_ctx_stream(p->ctx), 2, wargs), "weights reorder");
+    if (!keep_w || !p->wready) {
+        dnnl_memory_set_data_handle(p->wplain, (void *)w);
+        dnnl_memory_t wto = p->mem[1];
+        dnnl_memory_set_data_handle(wto, p->wbuf);
+        dnnl_exec_arg_t wargs[] = {{DNNL_ARG_FROM, p->wplain}, {DNNL_ARG_TO, wto}};
+        TRY(dnnl_primitive_execute(p->wreorder, cb_dnnl_ctx_stream(p->ctx), 2, wargs), "weights reorder");
+        p->wready = 1;
+    }
     const void *data[4] = {x, p->wbuf, y, b};
     return run(p, data, "convolution forward");
 }
@@ -280,9 +284,9 @@ cb_status cb_blk_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int group
     *out = NULL;
     return none();
 }
-cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y)
+cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w)
 {
-    (void)p; (void)x; (void)w; (void)b; (void)y;
+    (void)p; (void)x; (void)w; (void)b; (void)y; (void)keep_w;
     return none();
 }
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out)

@@ -268,11 +268,12 @@ int cb_blk_block(void);
 struct dnnl_engine *cb_dnnl_ctx_engine(cb_dnnl_ctx *c); /* oneDNN builds only */
 struct dnnl_stream *cb_dnnl_ctx_stream(cb_dnnl_ctx *c);
 /* Convolution, grouped or not, dilated or not, into a blocked y; x blocked
- * (src_blocked) or plain NCHW; post-ops in order. The weights are read in
- * the graph's layout at every run (a caller may change them between runs). */
+ * (src_blocked) or plain NCHW; post-ops in order. The weights are reordered
+ * from the graph's layout at every run, or only at the first where keep_w
+ * (the caller froze them, cb_exec_freeze_params). */
 cb_status cb_blk_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int groups, int has_bias, int src_blocked,
                              const cb_blk_post *post, int npost, cb_blk_prim **out);
-cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y);
+cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w);
 /* Max or average pooling (s->exclude_pad) between blocked values. */
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out);
 cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);

@@ -1,0 +1,75 @@
+/* The blocked-layout rewrite of inference (src/graph/blocked.c) and its
+ * contract with callers: parameters written between forward passes are
+ * used, and cb_exec_freeze_params keeps the ones the first pass converted. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+
+enum { BATCH = 2, OUT = 32 };
+
+/* Two 3x3 convolutions on 16 x 64 x 64 (heavy enough for the rewrite),
+ * with a ReLU between them and global pooling after. */
+static int build(cb_graph *g, int *x)
+{
+    const int64_t dims[3] = {16, 64, 64};
+    if (cb_graph_init(g) != CB_OK) return -1;
+    *x = cb_graph_input(g, "x", 3, dims);
+    const int c1 = cb_graph_conv2d(g, "c1", *x, 32, 3, 1, 1, 1);
+    const int c2 = cb_graph_conv2d(g, "c2", cb_graph_unary(g, CB_OP_RELU, c1), OUT, 3, 1, 1, 1);
+    g->output = cb_graph_global_avgpool(g, c2);
+    if (cb_graph_finalize(g) != CB_OK) return -1;
+    cb_rng rng;
+    cb_rng_seed(&rng, 3);
+    cb_graph_init_params(g, &rng);
+    return 0;
+}
+
+static void forward(cb_exec *ex, const cb_graph *g, int x, float *y)
+{
+    float *in = cb_exec_value(ex, x);
+    for (int i = 0; i < BATCH * 16 * 64 * 64; i++) in[i] = sinf(0.37f * (float)i);
+    CHECK_OK(cb_exec_forward(ex, BATCH));
+    memcpy(y, cb_exec_value(ex, g->output), BATCH * OUT * sizeof *y);
+}
+
+static void scale_c2(cb_graph *g, float by)
+{
+    float *w = cb_graph_param_data(g, cb_graph_find(g, "c2.weight"));
+    for (int i = 0; i < OUT * 32 * 9; i++) w[i] *= by;
+}
+
+TEST(blocked_rewrite_reads_weights_written_between_passes)
+{
+    cb_graph g;
+    int x = -1;
+    CHECK(build(&g, &x) == 0);
+    cb_exec *ex = NULL, *ref = NULL, *frozen = NULL;
+    CHECK_OK(cb_exec_create(&g, BATCH, 0, CB_KERNELS_FAST, &ex));
+    CHECK_OK(cb_exec_create(&g, BATCH, 0, CB_KERNELS_REFERENCE, &ref));
+    CHECK_OK(cb_exec_create(&g, BATCH, 0, CB_KERNELS_FAST, &frozen));
+    if (!ex || !ref || !frozen) return;
+    char *plan = cb_exec_plan_text(ex);
+    CHECK(plan != NULL);
+    /* Where oneDNN is built in, both convolutions are blocked members. */
+    if (plan && strstr(plan, "oneDNN in use")) CHECK(strstr(plan, "onednn-blocked") && strstr(plan, " +relu"));
+    free(plan);
+    cb_exec_freeze_params(frozen);
+    float y1[BATCH * OUT], y2[BATCH * OUT], yr[BATCH * OUT], yf[BATCH * OUT];
+    forward(ex, &g, x, y1);
+    forward(frozen, &g, x, yf);
+    CHECK(check_close("first pass, frozen or not", yf, y1, BATCH * OUT, 0, 0));
+    scale_c2(&g, 2.0f);
+    forward(ex, &g, x, y2);
+    forward(ref, &g, x, yr);
+    CHECK(check_close("after writing weights: the reference level's", y2, yr, BATCH * OUT, 1e-5, 1e-4));
+    int changed = 0;
+    for (int i = 0; i < BATCH * OUT; i++) changed |= fabsf(y2[i] - y1[i]) > 1e-4f;
+    CHECK(changed);
+    forward(frozen, &g, x, y2);
+    CHECK(check_close("frozen: the weights of its first pass", y2, y1, BATCH * OUT, 0, 0));
+    cb_exec_free(ex);
+    cb_exec_free(ref);
+    cb_exec_free(frozen);
+    cb_graph_free(&g);
+}
