@@ -139,6 +139,7 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times, ch
     const int batch = latency ? 1 : (int)a->batch;
     cb_exec *ex;
     cb_status s = cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ex);
+    if (s == CB_OK) cb_exec_freeze_params(ex); /* a loaded model's inference, as every peer's */
     if (s == CB_OK) s = cb_exec_plan_sha256(ex, plan);
     if (s != CB_OK) {
         cb_exec_free(ex);
