@@ -201,8 +201,122 @@ for name, k, n in (("10 classes", 10, 500), ("binary", 1, 400), ("3 classes", 3,
     check(f"metrics {name}", close(got["accuracy"], acc) and close(got["f1_macro"], f1) and
           close(got["auc_macro"], auc, rel=1e-6), f"{got} vs acc {acc} f1 {f1} auc {auc}")
 
+# Rank similarity (RBO, top-K Jaccard, Kendall's tau-b), each against an
+# independent computation: RBO's extrapolated score in exact rationals
+# (Webber et al. 2010, equation 32), its bounds as the plain definition
+# (1 - p) sum p^(d-1) A_d of the continuations that realise them, taken
+# 3000 deep; Jaccard in rationals; tau-b by SciPy on the ranks of the
+# union (an item a list lacks: rank len + 1).
+from fractions import Fraction
+
+
+def cut(x, k):
+    return list(x)[:k]
+
+
+def rbo_ext_exact(a, b, p, k):
+    a, b = cut(a, k), cut(b, k)
+    S, L = (a, b) if len(a) <= len(b) else (b, a)
+    s, l, p = len(S), len(L), Fraction(p)
+
+    def X(d):
+        return len(set(S[:d]) & set(L[:d]))
+    xs, xl = X(s), X(l)
+    total = sum(Fraction(X(d), d) * p ** d for d in range(1, l + 1))
+    total += sum(Fraction(xs * (d - s), s * d) * p ** d for d in range(s + 1, l + 1))
+    return (1 - p) / p * total + (Fraction(xl - xs, l) + Fraction(xs, s)) * p ** l
+
+
+def rbo_plain(a, b, p, depth=3000):
+    total, seen_a, seen_b, x = 0.0, set(), set(), 0
+    for d in range(1, depth + 1):
+        u, v = a[d - 1], b[d - 1]
+        x += (u in seen_b or u == v) + (v in seen_a)
+        seen_a.add(u), seen_b.add(v)
+        total += p ** (d - 1) * x / d
+    return (1 - p) * total
+
+
+def continuations(a, b, k):
+    """The lists extended 3000 deep so that their RBO is the minimum (fresh
+    items only: nothing more in common) and the maximum (each list first
+    takes the other's items it lacks, in the other's order, padded to one
+    length with fresh items, then both continue with the same items)."""
+    a, b = cut(a, k), cut(b, k)
+    fresh = iter(range(10 ** 9, 10 ** 9 + 100000))
+    lo_a = a + [next(fresh) for _ in range(3000 - len(a))]
+    lo_b = b + [next(fresh) for _ in range(3000 - len(b))]
+    hi_a = a + [v for v in b if v not in a]
+    hi_b = b + [v for v in a if v not in b]
+    n = max(len(hi_a), len(hi_b))
+    hi_a += [next(fresh) for _ in range(n - len(hi_a))]
+    hi_b += [next(fresh) for _ in range(n - len(hi_b))]
+    common = [next(fresh) for _ in range(3000 - n)]
+    return (lo_a, lo_b), (hi_a + common, hi_b + common)
+
+
+def union_ranks(a, b, k):
+    a, b = cut(a, k), cut(b, k)
+    items = a + [v for v in b if v not in a]
+    r1 = [a.index(v) + 1 if v in a else len(a) + 1 for v in items]
+    r2 = [b.index(v) + 1 if v in b else len(b) + 1 for v in items]
+    return r1, r2
+
+
+rng = np.random.default_rng(7)
+rank_cases = [("identical", [3, 1, 4, 5, 9], [3, 1, 4, 5, 9], 0.9, 5),
+              ("disjoint", [1, 2, 3, 4, 5], [6, 7, 8, 9, 10], 0.9, 5),
+              ("one swap at the top", [1, 2, 3, 4, 5], [2, 1, 3, 4, 5], 0.9, 5),
+              ("uneven lengths", [7, 2, 9, 4, 1, 8, 3], [2, 7, 5], 0.8, 10),
+              ("uneven, cut by K", list(range(20)), [5, 3, 0, 11, 1, 2], 0.95, 8),
+              ("partial overlap", [10, 20, 30, 40, 50, 60], [20, 70, 10, 80, 30, 90], 0.5, 6)]
+for i in range(6):
+    a = list(rng.permutation(40)[:int(rng.integers(3, 15))])
+    b = list(rng.permutation(40)[:int(rng.integers(3, 15))])
+    rank_cases.append((f"random {i}", a, b, float(rng.choice([0.5, 0.9, 0.98])), int(rng.integers(3, 16))))
+for name, a, b, p, k in rank_cases:
+    pa, pb = write("ra", a), write("rb", b)
+    got = cb_json("rbo", pa, pb, "--p", repr(p), "--k", str(k))
+    ext = float(rbo_ext_exact(a, b, p, k))
+    (la, lb), (ha, hb) = continuations(a, b, k)
+    lo, hi = rbo_plain(la, lb, p), rbo_plain(ha, hb, p)
+    check(f"rbo {name}: extrapolated (exact rationals)", close(got["rbo"], ext), f"{got['rbo']} vs {ext}")
+    check(f"rbo {name}: min and max (the continuations' RBO)", close(got["min"], lo) and close(got["max"], hi) and
+          close(got["residual"], hi - lo), f"{got} vs {lo} {hi}")
+    swapped = cb_json("rbo", pb, pa, "--p", repr(p), "--k", str(k))
+    check(f"rbo {name}: symmetric", all(swapped[f] == got[f] for f in ("rbo", "min", "max")), str(swapped))
+    got = cb_json("jaccard", pa, pb, "--k", str(k))
+    ca, cbk = set(cut(a, k)), set(cut(b, k))
+    check(f"jaccard {name}", got["jaccard"] == float(Fraction(len(ca & cbk), len(ca | cbk))), str(got))
+    r1, r2 = union_ranks(a, b, k)
+    ref = stats.kendalltau(r1, r2)
+    got = cb_json("kendall", pa, pb, "--k", str(k))
+    check(f"kendall {name}", close(got["tau_b"], float(ref.statistic)) and got["items"] == len(r1),
+          f"{got} vs {ref.statistic}")
+got = cb_json("rbo", write("ra", [1, 2, 3, 4, 5]), write("rb", [1, 2, 3, 4, 5]))
+check("rbo defaults: p 0.9, K 5; identical lists give 1", got["rbo"] == 1 and got["p"] == 0.9 and got["k"] == 5, str(got))
+got = cb_json("rbo", write("ra", [1, 2, 3, 4, 5]), write("rb", [6, 7, 8, 9, 10]))
+check("rbo: disjoint lists give 0", got["rbo"] == 0 and got["min"] == 0, str(got))
+top = cb_json("rbo", write("ra", [1, 2, 3, 4, 5, 6]), write("rb", [2, 1, 3, 4, 5, 6]), "--k", "6")["rbo"]
+bottom = cb_json("rbo", write("ra", [1, 2, 3, 4, 5, 6]), write("rb", [1, 2, 3, 4, 6, 5]), "--k", "6")["rbo"]
+check("rbo is top-weighted: a swap at the top costs more than one at the bottom", top < bottom < 1, f"{top} {bottom}")
+sa, sb = rng.standard_normal(12), rng.standard_normal(12)
+sb[3] = sb[7]  # a tie: the lower index ranks first
+for stat in ("rbo", "jaccard", "kendall"):
+    by_scores = cb_json(stat, write("sa", sa), write("sb", sb), "--scores", "--k", "6")
+    by_lists = cb_json(stat, write("la", np.argsort(-sa, kind="stable")), write("lb", np.argsort(-sb, kind="stable")),
+                       "--k", "6")
+    check(f"{stat} --scores ranks by descending score", by_scores == by_lists, f"{by_scores} vs {by_lists}")
+
 # Bad input: one clear error line, exit status 1.
-bad = [("missing file", ["mwu", "/nonexistent/a", write("b", [1])]),
+bad = [("rbo: an item twice", ["rbo", write("dup", [1, 2, 1]), write("one", [1])]),
+       ("rbo: p of 1", ["rbo", write("two", [1, 2]), write("one", [1]), "--p", "1"]),
+       ("rbo: K of 0", ["rbo", write("two", [1, 2]), write("one", [1]), "--k", "0"]),
+       ("jaccard: an empty ranking", ["jaccard", os.path.join(TMP, "empty"), write("one", [1])]),
+       ("kendall: --p is RBO's", ["kendall", write("two", [1, 2]), write("one", [1]), "--p", "0.5"]),
+       ("kendall: undefined (one item each)", ["kendall", write("one", [1]), write("one_b", [1])]),
+       ("--scores of unequal lengths", ["rbo", write("s2", [0.1, 0.2]), write("s1", [0.3]), "--scores"]),
+       ("missing file", ["mwu", "/nonexistent/a", write("b", [1])]),
        ("not a number", ["mwu", write("a", [1]), os.path.join(TMP, "junk")]),
        ("empty sample", ["cliff", os.path.join(TMP, "empty"), write("b", [1])]),
        ("one stdin line only", ["dtw"]),

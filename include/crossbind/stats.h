@@ -69,6 +69,35 @@ const char *cb_cliff_magnitude(double delta);
  * p[i] < alpha / k (equivalently adjusted[i] < alpha). `significant` may be NULL. */
 cb_status cb_bonferroni(const double *p, size_t k, double alpha, double *adjusted, int *significant);
 
+/* ---- Similarity of rankings (differential testing, protocol section 6) ----
+ * A ranking lists distinct items (finite numbers, e.g. class ids), best
+ * first. Each is cut to its first k items (the evaluation depth, k >= 1)
+ * before anything is computed; the two may then differ in length. An empty
+ * ranking, a repeated item or a non-finite one is refused. */
+
+/* Rank-biased overlap (Webber, Moffat, Zobel 2010) with persistence p in
+ * (0, 1): `ext` the extrapolated point score (equation 32, which is
+ * equation 30 for equal lengths), `min` and `max` the bounds on every
+ * continuation of the lists, `res` = max - min; identical lists give
+ * ext 1, disjoint ones 0. `overlap`: items the two cut lists share. */
+typedef struct cb_rbo_result {
+    double ext, min, max, res;
+    size_t overlap, len_a, len_b;
+} cb_rbo_result;
+cb_status cb_rbo(const double *a, size_t n, const double *b, size_t m, double p, size_t k, cb_rbo_result *out);
+/* |A_k intersect B_k| / |A_k union B_k|; *common (may be NULL): the intersection's size. */
+cb_status cb_topk_jaccard(const double *a, size_t n, const double *b, size_t m, size_t k, double *out,
+                          size_t *common);
+/* Kendall's tau-b between the two cut lists over the union of their items:
+ * an item's rank is its position in a list, and an item a list lacks ranks
+ * just below that list's last item, tied with the other missing ones
+ * (the "k + 1" rule of Fagin, Kumar and Sivakumar). Refused where it is
+ * undefined (a list ordering no pair). *items (may be NULL): the union's size. */
+cb_status cb_topk_kendall(const double *a, size_t n, const double *b, size_t m, size_t k, double *tau, size_t *items);
+/* The ranking of n scores: item indices by descending score, equal scores
+ * in index order; NaN refused. ranking: n values. */
+cb_status cb_rank_scores(const double *scores, size_t n, double *ranking);
+
 #ifdef __cplusplus
 }
 #endif

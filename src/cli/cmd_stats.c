@@ -5,6 +5,7 @@
  *   crossbind stats cliff A B [--json]
  *   crossbind stats bonferroni [P ...] [--alpha A] [--json]
  *   crossbind stats metrics LABELS SCORES [--json]
+ *   crossbind stats rbo|jaccard|kendall A B [--p P] [--k K] [--scores] [--json]
  *
  * A and B are files of whitespace-separated numbers; "-" reads standard
  * input. With neither given, standard input holds A on its first line and
@@ -313,12 +314,98 @@ static int stats_metrics(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+/* rbo, jaccard, kendall: two rankings (or, with --scores, two score
+ * vectors ranked by cb_rank_scores), cut to depth K. */
+static int stats_rank(int argc, char **argv, const char *which)
+{
+    const char *pos[2] = {NULL, NULL};
+    int npos = 0, json = 0, scores = 0, rc = 0;
+    double p = 0.9;
+    long k = 5;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--json")) json = 1;
+        else if (!strcmp(o, "--scores")) scores = 1;
+        else if (!strcmp(o, "--k")) {
+            const char *v = cli_value(argc, argv, &i);
+            rc = !v || cli_long("--k", v, 1, 100000000, &k) ? -1 : 0;
+        } else if (!strcmp(o, "--p") && !strcmp(which, "rbo")) {
+            const char *v = cli_value(argc, argv, &i);
+            char *end = NULL;
+            if (v) p = strtod(v, &end);
+            if (!v) rc = -1;
+            else if (end == v || *end || !(p > 0 && p < 1)) rc = cli_error("--p must be a number in (0, 1), not '%s'", v);
+        } else if (o[0] == '-' && o[1] == '-')
+            rc = cli_error("stats %s: unknown option '%s' (see crossbind stats --help)", which, o);
+        else if (npos == 2) rc = cli_error("%s takes two rankings, got more arguments", which);
+        else pos[npos++] = o;
+    }
+    numbers x = {0}, y = {0};
+    if (rc == 0) rc = read_two(pos[0], pos[1], &x, &y);
+    if (rc == 0 && scores) {
+        if (x.n != y.n) rc = cli_error("--scores: the two score vectors have %zu and %zu values", x.n, y.n);
+        double *rx = malloc(x.n * sizeof *rx), *ry = malloc(y.n * sizeof *ry);
+        if (rc == 0 && (!rx || !ry)) rc = cli_error("out of memory");
+        if (rc == 0) {
+            cb_status st = cb_rank_scores(x.v, x.n, rx);
+            if (st == CB_OK) st = cb_rank_scores(y.v, y.n, ry);
+            if (st != CB_OK) rc = cli_status(st);
+        }
+        if (rc == 0) {
+            memcpy(x.v, rx, x.n * sizeof *rx);
+            memcpy(y.v, ry, y.n * sizeof *ry);
+        }
+        free(rx), free(ry);
+    }
+    cb_buf b = {0};
+    if (rc == 0 && !strcmp(which, "rbo")) {
+        cb_rbo_result r;
+        cb_status st = cb_rbo(x.v, x.n, y.v, y.n, p, (size_t)k, &r);
+        if (st != CB_OK) rc = cli_status(st);
+        else if (json)
+            cb_buf_printf(&b, "{\"rbo\": %.17g, \"min\": %.17g, \"max\": %.17g, \"residual\": %.17g, \"p\": %.17g, "
+                              "\"k\": %ld, \"lengths\": [%zu, %zu], \"overlap\": %zu}",
+                          r.ext, r.min, r.max, r.res, p, k, r.len_a, r.len_b, r.overlap);
+        else
+            printf("rbo %.17g\nmin %.17g\nmax %.17g\nresidual %.17g\np %g\nk %ld\n", r.ext, r.min, r.max, r.res, p, k);
+    } else if (rc == 0 && !strcmp(which, "jaccard")) {
+        double jac;
+        size_t common;
+        cb_status st = cb_topk_jaccard(x.v, x.n, y.v, y.n, (size_t)k, &jac, &common);
+        if (st != CB_OK) rc = cli_status(st);
+        else if (json) cb_buf_printf(&b, "{\"jaccard\": %.17g, \"k\": %ld, \"common\": %zu}", jac, k, common);
+        else printf("jaccard %.17g\ncommon %zu\nk %ld\n", jac, common, k);
+    } else if (rc == 0) {
+        double tau;
+        size_t items;
+        cb_status st = cb_topk_kendall(x.v, x.n, y.v, y.n, (size_t)k, &tau, &items);
+        if (st != CB_OK) rc = cli_status(st);
+        else if (json)
+            cb_buf_printf(&b, "{\"tau_b\": %.17g, \"k\": %ld, \"items\": %zu, \"missing_rank\": \"k+1, tied\"}", tau,
+                          k, items);
+        else printf("tau_b %.17g\nitems %zu\nk %ld\n", tau, items, k);
+    }
+    if (rc == 0 && json) print_json_or(1, &b);
+    cb_buf_free(&b);
+    free(x.v), free(y.v);
+    return rc ? 1 : 0;
+}
+
 static const char stats_usage[] =
     "usage: crossbind stats dtw A B [--radius R] [--json]   DTW distance (exact; FastDTW with --radius)\n"
     "       crossbind stats mwu A B [--json]                two-sided Mann-Whitney U (SciPy's method='auto')\n"
     "       crossbind stats cliff A B [--json]              Cliff's delta of A against B and its magnitude\n"
     "       crossbind stats bonferroni [P ...] [--alpha A] [--json]\n"
     "       crossbind stats metrics LABELS SCORES [--json]  accuracy, macro F1, macro one-vs-rest AUC\n"
+    "       crossbind stats rbo A B [--p P] [--k K] [--scores] [--json]\n"
+    "                                    rank-biased overlap, extrapolated, with its min/max bounds\n"
+    "                                    (Webber et al. 2010, eq. 32; default p 0.9, K 5)\n"
+    "       crossbind stats jaccard A B [--k K] [--scores] [--json]   top-K Jaccard (default K 5)\n"
+    "       crossbind stats kendall A B [--k K] [--scores] [--json]   Kendall's tau-b on the union of the\n"
+    "                                    top-K lists, an item a list lacks ranked K+1 there, tied\n"
+    "Rankings: distinct items (e.g. class ids), best first, cut to depth K, lengths may differ;\n"
+    "--scores: A and B are score vectors of one length, ranked by descending score (ties: lower\n"
+    "index first).\n"
     "A, B: files of whitespace-separated numbers, '-' for standard input; with neither,\n"
     "standard input holds A on its first line and B on its second. P values not given\n"
     "as arguments are read from standard input.\n";
@@ -333,6 +420,8 @@ int cmd_stats(int argc, char **argv)
     if (!strcmp(w, "dtw") || !strcmp(w, "mwu") || !strcmp(w, "cliff")) return stats_two(argc - 1, argv + 1, w);
     if (!strcmp(w, "bonferroni")) return stats_bonferroni(argc - 1, argv + 1);
     if (!strcmp(w, "metrics")) return stats_metrics(argc - 1, argv + 1);
-    return cli_error("stats: unknown statistic '%s' (dtw, mwu, cliff, bonferroni, metrics; see crossbind stats --help)",
+    if (!strcmp(w, "rbo") || !strcmp(w, "jaccard") || !strcmp(w, "kendall")) return stats_rank(argc - 1, argv + 1, w);
+    return cli_error("stats: unknown statistic '%s' (dtw, mwu, cliff, bonferroni, metrics, rbo, jaccard, kendall; see "
+                     "crossbind stats --help)",
                      w);
 }
