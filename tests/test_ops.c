@@ -948,3 +948,36 @@ TEST(pad_modes_match_hand_worked_planes)
     CHECK(cb_graph_pad_mode(&g, x, small, (cb_pad_mode)7, 0.0f) < 0);
     cb_graph_free(&g);
 }
+
+/* cb_gemm on one row of A (the matrix-vector path) and on several, each
+ * way of storing B, against double sums: beta 0 ignores NaN in C, beta 1
+ * adds to it, at one thread and at two (columns split). */
+TEST(gemm_single_row_and_general_match_double_sums)
+{
+    enum { M = 3, N = 700, K = 400 };
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * N * K), *c = malloc(sizeof(float) * M * N),
+          *want = malloc(sizeof(float) * M * N);
+    CHECK(a && b && c && want);
+    if (!a || !b || !c || !want) return;
+    for (int i = 0; i < M * K; i++) a[i] = sinf(0.7f * (float)i);
+    for (int i = 0; i < N * K; i++) b[i] = cosf(0.3f * (float)i);
+    const int was = cb_get_threads();
+    for (int threads = 1; threads <= 2; threads++) {
+        cb_set_threads(threads);
+        for (int tb = 0; tb <= 1; tb++)
+            for (int m = 1; m <= M; m += M - 1)
+                for (int beta = 0; beta <= 1; beta++) {
+                    for (int i = 0; i < m; i++)
+                        for (int j = 0; j < N; j++) {
+                            double acc = 0;
+                            for (int p = 0; p < K; p++) acc += (double)a[i * K + p] * (tb ? b[j * K + p] : b[p * N + j]);
+                            want[i * N + j] = (float)(2.0 * acc + (beta ? 0.5 : 0.0));
+                            c[i * N + j] = beta ? 0.5f : NAN;
+                        }
+                    cb_gemm(0, tb, m, N, K, 2.0f, a, K, b, tb ? K : N, (float)beta, c, N);
+                    CHECK(check_close("cb_gemm", c, want, (int64_t)m * N, 1e-4, 1e-4));
+                }
+    }
+    cb_set_threads(was);
+    free(a), free(b), free(c), free(want);
+}
