@@ -77,6 +77,22 @@ for model in lenet5 gru; do
     check "$model: the same first prediction in all bindings ($a $b $c)" test -n "$a" -a "$a" = "$b" -a "$b" = "$c"
 done
 
+# An ImageNet CNN: torchvision's file (the pytorch-python runner's export),
+# run by crossbind and ONNX Runtime, the same first prediction in both.
+expect_ok "mobilenet_v2: crossbind and ONNX Runtime, inference and latency" "$BIN" bench --models mobilenet_v2 \
+    --bindings crossbind,onnxruntime-node --kinds infer,latency,startup --quick --rounds 1 --out "$T/in" --quiet
+json_check "  ... every cell measured, none in training" "$T/in/bench.json" \
+    "len(d['cells']) == 6 and all(c['status'] == 'ok' and c['kind'] != 'train' for c in d['cells'])"
+json_check "  ... inference in batches of 32" "$T/in/bench.json" \
+    "all(c['batch'] == 32 for c in d['cells'] if c['kind'] == 'infer')"
+W="$T/in/work/models/mobilenet_v2.onnx"
+a=$("$BIN" bench-worker --model mobilenet_v2 --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+b=$(node runners/onnxruntime-node/crossbind_ort.js bench --model mobilenet_v2 --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+check "  ... the same first prediction in both ($a $b)" test -n "$a" -a "$a" = "$b"
+expect_error "  ... training it is refused by crossbind's worker" "inference only" \
+    "$BIN" bench-worker --model mobilenet_v2 --kind train --weights "$W" --batch 2 --samples 2
+expect_error "an unknown model names the ImageNet ones too" "mobilenet_v2, resnet18" "$BIN" bench --models alexnet --quiet
+
 # Misbehaving workers beside crossbind: each failure recorded, nothing else lost.
 mkdir -p "$T/runners"
 cp -r runners/crossbind "$T/runners/"

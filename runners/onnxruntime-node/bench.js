@@ -12,6 +12,9 @@ const { performance } = require('perf_hooks');
 const MODELS = {
   lenet1: [[1, 28, 28], 'float32'], lenet5: [[1, 28, 28], 'float32'], vgg16: [[3, 32, 32], 'float32'],
   lstm: [[300], 'int64'], gru: [[300], 'int64'], 'gru-rb': [[300], 'int64'],
+  // The ImageNet CNNs (torchvision's, exported to ONNX by the PyTorch/Python runner).
+  mobilenet_v2: [[3, 224, 224], 'float32'], resnet18: [[3, 224, 224], 'float32'], resnet50: [[3, 224, 224], 'float32'],
+  resnet101: [[3, 224, 224], 'float32'], inception_v3: [[3, 299, 299], 'float32'],
 };
 
 function batchOf(ort, model, s0, n) {

@@ -27,6 +27,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cb_bench  # noqa: E402
+import cb_imagenet  # noqa: E402
 import cb_data  # noqa: E402
 from cb_metrics import auc_binary, auc_macro, f1_macro  # noqa: E402
 import cb_safetensors  # noqa: E402
@@ -751,6 +752,7 @@ def main():
     g = sub.add_parser("golden")
     g.add_argument("--out", required=True)
     cb_bench.add_parser(sub)
+    cb_imagenet.add_parser(sub)
     args = p.parse_args()
     for opt in ("epochs", "batch", "threads", "repeat"):
         if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
@@ -768,6 +770,9 @@ def main():
             fail(f"unknown model {args.model} (known: {', '.join(sorted(MODELS))})")
         cb_bench.check(args, fail)
         cb_bench.run(sys.modules[__name__], args)
+        return
+    if args.cmd == "imagenet-export":
+        cb_imagenet.run(args)
         return
     {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden}[args.cmd](args)
 

@@ -52,6 +52,20 @@ static cb_status write_models(const cb_bench_config *c, cb_bench_results *r)
     cb_status st = cb_mkdirs(dir);
     for (int i = 0; st == CB_OK && i < c->nmodels; i++) {
         cb_model *m;
+        char path[800];
+        if (cb_bench_imagenet_side(c->models[i])) { /* torchvision's file, read back for its FLOPs */
+            snprintf(path, sizeof path, "%s/%s.onnx", dir, c->models[i]);
+            st = cb_bench_imagenet_export(c, r->all, c->models[i], path, &r->interrupted);
+            if (st == CB_OK) st = cb_onnx_load(path, 0, &m);
+            if (st != CB_OK) break;
+            r->flops[i] = cb_graph_forward_flops(&m->graph);
+            r->flops_done[i] = cb_graph_forward_flops_done(&m->graph);
+            r->conv_flops[i] = 0;
+            for (int k = 0; k < m->graph.count; k++)
+                if (m->graph.nodes[k].op == CB_OP_CONV2D) r->conv_flops[i] += cb_node_forward_flops(&m->graph, k);
+            cb_model_free(m);
+            continue;
+        }
         st = cb_model_create(c->models[i], &m);
         if (st != CB_OK) break;
         cb_model_init(m, cb_protocol_seeds[0]);
@@ -60,7 +74,6 @@ static cb_status write_models(const cb_bench_config *c, cb_bench_results *r)
         r->conv_flops[i] = 0;
         for (int k = 0; k < m->graph.count; k++)
             if (m->graph.nodes[k].op == CB_OP_CONV2D) r->conv_flops[i] += cb_node_forward_flops(&m->graph, k);
-        char path[800];
         cb_tensor_list params = {0};
         const char *meta[] = {"model", c->models[i], "format", "crossbind-weights/1", NULL};
         st = cb_graph_params_to_list(&m->graph, &params);
@@ -147,6 +160,10 @@ static cb_status weights_for(cb_bench_results *r, const cb_runner *rn, const cha
 {
     char file[3 * CB_NAME + 8];
     cb_status st = CB_OK;
+    if (cb_bench_imagenet_side(model)) { /* one file only: ONNX (binding_does keeps the others out) */
+        snprintf(path, cap, "%s/models/%s.onnx", r->c->work_dir, model);
+        return CB_OK;
+    }
     if (cb_runner_has(rn->loads, rn->nloads, "safetensors")) snprintf(file, sizeof file, "%s.safetensors", model);
     else if (cb_runner_has(rn->loads, rn->nloads, "onnx")) snprintf(file, sizeof file, "%s.onnx", model);
     else st = export_for(r, rn, model, file, sizeof file);
@@ -160,6 +177,7 @@ static int binding_does(const cb_runner *rn, const char *model, int kind)
 {
     if (!cb_runner_has(rn->bench, rn->nbench, cb_bench_kind_names[kind])) return 0;
     if (kind == CB_BENCH_TRAIN) return cb_runner_has(rn->train, rn->ntrain, model);
+    if (cb_bench_imagenet_side(model) && !cb_runner_has(rn->loads, rn->nloads, "onnx")) return 0;
     return cb_runner_has(rn->infer, rn->ninfer, model);
 }
 

@@ -30,6 +30,14 @@ typedef struct cb_bench_config {
 typedef struct cb_bench_sizes { int batch; long samples; int repeat; } cb_bench_sizes;
 cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick);
 
+/* The ImageNet CNNs (imagenet.c): the image side of a model that is one
+ * (224 or 299), else 0; their names for messages; their ONNX file, made by
+ * the PyTorch/Python runner's torchvision export (seeded random weights). */
+int cb_bench_imagenet_side(const char *model);
+const char *cb_bench_imagenet_names(void);
+cb_status cb_bench_imagenet_export(const cb_bench_config *c, const cb_runners *all, const char *model,
+                                   const char *path, int *interrupted);
+
 typedef struct cb_series { double *v; int n, cap; } cb_series;
 
 /* One binding x model x kind: every value of every round. */

@@ -18,7 +18,8 @@ cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick)
      * 60,000 images and inference over its 10,000 test images. VGG-16 and the
      * recurrent models: training steps, and inference over part of the test
      * set (a whole pass would take minutes per binding and round). */
-    const int batch = is_text(model) ? 256 : 128;
+    const int imagenet = cb_bench_imagenet_side(model) > 0;
+    const int batch = is_text(model) ? 256 : imagenet ? 32 : 128; /* ImageNet CNNs: DeltaNN's batch of 32 */
     cb_bench_sizes s = {batch, 1, 1};
     switch (kind) {
     case CB_BENCH_TRAIN:
@@ -26,12 +27,14 @@ cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick)
         else s.samples = batch, s.repeat = quick || is_text(model) ? 1 : 2; /* an RNN step: seconds to a minute */
         break;
     case CB_BENCH_INFER:
-        s.samples = is_lenet(model) ? (quick ? 2000 : 10000) : is_text(model) ? (quick ? 256 : 512) : (quick ? 256 : 1280);
+        s.samples = is_lenet(model) ? (quick ? 2000 : 10000) : is_text(model) ? (quick ? 256 : 512)
+                    : imagenet                 ? (quick ? 32 : 256)
+                                               : (quick ? 256 : 1280);
         s.repeat = 2;
         break;
     case CB_BENCH_LATENCY:
         s.batch = 1;
-        s.samples = is_lenet(model) ? (quick ? 50 : 300) : is_text(model) ? (quick ? 3 : 10) : (quick ? 5 : 30);
+        s.samples = is_lenet(model) ? (quick ? 50 : 300) : is_text(model) || imagenet ? (quick ? 3 : 10) : (quick ? 5 : 30);
         break;
     default:
         s.batch = 1;

@@ -15,6 +15,9 @@ static const char *usage_text =
     "  binding whose runner has a benchmark worker, side by side (alternating, after warm-up, same threads),\n"
     "  and this machine's SGEMM throughput. The first binding is the one the ratios are of.\n"
     "  Kinds: train, infer, latency, startup (default: all).\n"
+    "  Models: the study's (default: all of them) and, by name, the ImageNet CNNs mobilenet_v2, resnet18,\n"
+    "  resnet50, resnet101 and inception_v3 (inference, batch 32, in the bindings that load ONNX; their file\n"
+    "  is torchvision's with seeded random weights, exported by the pytorch-python runner).\n"
     "  Defaults: all models; crossbind, each framework's default binding, then every other installed binding with\n"
     "  a benchmark worker (the ones not installed are named and left out); 2 threads; 3 rounds; --out runs/bench;\n"
     "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
@@ -71,8 +74,9 @@ int cmd_bench(int argc, char **argv)
         for (const char *const *n = cb_model_names(); *n && c.nmodels < CB_MAX_LIST; n++) strcpy(c.models[c.nmodels++], *n);
     for (int i = 0; i < c.nmodels; i++) { /* by the registry's entry: building VGG-16 to check it costs 0.5 GB */
         cb_train_defaults d;
-        if (cb_model_train_defaults(c.models[i], &d) != CB_OK)
-            return cli_error("bench: %s (see crossbind help for the known ones)", cb_last_error());
+        if (!cb_bench_imagenet_side(c.models[i]) && cb_model_train_defaults(c.models[i], &d) != CB_OK)
+            return cli_error("bench: %s (see crossbind help for the known ones; ImageNet CNNs: %s)", cb_last_error(),
+                             cb_bench_imagenet_names());
     }
     if (kinds) {
         char list[CB_BENCH_KINDS][CB_NAME];

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "../core/clock.h"
 #include "../bench/bench.h"
+#include "crossbind/onnx.h"
 
 typedef struct bench_args {
     const char *model, *kind, *weights;
@@ -231,9 +232,18 @@ int cmd_bench_worker(int argc, char **argv)
     cb_model *m = NULL;
     cb_load_info info;
     cb_status s = cb_set_threads((int)a.threads);
-    if (s == CB_OK) s = cb_model_create(a.model, &m);
-    if (s == CB_OK && a.weights) s = cb_model_load_weights(m, a.weights, &info);
-    else if (s == CB_OK) cb_model_init(m, cb_protocol_seeds[0]);
+    cb_train_defaults builtin;
+    const size_t wl = a.weights ? strlen(a.weights) : 0;
+    if (s == CB_OK && cb_model_train_defaults(a.model, &builtin) != CB_OK && wl > 5 &&
+        !strcmp(a.weights + wl - 5, ".onnx")) {
+        /* A model crossbind has no builder for (an ImageNet CNN): the graph is the file's. */
+        if (train) return cli_error("bench-worker: %s is measured in inference only", a.model);
+        s = cb_onnx_load(a.weights, 0, &m);
+    } else {
+        if (s == CB_OK) s = cb_model_create(a.model, &m);
+        if (s == CB_OK && a.weights) s = cb_model_load_weights(m, a.weights, &info);
+        else if (s == CB_OK) cb_model_init(m, cb_protocol_seeds[0]);
+    }
     const long n = !strcmp(a.kind, "latency") ? a.samples : a.repeat;
     double *times = calloc((size_t)n, sizeof *times), *conv = calloc((size_t)n, sizeof *conv);
     if (s == CB_OK && (!times || !conv)) s = cb_fail(CB_ERR_NOMEM, "out of memory");
