@@ -20,7 +20,14 @@ int cb_bench_imagenet_side(const char *model)
     return 0;
 }
 
-const char *cb_bench_imagenet_names(void) { return "mobilenet_v2, resnet18, resnet50, resnet101, inception_v3"; }
+const char *cb_bench_imagenet_names(void)
+{
+    static char names[128];
+    if (!names[0])
+        for (size_t i = 0; i < sizeof models / sizeof *models; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", models[i].name);
+    return names;
+}
 
 cb_status cb_bench_imagenet_export(const cb_bench_config *c, const cb_runners *all, const char *model,
                                    const char *path, int *interrupted)

@@ -52,16 +52,11 @@ struct cb_blk_plan {
     cb_blk_prim **prim, **in_reorder, **out_reorder;
 };
 
-static int uses(const cb_graph *g, int v, int *last)
+static int uses(const cb_graph *g, int v)
 {
     int u = 0;
-    if (last) *last = -1;
     for (int k = 0; k < g->count; k++)
-        for (int j = 0; j < g->nodes[k].n_in; j++)
-            if (g->nodes[k].in[j] == v) {
-                u++;
-                if (last) *last = k;
-            }
+        for (int j = 0; j < g->nodes[k].n_in; j++) u += g->nodes[k].in[j] == v;
     return u;
 }
 
@@ -153,7 +148,7 @@ static void fuse(cb_blk_plan *p, const cb_graph *g)
         if (p->role[k] != R_ACT && p->role[k] != R_ADD) continue;
         for (int side = 0; side < (p->role[k] == R_ADD ? 2 : 1); side++) {
             const int v = n->in[side], conv = p->role[v] == R_CONV ? v : p->role[v] == R_FUSED ? p->fused_into[v] : -1;
-            if (conv < 0 || p->result[conv] != v || uses(g, v, NULL) != 1 || observable(g, v) ||
+            if (conv < 0 || p->result[conv] != v || uses(g, v) != 1 || observable(g, v) ||
                 p->npost[conv] == MAX_POST)
                 continue;
             cb_blk_post post = {0};
@@ -165,13 +160,12 @@ static void fuse(cb_blk_plan *p, const cb_graph *g)
                 /* The other operand must be final before the convolution
                  * runs and read by nothing after it: its buffer takes the sum. */
                 const int o = n->in[1 - side];
-                int last, ok = o < conv && p->sum_with[conv] < 0 && !observable(g, o) && g->nodes[o].op != CB_OP_INPUT &&
-                              o != g->nodes[conv].in[0]; /* the convolution's own input cannot take its output */
-                for (int r = 0; r < g->count && ok; r++)
+                int ok = o < conv && p->sum_with[conv] < 0 && !observable(g, o) && g->nodes[o].op != CB_OP_INPUT &&
+                         o != g->nodes[conv].in[0]; /* the convolution's own input cannot take its output */
+                for (int r = conv + 1; r < g->count && ok; r++) /* k (after conv) must be o's last reader */
                     for (int j = 0; j < g->nodes[r].n_in; j++)
-                        if (g->nodes[r].in[j] == o && r != k && r > conv) ok = 0;
-                (void)uses(g, o, &last);
-                if (!ok || last != k) continue;
+                        if (g->nodes[r].in[j] == o && r != k) ok = 0;
+                if (!ok) continue;
                 post.kind = CB_POST_SUM;
                 p->sum_with[conv] = o;
             }

@@ -41,15 +41,9 @@ static cb_status check_list(const double *a, size_t n, const char *which)
     if (n == 0) return cb_fail(CB_ERR_INVALID_ARG, "ranking %s is empty", which);
     for (size_t i = 0; i < n; i++)
         if (!isfinite(a[i])) return cb_fail(CB_ERR_INVALID_ARG, "ranking %s: item %zu is not a finite number", which, i + 1);
-    double *s = malloc(n * sizeof *s);
-    if (!s) return cb_fail(CB_ERR_NOMEM, "out of memory ranking lists");
-    memcpy(s, a, n * sizeof *s);
     keyed *k = malloc(n * sizeof *k);
-    if (!k) {
-        free(s);
-        return cb_fail(CB_ERR_NOMEM, "out of memory ranking lists");
-    }
-    for (size_t i = 0; i < n; i++) k[i] = (keyed){s[i], i};
+    if (!k) return cb_fail(CB_ERR_NOMEM, "out of memory ranking lists");
+    for (size_t i = 0; i < n; i++) k[i] = (keyed){a[i], i};
     qsort(k, n, sizeof *k, by_value);
     cb_status st = CB_OK;
     for (size_t i = 1; i < n && st == CB_OK; i++)
@@ -58,7 +52,6 @@ static cb_status check_list(const double *a, size_t n, const char *which)
                          (k[i].pos < k[i - 1].pos ? k[i].pos : k[i - 1].pos) + 1,
                          (k[i].pos < k[i - 1].pos ? k[i - 1].pos : k[i].pos) + 1);
     free(k);
-    free(s);
     return st;
 }
 
