@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The ONNX Runtime / JavaScript binding of the crossbind study: inference in
 // serialization mode (ONNX files) with the same eval options and JSON as the
-// other bindings, and `run` on .npy tensors.
+// other bindings, `run` on .npy tensors, and `delta`: one model on each input
+// alone at one graph optimisation level, for `crossbind delta`.
 'use strict';
 const fs = require('fs');
 const os = require('os');
+const path = require('path');
 const { readNpy, writeNpy } = require('./npy');
 const { loadTest } = require('./data');
 const { bench } = require('./bench');
@@ -29,7 +31,9 @@ function usage() {
     '         [--limit-test N] [--threads N] [--predictions FILE] [--logits FILE.npy] [--json]\n' +
     '       crossbind_ort.js run --onnx FILE --input X.npy ... --output Y.npy ... [--threads N]\n' +
     '       crossbind_ort.js bench --model MODEL --kind infer|latency|startup --weights FILE.onnx [--batch N]\n' +
-    '         [--samples N] [--repeat N] [--threads N]\n';
+    '         [--samples N] [--repeat N] [--threads N]\n' +
+    '       crossbind_ort.js delta --model FILE.onnx --inputs X.npy --out DIR --opt-level disabled|basic|extended|all\n' +
+    '         --threads N --reps R --warmup K [--capture]\n';
 }
 
 function parse(argv, spec) {
@@ -45,6 +49,9 @@ function parse(argv, spec) {
     const v = argv[++i];
     if (spec[key] === 'int') {
       if (!/^[0-9]+$/.test(v) || Number(v) < 1) fail(`${a} must be a positive integer, got '${v}'`);
+      opts[key] = Number(v);
+    } else if (spec[key] === 'count') {
+      if (!/^[0-9]+$/.test(v)) fail(`${a} must be a non-negative integer, got '${v}'`);
       opts[key] = Number(v);
     } else if (spec[key] === 'list') {
       (opts[key] = opts[key] || []).push(v);
@@ -68,12 +75,12 @@ function checkOnnx(path) {
   if (head[0] !== 0x08) fail(`${path} is not an ONNX model: ONNX Runtime loads models in serialization mode only`);
 }
 
-async function session(ort, path, threads) {
+async function session(ort, path, threads, level = 'all') {
   checkOnnx(path);
   try {
     return await ort.InferenceSession.create(path, {
       intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
+      graphOptimizationLevel: level,
     });
   } catch (e) {
     fail(`${path}: ONNX Runtime cannot load it: ${e.message}`);
@@ -260,9 +267,122 @@ async function cmdBench(argv) {
   await bench(ort, sess, o, fail);
 }
 
+// ---------------------------------------------------------------- delta
+
+// onnxruntime-node's SessionOptions.graphOptimizationLevel names, which its
+// addon maps to ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED and
+// ORT_ENABLE_ALL.
+const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
+
+function writeJson(file, obj) {
+  const text = Array.isArray(obj) ? `[\n${obj.map((v) => JSON.stringify(v)).join(',\n')}\n]\n` : JSON.stringify(obj) + '\n';
+  const tmp = `${file}.tmp.${process.pid}`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, file);
+}
+
+function ortVersion() {
+  return JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('onnxruntime-node')), '..', 'package.json'))).version;
+}
+
+// The inputs: float32 [n, 3, H, W], n >= 1, matching the model's input where
+// its shape is known.
+function deltaInputs(file, sess) {
+  let t;
+  try {
+    t = readNpy(file);
+  } catch (e) {
+    fail(e.code === 'ENOENT' ? `cannot open inputs ${file}: no such file` : e.message);
+  }
+  if (t.descr !== '<f4') fail(`${file}: inputs must be float32, not ${t.descr}`);
+  const meta = sess.inputMetadata && sess.inputMetadata[0];
+  const want = meta && meta.isTensor && meta.shape.length === 4 ? meta.shape : [null, 3, null, null];
+  if (t.dims.length !== 4 || t.dims[0] < 1 || t.dims.slice(1).some((d, i) => typeof want[i + 1] === 'number' ? d !== want[i + 1] : d < 1))
+    fail(`${file}: inputs have shape [${t.dims.join(', ')}], the model needs [n, ${want.slice(1).map((d) => typeof d === 'number' ? d : '?').join(', ')}] with n >= 1`);
+  return t;
+}
+
+// Each input alone (batch 1): the process's first run (input 0) timed on its
+// own, K untimed runs of input 0, then R timed runs of each input in turn,
+// the clock around the awaited run alone; only the first output (the logits)
+// is fetched. --capture: input 0 once more with every output; each output
+// after the first is an intermediate value the caller added to the graph.
+async function cmdDelta(argv) {
+  const o = parse(argv, { model: 'str', inputs: 'str', out: 'str', 'opt-level': 'str', threads: 'int', reps: 'int',
+    warmup: 'count', capture: 'flag' });
+  for (const k of ['model', 'inputs', 'out', 'opt-level', 'threads', 'reps', 'warmup'])
+    if (o[k] === undefined) fail(`delta: --${k} is required`);
+  const level = o['opt-level'];
+  if (!OPT_LEVELS.includes(level)) fail(`delta: unknown --opt-level '${level}' (${OPT_LEVELS.join(', ')})`);
+  const ort = loadOrt();
+  if (!fs.existsSync(o.inputs)) fail(`cannot open inputs ${o.inputs}: no such file`);
+  const sess = await session(ort, o.model, o.threads, level);
+  const x = deltaInputs(o.inputs, sess);
+  try {
+    fs.mkdirSync(o.out, { recursive: true });
+  } catch (e) {
+    fail(`cannot make ${o.out}: ${e.message}`);
+  }
+  const [n, ...dims] = x.dims, size = dims.reduce((a, d) => a * d, 1);
+  const input = sess.inputNames[0], logitsName = sess.outputNames[0];
+  const feeds = Array.from({ length: n }, (_, i) => ({ [input]: new ort.Tensor('float32', x.data.subarray(i * size, (i + 1) * size), [1, ...dims]) }));
+  const run = async (i, fetches) => {
+    try {
+      return await sess.run(feeds[i], fetches);
+    } catch (e) {
+      return fail(`ONNX Runtime failed on input ${i}: ${e.message}`);
+    }
+  };
+  const seconds = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
+  let t0 = process.hrtime.bigint();
+  let r = await run(0, [logitsName]);
+  const first = seconds(t0);
+  const k = r[logitsName].data.length;
+  const logits = new Float32Array(n * k);
+  for (let w = 0; w < o.warmup; w++) await run(0, [logitsName]);
+  const perInput = [];
+  for (let i = 0; i < n; i++) {
+    const row = [];
+    for (let rep = 0; rep < o.reps; rep++) {
+      t0 = process.hrtime.bigint();
+      r = await run(i, [logitsName]);
+      row.push(seconds(t0));
+      if (rep === 0) logits.set(r[logitsName].data, i * k);
+    }
+    perInput.push(row);
+  }
+  writeNpy(path.join(o.out, 'outputs.npy'), [n, k], logits);
+  if (o.capture) {
+    const dir = path.join(o.out, 'capture');
+    fs.mkdirSync(dir, { recursive: true });
+    r = await run(0);
+    const index = [];
+    sess.outputNames.slice(1).forEach((name, i) => {
+      const t = r[name], file = `${String(i).padStart(4, '0')}.npy`;
+      try {
+        writeNpy(path.join(dir, file), t.dims, t.data, t.type);
+      } catch (e) {
+        fail(`output ${name}: ${e.message}`);
+      }
+      index.push({ index: i, name, shape: Array.from(t.dims), dtype: t.type, file });
+    });
+    writeJson(path.join(dir, 'index.json'), index);
+  }
+  writeJson(path.join(o.out, 'times.json'), {
+    first_call_s: first, reps: o.reps, warmup: o.warmup, threads: o.threads, per_input_s: perInput,
+    framework: 'onnxruntime', version: ortVersion(), opt_level: level, execution_provider: 'cpu', device: 'cpu',
+    inter_op_threads: 1, node: process.version, model: o.model, inputs: n,
+  });
+  const all = perInput.flat().sort((a, b) => a - b);
+  process.stdout.write(`${path.basename(o.model)}: ${n} inputs x ${o.reps} runs at level ${level}, first call ` +
+    `${(first * 1e3).toFixed(1)} ms, median ${(all[all.length >> 1] * 1e3).toFixed(2)} ms (onnxruntime-node ` +
+    `${ortVersion()}, ${o.threads} threads) -> ${o.out}\n`);
+}
+
 const [cmd, ...rest] = process.argv.slice(2);
 if (cmd === 'eval') cmdEval(rest);
 else if (cmd === 'bench') cmdBench(rest);
 else if (cmd === 'run') cmdRun(rest);
+else if (cmd === 'delta') cmdDelta(rest).catch((e) => fail(e.message));
 else if (cmd === '-h' || cmd === '--help') process.stdout.write(usage());
 else { process.stderr.write(usage()); fail(`unknown command '${cmd || ''}'`); }

@@ -27,6 +27,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cb_bench  # noqa: E402
+import cb_delta  # noqa: E402
 import cb_imagenet  # noqa: E402
 import cb_data  # noqa: E402
 from cb_metrics import auc_binary, auc_macro, f1_macro  # noqa: E402
@@ -753,6 +754,7 @@ def main():
     g.add_argument("--out", required=True)
     cb_bench.add_parser(sub)
     cb_imagenet.add_parser(sub)
+    cb_delta.add_parser(sub)
     args = p.parse_args()
     for opt in ("epochs", "batch", "threads", "repeat"):
         if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
@@ -760,6 +762,11 @@ def main():
     for opt in ("limit_train", "limit_test"):
         if getattr(args, opt, 0) < 0:
             fail(f"--{opt.replace('_', '-')} must be >= 0")
+    if args.cmd == "delta":
+        # PyTorch as its users run it: subnormal floats kept (no flush to
+        # zero below), the other variants' default too.
+        cb_delta.run(args, fail)
+        return
     # Subnormal floats flushed to zero, as crossbind does: gradients vanishing
     # through 300 recurrent steps become subnormal, and each operation on one
     # costs a microcode assist (an LSTM training step ran 3x slower). Both
@@ -772,7 +779,7 @@ def main():
         cb_bench.run(sys.modules[__name__], args)
         return
     if args.cmd == "imagenet-export":
-        cb_imagenet.run(args)
+        cb_imagenet.run(args, fail)
         return
     {"train": cmd_train, "eval": cmd_eval, "golden": cmd_golden}[args.cmd](args)
 

@@ -1,0 +1,167 @@
+"""The PyTorch side of `crossbind delta`: one ImageNet CNN from a state dict,
+run natively on every input alone (batch 1), timed, with its logits and,
+on request, every leaf module's output for input 0 and every tensor of
+the state dict.
+
+  delta --model NAME --weights W.pt --inputs X.npy --out DIR --threads N
+        --reps R --warmup K [--capture]
+
+X.npy: float32 [n, 3, S, S] (S the model's side: 299 for inception_v3,
+224 for the others). Timing: the process's first forward (input 0) alone
+(first_call_s), K untimed passes on input 0, then R passes on each input
+in turn, time.perf_counter around the forward call alone. Writes
+DIR/outputs.npy (float32 [n, classes], each input's first timed pass),
+with --capture DIR/capture/ (index.json, params.json and their .npy
+files), and DIR/times.json last; every file under a temporary name, then
+renamed.
+"""
+import json
+import os
+import platform
+import time
+
+import numpy as np
+import torch
+
+import cb_imagenet
+
+
+def add_parser(sub):
+    p = sub.add_parser("delta", help="one ImageNet CNN on each input alone: logits, times, leaf outputs")
+    p.add_argument("--model", required=True)
+    p.add_argument("--weights", required=True, help="state dict (torch.save), e.g. imagenet-export --weights-out")
+    p.add_argument("--inputs", required=True, help="float32 .npy [n, 3, S, S]")
+    p.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--reps", type=int, required=True)
+    p.add_argument("--warmup", type=int, required=True)
+    p.add_argument("--capture", action="store_true",
+                   help="also every leaf module's output for input 0, and the state dict's tensors")
+
+
+def _atomic(path, write):
+    """write(f) into a temporary file beside `path`, then rename it to `path`."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def save_npy(path, array):
+    _atomic(path, lambda f: np.save(f, array, allow_pickle=False))
+
+
+def save_json(path, obj):
+    """JSON; a list one item a line."""
+    if isinstance(obj, list):
+        text = "[\n" + ",\n".join(json.dumps(v, allow_nan=False) for v in obj) + "\n]\n"
+    else:
+        text = json.dumps(obj, allow_nan=False) + "\n"
+    _atomic(path, lambda f: f.write(text.encode()))
+
+
+def read_inputs(path, name, fail):
+    side = cb_imagenet.SIDES[name]
+    if not os.path.isfile(path):
+        fail(f"cannot open inputs {path}: no such file")
+    try:
+        x = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        fail(f"{path}: not a readable .npy file: {e}")
+    if x.dtype != np.float32:
+        fail(f"{path}: inputs must be float32, not {x.dtype}")
+    if x.ndim != 4 or x.shape[0] < 1 or tuple(x.shape[1:]) != (3, side, side):
+        fail(f"{path}: inputs have shape {list(x.shape)}, {name} needs [n, 3, {side}, {side}] with n >= 1")
+    return x
+
+
+def leaf_modules(model):
+    """(dotted name, module) of every module without children, in registration order."""
+    return [(n, m) for n, m in model.named_modules() if not any(True for _ in m.children())]
+
+
+def capture(model, x0, out_dir):
+    """Input 0 through the model once more with a forward hook on every leaf
+    module: each call's output, in execution order (a module called twice
+    appears twice). Outputs are copied in the hook: an in-place activation
+    that follows (ReLU6(inplace=True)) would otherwise overwrite them."""
+    records = []
+
+    def hook_for(name):
+        def hook(module, inputs, output):
+            if isinstance(output, torch.Tensor):
+                records.append((name, type(module).__name__, output.detach().numpy().copy()))
+        return hook
+
+    handles = [m.register_forward_hook(hook_for(n)) for n, m in leaf_modules(model)]
+    try:
+        with torch.inference_mode():
+            model(x0)
+    finally:
+        for h in handles:
+            h.remove()
+    os.makedirs(out_dir, exist_ok=True)
+    index = []
+    for i, (name, kind, value) in enumerate(records):
+        file = f"{i:04d}.npy"
+        save_npy(os.path.join(out_dir, file), value)
+        index.append({"index": i, "module": name, "type": kind, "shape": list(value.shape), "file": file})
+    # The state dict's floating-point tensors (parameters and running
+    # statistics); BatchNorm's step counters are no weights.
+    params = []
+    for i, (key, value) in enumerate((k, v) for k, v in model.state_dict().items() if v.is_floating_point()):
+        file = f"param-{i:04d}.npy"
+        save_npy(os.path.join(out_dir, file), value.detach().numpy().astype(np.float32))
+        params.append({"name": key, "shape": list(value.shape), "file": file})
+    save_json(os.path.join(out_dir, "params.json"), params)
+    save_json(os.path.join(out_dir, "index.json"), index)
+
+
+def run(args, fail):
+    if args.model not in cb_imagenet.SIDES:
+        fail(f"unknown model {args.model} (known: {', '.join(sorted(cb_imagenet.SIDES))})")
+    for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
+        if getattr(args, opt) < low:
+            fail(f"--{opt} must be at least {low}")
+    torchvision = cb_imagenet.torchvision_or_exit(fail)
+    x = read_inputs(args.inputs, args.model, fail)
+    torch.manual_seed(0)  # the skeleton's own initialisation, replaced at once
+    model = cb_imagenet.load_into(cb_imagenet.skeleton(args.model, fail), args.model, args.weights, fail)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot make {args.out}: {e}")
+    torch.set_num_threads(args.threads)
+    # Batch-1 tensors made before any timing; the timed region is the call alone.
+    xs = [torch.from_numpy(np.ascontiguousarray(x[i:i + 1])) for i in range(len(x))]
+    times = []
+    with torch.inference_mode():
+        t0 = time.perf_counter()
+        y = model(xs[0])
+        first = time.perf_counter() - t0
+        logits = np.empty((len(xs), y.shape[1]), dtype=np.float32)
+        for _ in range(args.warmup):
+            model(xs[0])
+        for i, xi in enumerate(xs):
+            row = []
+            for r in range(args.reps):
+                t0 = time.perf_counter()
+                y = model(xi)
+                row.append(time.perf_counter() - t0)
+                if r == 0:
+                    logits[i] = y[0].numpy()
+            times.append(row)
+    save_npy(os.path.join(args.out, "outputs.npy"), logits)
+    if args.capture:
+        capture(model, xs[0], os.path.join(args.out, "capture"))
+    save_json(os.path.join(args.out, "times.json"), {
+        "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
+        "per_input_s": times, "framework": "pytorch", "version": torch.__version__,
+        "torchvision": torchvision.__version__, "python": platform.python_version(), "device": "cpu",
+        "model": args.model, "inputs": len(xs), "flush_denormal": False})
+    print(f"{args.model}: {len(xs)} inputs x {args.reps} passes, first call {first * 1e3:.1f} ms, "
+          f"median {np.median(times) * 1e3:.2f} ms (torch {torch.__version__}, {args.threads} threads) -> {args.out}")
