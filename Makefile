@@ -28,7 +28,9 @@ ifeq ($(DNNL),1)
 CFLAGS += -DCB_HAVE_DNNL
 BLAS_LIBS += -ldnnl
 endif
-LDLIBS := $(BLAS_LIBS) -lprotobuf-c -lsqlite3 -lz -lm
+# libjpeg (Debian: libjpeg-dev, libjpeg-turbo) and libpng (libpng-dev) decode
+# the image pipeline's inputs (src/data/image.c).
+LDLIBS := $(BLAS_LIBS) -lprotobuf-c -lsqlite3 -ljpeg -lpng -lz -lm
 LDFLAGS := -fopenmp $(OPT)
 
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
@@ -128,6 +130,6 @@ $(FUZZ_BUILD)/obj/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
 # fuzz_runner_output compiles src/study/study.c into itself (its readers are static).
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ) $(FUZZ_HDR) src/study/study.c
 	@mkdir -p $(FUZZ_BUILD)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lprotobuf-c -lsqlite3 -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -lprotobuf-c -lsqlite3 -ljpeg -lpng -lz -lm
 
 .PHONY: fuzz

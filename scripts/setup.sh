@@ -11,12 +11,16 @@
 #   (the statistics' oracles), Chromium with playwright-core (npm) for the
 #   report's browser test, valgrind (the performance regression guard).
 # Build also: libsqlite3-dev (the study's results store), libdnnl-dev
-#   (oneDNN, the convolution backend of large layers; optional to the build).
+#   (oneDNN, the convolution backend of large layers; optional to the build),
+#   libjpeg-dev and libpng-dev (the image pipeline's decoders).
+# Images: python3-skimage ships the photographs of the image stand-in set
+#   (with python3-sklearn's two) and a truncated JPEG for the error tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in gcc make libc6-dev libopenblas-dev libdnnl-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libsqlite3-dev \
+         libjpeg-dev libpng-dev python3-skimage \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
          python3-scipy python3-sklearn chromium \
          clang libclang-rt-dev valgrind python3-venv; do

@@ -58,6 +58,8 @@ run_suite "blocked layouts in inference" bash tests/blocked_test.sh build
 run_suite "blocked layouts (sanitizers)" bash tests/blocked_test.sh build-san
 run_suite "hostile data sets and NaN weights" bash tests/hostile_data_test.sh build
 run_suite "hostile data sets and NaN weights (sanitizers)" bash tests/hostile_data_test.sh build-san
+run_suite "the ImageNet image pipeline against Pillow and torchvision" bash tests/image_test.sh build
+run_suite "the ImageNet image pipeline (sanitizers)" bash tests/image_test.sh build-san
 ONNX_NODE=/usr/share/libonnx-testdata/data/node
 run_suite "statistics against SciPy and scikit-learn" /usr/bin/python3 tests/stats_test.py build
 run_suite "statistics (sanitizers)" /usr/bin/python3 tests/stats_test.py build-san

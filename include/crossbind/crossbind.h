@@ -15,6 +15,7 @@
 #include "crossbind/model.h"
 #include "crossbind/optim.h"
 #include "crossbind/data.h"
+#include "crossbind/image.h"
 #include "crossbind/stats.h"
 #include "crossbind/train.h"
 
