@@ -69,7 +69,8 @@ $(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h: $(ONNX_PROTO)
 $(GEN)/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
 	$(CC) -std=c11 -Wall $(OPT) -I$(GEN) -c -o $@ $<
 
-$(filter $(BUILD)/src/formats/onnx_%,$(LIB_OBJ)): $(GEN)/onnx.pb-c.h
+# Sources that include the generated ONNX header wait for it.
+$(filter $(BUILD)/src/formats/onnx_% $(BUILD)/src/delta/%,$(LIB_OBJ)): $(GEN)/onnx.pb-c.h
 
 # The kernels multiply-add in fused instructions: in ISO C mode GCC would
 # not contract a * b + c, and the direct convolution then ran as separate

@@ -15,12 +15,14 @@
 #   libjpeg-dev and libpng-dev (the image pipeline's decoders).
 # Images: python3-skimage ships the photographs of the image stand-in set
 #   (with python3-sklearn's two) and a truncated JPEG for the error tests.
+# python3-torchvision: torchvision for Debian's torch 1.13, the second
+#   PyTorch version of differential testing (crossbind delta).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in gcc make libc6-dev libopenblas-dev libdnnl-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev libsqlite3-dev \
-         libjpeg-dev libpng-dev python3-skimage \
+         libjpeg-dev libpng-dev python3-skimage python3-torchvision \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
          python3-scipy python3-sklearn chromium \
          clang libclang-rt-dev valgrind python3-venv; do

@@ -29,6 +29,13 @@ typedef struct cb_model {
     /* The data set format it takes: "mnist" (28x28x1) or "cifar" (32x32x3);
      * empty for imported models (chosen by their input shape). */
     char data_format[16];
+    /* ONNX imports: per graph node, the name of the ONNX value it computes
+     * (the last one defined where several alias one node, e.g. through
+     * Identity or Flatten), NULL where none; NULL for built-in models.
+     * Owned (cb_model_free). Differential testing pairs crossbind's
+     * intermediate values with another runtime's by these names. */
+    char **onnx_values;
+    int n_onnx_values; /* the graph's node count when they were recorded */
 } cb_model;
 
 /* The protocol's training configuration of a built-in model (section 3,

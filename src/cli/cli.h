@@ -78,6 +78,7 @@ int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_delta(int argc, char **argv);
 int cmd_study(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_results(int argc, char **argv);

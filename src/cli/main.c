@@ -37,6 +37,7 @@ static void usage(FILE *out)
             "  convert       convert a model between safetensors, .pt and ONNX (crossbind convert --help)\n"
             "  data SOURCE   prepare a data set from packages (crossbind data --help)\n"
             "  bench         benchmark crossbind against the other bindings (crossbind bench --help)\n"
+            "  delta         differential testing: one model as many variants, compared input by input (crossbind delta --help)\n"
             "  stats STAT    DTW, Mann-Whitney U, Cliff's delta, Bonferroni, metrics (crossbind stats --help)\n"
             "  onnx-ops      the ONNX operators crossbind imports, as a Markdown table\n"
             "  version       print versions\n"
@@ -62,6 +63,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "plan")) return cmd_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
+    if (!strcmp(cmd, "delta")) return cmd_delta(argc - 1, argv + 1);
     if (!strcmp(cmd, "study")) return cmd_study(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "results")) return cmd_results(argc - 1, argv + 1);

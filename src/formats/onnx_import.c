@@ -751,6 +751,26 @@ static cb_status add_outputs(importer *im, int with_loss)
     return loss < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
+/* cb_model.onnx_values: values are defined in node order, so the last
+ * plain value naming a node is the furthest along (a MatMul's output and
+ * the Add that became its bias name one linear node: the Add's wins). */
+static cb_status record_value_names(importer *im)
+{
+    cb_model *m = im->m;
+    if (!(m->onnx_values = calloc((size_t)m->graph.count, sizeof *m->onnx_values)))
+        return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    m->n_onnx_values = m->graph.count;
+    for (int i = 0; i < im->n_vals; i++) {
+        const value *v = &im->vals[i];
+        if (v->node < 0 || v->node >= m->graph.count || v->layout != IMP_PLAIN) continue;
+        char *copy = strdup(v->name);
+        if (!copy) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+        free(m->onnx_values[v->node]);
+        m->onnx_values[v->node] = copy;
+    }
+    return CB_OK;
+}
+
 cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss, cb_model **out)
 {
     *out = NULL;
@@ -784,6 +804,7 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
         }
         free(im.pend[i].data);
     }
+    if (s == CB_OK) s = record_value_names(&im);
     for (int i = 0; i < im.n_vals; i++) cb_tensor_free(&im.vals[i].constant);
     free(im.vals);
     cb_name_index_free(&im.val_names);

@@ -89,6 +89,9 @@ cb_status cb_model_create(const char *name, cb_model **out)
 void cb_model_free(cb_model *m)
 {
     if (!m) return;
+    if (m->onnx_values)
+        for (int i = 0; i < m->n_onnx_values; i++) free(m->onnx_values[i]);
+    free(m->onnx_values);
     cb_graph_free(&m->graph);
     free(m);
 }

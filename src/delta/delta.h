@@ -1,0 +1,73 @@
+/* crossbind delta: differential testing of environments (protocol section
+ * 6). One model runs as many variants (a runtime, its version, its
+ * optimisation level, its thread count, or a model file of the user's) on
+ * the same preprocessed images; every pair of variants is compared input by
+ * input (top-1, top-K Jaccard, Kendall tau-b, RBO, logit distances, times),
+ * and a pair that disagrees is localised to its first diverging layer.
+ *
+ * The pieces, one file each: config.c (the configuration and the variants
+ * it names), store.c (the results store), variant.c (running one variant),
+ * onnx_edit.c (ONNX files with added outputs, cut at a value), compare.c
+ * (the measures of a pair), localise.c (capture and bisection), summary.c
+ * (--json), page.c (the HTML report). Internal to the command. */
+#ifndef CB_DELTA_H
+#define CB_DELTA_H
+
+#include <stdint.h>
+#include "crossbind/status.h"
+
+#define DELTA_MAX_VARIANTS 64
+#define DELTA_MAX_AXES 8
+
+typedef enum { DELTA_CROSSBIND, DELTA_ONNXRUNTIME, DELTA_PYTORCH } delta_runtime;
+
+/* One variant: what it changes is exactly these fields. */
+typedef struct delta_variant {
+    char key[200];        /* stable id, e.g. "crossbind@fused/t2", "pytorch-1.13.1/t2" */
+    delta_runtime runtime;
+    char level[32];       /* crossbind: reference|fast|fused|fastmath; onnxruntime: disabled|basic|extended|all; pytorch: eager */
+    char version[32];     /* pytorch: "2.7.1" (the runner's environment) or "1.13.1" (Debian's); others "" */
+    int threads;
+    char file[4096];      /* a user's ONNX file (crossbind, onnxruntime), "" for the model's own */
+    char label[64];       /* the file variant's name in the config, "" otherwise */
+    int repeat;           /* 1: the determinism check, a second run of the base */
+} delta_variant;
+
+/* A set of variants compared among themselves (one N x N matrix). */
+typedef struct delta_axis {
+    char name[48];
+    int members[DELTA_MAX_VARIANTS]; /* indices into delta_config.variants */
+    int n;
+} delta_axis;
+
+typedef struct delta_config {
+    char profile[32];      /* "quick" or "" (a config file) */
+    char model[32];        /* torchvision name: mobilenet_v2, resnet18/50/101, inception_v3 */
+    long seed;             /* random weights' seed when no weights are given */
+    char weights[4096];    /* the user's torchvision .pth ("" = seeded random weights) */
+    char images[4096];     /* an image folder; "" = the Debian-shipped stand-in photographs */
+    char inputs_npy[4096]; /* or the inputs as a float32 .npy [N, ...] (a model file's own shape) */
+    int max_images;
+    int resize, crop;
+    char norm[16];         /* torchvision (the only normalisation of torchvision's models) */
+    int reps, warmup, k;
+    double p;              /* RBO persistence */
+    double tolerance;      /* a layer diverges when max |a - b| > tolerance * max |a| */
+    int opset;
+    char mode[16];         /* "vary-one" or "product" */
+    delta_variant variants[DELTA_MAX_VARIANTS];
+    int n_variants;
+    int base;              /* index of the base variant */
+    delta_axis axes[DELTA_MAX_AXES];
+    int n_axes;
+    char *canonical;       /* the configuration as stored (owned): a store holds one */
+} delta_config;
+
+/* Reads a configuration file or a named profile ("quick") into *c. */
+cb_status delta_config_load(const char *path, const char *profile, delta_config *c);
+void delta_config_free(delta_config *c);
+const char *delta_runtime_name(delta_runtime r);
+/* The key of a variant from its fields. */
+void delta_variant_key(delta_variant *v);
+
+#endif

@@ -1,0 +1,166 @@
+/* What every variant of an experiment shares, made once in its work
+ * directory: the inputs (the image pipeline's tensor, or the user's .npy)
+ * and the model (torchvision's, exported to ONNX with its weights saved as
+ * a state dict, by the pytorch-python runner). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/file.h"
+#include "../core/json.h"
+#include "../core/sha256.h"
+#include "../study/proc.h"
+#include "crossbind/formats.h"
+#include "crossbind/image.h"
+#include "delta_util.h"
+#include "prepare.h"
+
+void delta_inputs_free(delta_inputs *in)
+{
+    for (int i = 0; i < in->n; i++) free(in->names[i]), free(in->sha256[i]);
+    free(in->names);
+    free(in->sha256);
+    memset(in, 0, sizeof *in);
+}
+
+static cb_status inputs_alloc(delta_inputs *in, int n)
+{
+    in->names = calloc((size_t)n, sizeof *in->names);
+    in->sha256 = calloc((size_t)n, sizeof *in->sha256);
+    return in->names && in->sha256 ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory");
+}
+
+/* Per input, the SHA-256 of its float32 values. */
+static cb_status hash_rows(const cb_tensor *t, delta_inputs *in)
+{
+    size_t row = (size_t)(cb_tensor_numel(t) / t->shape[0]) * sizeof(float);
+    for (int i = 0; i < in->n; i++) {
+        char hex[65];
+        cb_sha256_hex((const char *)t->data + (size_t)i * row, row, hex);
+        if (!(in->sha256[i] = strdup(hex))) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    }
+    return CB_OK;
+}
+
+static cb_status images_to_npy(const delta_config *c, const char *out, delta_inputs *in, char *pipeline, size_t cap)
+{
+    cb_image_list l = {0};
+    cb_status s = c->images[0] ? cb_image_list_dir(c->images, &l) : cb_image_stand_in(&l);
+    if (s == CB_OK && l.n == 0) s = cb_fail(CB_ERR_NOT_FOUND, "%s holds no JPEG or PNG image", c->images);
+    int n = s == CB_OK ? (l.n < c->max_images ? l.n : c->max_images) : 0;
+    cb_image_prep p;
+    cb_image_prep_default(&p);
+    p.resize = c->resize, p.crop = c->crop;
+    cb_tensor t = {.dtype = CB_F32, .ndim = 4, .shape = {n, 3, c->crop, c->crop}};
+    size_t per = (size_t)3 * (size_t)c->crop * (size_t)c->crop;
+    if (s == CB_OK && !(t.data = malloc((size_t)n * per * sizeof(float)))) s = cb_fail(CB_ERR_NOMEM, "out of memory for the inputs");
+    if (s == CB_OK) s = inputs_alloc(in, n);
+    for (int i = 0; s == CB_OK && i < n; i++) {
+        in->n = i + 1;
+        s = cb_image_process_file(l.paths[i], &p, (float *)t.data + (size_t)i * per, NULL);
+        if (s == CB_OK && !(in->names[i] = strdup(l.paths[i]))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    }
+    if (s == CB_OK) s = hash_rows(&t, in);
+    if (s == CB_OK) s = cb_npy_write(out, &t);
+    snprintf(pipeline, cap, "decode (%s), resize shorter side %d (antialiased bilinear), centre crop %d, %s "
+             "normalisation, NCHW float32", cb_image_decoders(), c->resize, c->crop, cb_image_norm_name(p.norm));
+    cb_tensor_free(&t);
+    cb_image_list_free(&l);
+    return s;
+}
+
+static cb_status npy_inputs(const delta_config *c, const char *out, delta_inputs *in, char *pipeline, size_t cap)
+{
+    cb_tensor t = {0};
+    cb_status s = cb_npy_read(c->inputs_npy, &t);
+    if (s == CB_OK && (t.dtype != CB_F32 || t.ndim < 2 || t.shape[0] < 1))
+        s = cb_fail(CB_ERR_FORMAT, "%s: inputs must be float32 [N, ...] with N >= 1", c->inputs_npy);
+    if (s == CB_OK && t.shape[0] > c->max_images) t.shape[0] = c->max_images;
+    if (s == CB_OK) s = inputs_alloc(in, (int)t.shape[0]);
+    for (int i = 0; s == CB_OK && i < t.shape[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "inputs[%d]", i);
+        in->n = i + 1;
+        if (!(in->names[i] = strdup(name))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    }
+    if (s == CB_OK) s = hash_rows(&t, in);
+    if (s == CB_OK) s = cb_npy_write(out, &t);
+    snprintf(pipeline, cap, "the user's tensor %s, as given", c->inputs_npy);
+    cb_tensor_free(&t);
+    return s;
+}
+
+cb_status delta_prepare_inputs(delta_env *e, delta_inputs *in, char *pipeline, size_t cap)
+{
+    delta_path(e->inputs, sizeof e->inputs, "%s/inputs.npy", e->work);
+    memset(in, 0, sizeof *in);
+    cb_status s = e->c->inputs_npy[0] ? npy_inputs(e->c, e->inputs, in, pipeline, cap)
+                                      : images_to_npy(e->c, e->inputs, in, pipeline, cap);
+    if (s == CB_OK) s = delta_sha256_file(e->inputs, in->file_sha256);
+    return s;
+}
+
+/* export.json records what made model.onnx and weights.pt: they are made
+ * again only when it differs or a file is gone. */
+static int export_current(const char *record, const char *want)
+{
+    unsigned char *text;
+    size_t len;
+    if (cb_read_file(record, 1 << 16, &text, &len) != CB_OK) return 0;
+    int same = len == strlen(want) && !memcmp(text, want, len);
+    free(text);
+    return same;
+}
+
+cb_status delta_prepare_model(delta_env *e, char *weights_sha, char *model_sha)
+{
+    const delta_config *c = e->c;
+    char record[2200], want[6000], user_sha[65] = "seeded";
+    delta_path(e->model_onnx, sizeof e->model_onnx, "%s/model.onnx", e->work);
+    delta_path(e->weights, sizeof e->weights, "%s/weights.pt", e->work);
+    delta_path(record, sizeof record, "%s/export.json", e->work);
+    cb_status s = c->weights[0] ? delta_sha256_file(c->weights, user_sha) : CB_OK;
+    if (s != CB_OK) return s;
+    snprintf(want, sizeof want, "{\"model\": \"%s\", \"seed\": %ld, \"weights_sha256\": \"%s\", \"opset\": %d}\n",
+             c->model, c->seed, user_sha, c->opset);
+    if (!export_current(record, want) || delta_sha256_file(e->model_onnx, model_sha) != CB_OK ||
+        delta_sha256_file(e->weights, weights_sha) != CB_OK) {
+        const cb_runner *rn = cb_runners_find(e->runners, "pytorch-python");
+        char version[512], seed[32], opset[16], out[2200], err[2200];
+        if (!rn) return cb_fail(CB_ERR_NOT_FOUND, "the model is exported by the pytorch-python runner, which is missing");
+        if (!cb_runner_version(rn, e->work, version, sizeof version)) {
+            char hint[400];
+            cb_runner_install_hint(rn, hint, sizeof hint);
+            return cb_fail(CB_ERR_NOT_FOUND, "exporting %s needs torchvision in pytorch-python: %s; %s", c->model,
+                           version, hint);
+        }
+        snprintf(seed, sizeof seed, "%ld", c->seed);
+        snprintf(opset, sizeof opset, "%d", c->opset);
+        char *argv[32];
+        int n = 0;
+        for (int i = 0; i < rn->ncommand; i++) argv[n++] = rn->command[i];
+        argv[n++] = "imagenet-export", argv[n++] = (char *)c->model;
+        if (c->weights[0]) argv[n++] = "--weights-in", argv[n++] = (char *)c->weights;
+        else argv[n++] = "--seed", argv[n++] = seed;
+        argv[n++] = "--opset", argv[n++] = opset;
+        argv[n++] = "--out", argv[n++] = e->model_onnx;
+        argv[n++] = "--weights-out", argv[n++] = e->weights;
+        argv[n] = NULL;
+        delta_path(out, sizeof out, "%s/export.stdout.txt", e->work);
+        delta_path(err, sizeof err, "%s/export.stderr.txt", e->work);
+        fprintf(stderr, "[delta] exporting %s (%s) to ONNX opset %d with pytorch-python\n", c->model,
+                c->weights[0] ? c->weights : "seeded random weights", c->opset);
+        cb_proc_result pr;
+        if ((s = cb_proc_run(argv, out, err, e->timeout_s, &pr)) != CB_OK) return s;
+        if (!pr.exited || pr.exit_code) {
+            char tail[600];
+            delta_last_error_line(err, tail, sizeof tail);
+            return cb_fail(CB_ERR_IO, "exporting %s failed (see %s): %s", c->model, err, tail);
+        }
+        if ((s = delta_sha256_file(e->model_onnx, model_sha)) != CB_OK ||
+            (s = delta_sha256_file(e->weights, weights_sha)) != CB_OK)
+            return s;
+        if ((s = cb_write_file_atomic(record, want, strlen(want))) != CB_OK) return s;
+    }
+    snprintf(e->export_note, sizeof e->export_note, "torch.onnx.export opset %d by the pytorch-python runner", c->opset);
+    return CB_OK;
+}

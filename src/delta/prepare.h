@@ -1,0 +1,24 @@
+/* The inputs and the model every variant of an experiment shares
+ * (prepare.c). Internal. */
+#ifndef CB_DELTA_PREPARE_H
+#define CB_DELTA_PREPARE_H
+
+#include "variant.h"
+
+typedef struct delta_inputs {
+    int n;
+    char **names;        /* the image files, or "inputs[i]" */
+    char **sha256;       /* of each input's float32 tensor */
+    char file_sha256[65];
+} delta_inputs;
+void delta_inputs_free(delta_inputs *in);
+
+/* Writes e->work/inputs.npy and sets e->inputs; `pipeline` says how the
+ * inputs were made (recorded with every variant). */
+cb_status delta_prepare_inputs(delta_env *e, delta_inputs *in, char *pipeline, size_t cap);
+/* Sets e->model_onnx and e->weights, exporting them when they are not
+ * already there for this model, seed or weights and opset; the files'
+ * SHA-256 into the two buffers (65 bytes each). */
+cb_status delta_prepare_model(delta_env *e, char *weights_sha, char *model_sha);
+
+#endif

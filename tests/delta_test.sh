@@ -1,0 +1,161 @@
+#!/bin/bash
+# crossbind delta: a planted divergence localised by capture and by
+# bisection in crossbind and in ONNX Runtime; the weights' differences;
+# the determinism check; resuming after SIGKILL; a runner's missing
+# environment; the report in headless Chromium; the configurations and
+# stores it refuses. The model is a small classifier exported by Debian's
+# torch 1.13 (tests/delta/planted.py); inputs are the stand-in photographs.
+# Usage: tests/delta_test.sh BUILD_DIR. Prints "N passed, N failed".
+BUILD=${1:-build}
+BIN="$PWD/$BUILD/crossbind"
+T=$(mktemp -d /tmp/crossbind-delta.XXXXXX)
+SUITE=delta
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+
+NODE_NAME=$(/usr/bin/python3 tests/delta/planted.py "$T") || { echo "FAIL $SUITE: export"; echo "0 passed, 1 failed"; exit 1; }
+cat > "$T/planted.json" <<JSON
+{"files": [{"name": "a", "file": "$T/a.onnx", "runtime": "crossbind", "level": "fast"},
+           {"name": "b", "file": "$T/b.onnx", "runtime": "crossbind", "level": "fast"},
+           {"name": "b-ort", "file": "$T/b.onnx", "runtime": "onnxruntime", "level": "all"}],
+ "max_images": 4, "reps": 10, "warmup": 1, "repeat": true}
+JSON
+expect_ok "a planted divergence: three file variants run" "$BIN" delta --config "$T/planted.json" --store "$T/p.sqlite" \
+    --json "$T/p.json" --report "$T/report"
+cp "$T/err" "$T/first-run.err"
+check "it shows progress per variant" grep -q "^\[delta\]  3/4 b-ort:onnxruntime@all/t2: ok, median" "$T/first-run.err"
+
+# The summary, read with Python: localisation of both diverging pairs by both methods.
+python3 - "$T/p.json" "$NODE_NAME" > "$T/checks" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); node = sys.argv[2]
+pairs = {(p["a"], p["b"]): p for ax in d["axes"] for p in ax["pairs"]}
+def say(name, ok): print(("ok " if ok else "FAIL ") + name)
+ab = pairs.get(("a:crossbind@fast/t2", "b:crossbind@fast/t2"))
+ao = pairs.get(("a:crossbind@fast/t2", "b-ort:onnxruntime@all/t2"))
+bo = pairs.get(("b:crossbind@fast/t2", "b-ort:onnxruntime@all/t2"))
+rep = pairs.get(("a:crossbind@fast/t2", "a:crossbind@fast/t2#2"))
+say("three file pairs and the repeat pair are compared", all([ab, ao, bo, rep]))
+for name, p in (("crossbind vs crossbind", ab), ("crossbind vs ONNX Runtime", ao)):
+    loc = p["localisation"] or {}
+    say(f"{name}: the pair diverges", p["diverges"] and p["max_logit_diff"] > 1e-3)
+    for method in ("capture", "bisection"):
+        first = (loc.get(method) or {}).get("first") or {}
+        say(f"{name}: {method} names the planted layer {node}", first.get("onnx_node") == node and first.get("op") == "Conv")
+    layers = (loc.get("capture") or {}).get("layers") or []
+    w = {l["value"]: l.get("weights") for l in layers}
+    conv1 = next((v for k, v in w.items() if k.startswith("/conv1/Conv")), None)
+    conv2 = next((v for k, v in w.items() if k.startswith("/conv2/Conv")), None)
+    say(f"{name}: the weights differ in conv2 only", conv1 is not None and conv1["max"] == 0 and conv2 is not None
+        and conv2["max"] > 0)
+    say(f"{name}: layers before the planted one are within the tolerance",
+        all(l["activation"]["relative_max"] <= 1e-3 for l in layers[:layers.index(next(l for l in layers if l["value"].startswith("/conv2/")))]))
+    say(f"{name}: bisection needed a logarithmic number of probes", 1 <= (loc.get("bisection") or {}).get("probes", 0) <= 6)
+say("the same file in crossbind and ONNX Runtime stays within the tolerance", not bo["diverges"] and bo["localisation"] is None)
+say("the repeat of a variant gives identical outputs", rep["identical_outputs"] and rep["max_logit_diff"] == 0)
+for p in (ab, ao, bo):
+    for k in ("top1_agreement", "mean_rbo", "mean_jaccard", "mean_kendall_tau"):
+        say(f"{p['a']} vs {p['b']}: {k} in [-1, 1]", p[k] is not None and -1 <= p[k] <= 1)
+    say(f"{p['a']} vs {p['b']}: time test recorded", p["time"]["p"] is not None and p["time"]["p_adjusted"] >= p["time"]["p"])
+say("identical outputs give RBO, Jaccard and tau of 1", rep["mean_rbo"] == 1 and rep["mean_jaccard"] == 1 and rep["mean_kendall_tau"] == 1)
+v = {x["key"]: x for x in d["variants"]}
+say("every variant records its file's SHA-256", all(len(x["manifest"].get("file_sha256", "")) == 64 for x in v.values()))
+say("every variant records 4 inputs' output hash", all(len(x.get("outputs_sha256", "")) == 64 for x in v.values()))
+say("inputs are the stand-in photographs with their hashes", len(d["inputs"]) == 4 and all(len(i["sha256"]) == 64 for i in d["inputs"])
+    and d["inputs"][0]["name"].endswith("astronaut.png"))
+say("ONNX Runtime's manifest names its version and level", v["b-ort:onnxruntime@all/t2"]["manifest"].get("runner_opt_level") == "all"
+    and "onnxruntime" in v["b-ort:onnxruntime@all/t2"]["manifest"].get("runner_versions", ""))
+say("a differing input lists both top-5", all(len(x["top_a"]) == 5 and len(x["top_b"]) == 5 for x in ab["differing_inputs"]))
+PY
+while read -r verdict rest; do
+    if [ "$verdict" = ok ]; then echo "ok   $SUITE: $rest"; pass=$((pass + 1)); else echo "FAIL $SUITE: $rest"; fail=$((fail + 1)); fi
+done < "$T/checks"
+
+# ---- stored results are kept; a second run measures nothing ----
+expect_ok "a second run of the same experiment" "$BIN" delta --config "$T/planted.json" --store "$T/p.sqlite" --json "$T/p2.json" --no-report
+check "it runs no variant again" test "$(grep -c 'stored (ok)' "$T/err")" = 4
+check "it gives the same summary's measures" python3 -c "
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+strip = lambda d: [[(p['a'], p['b'], p['top1_agreement'], p['max_logit_diff'], p['localisation']) for p in ax['pairs']] for ax in d['axes']]
+sys.exit(strip(a) != strip(b))" "$T/p.json" "$T/p2.json"
+
+# ---- SIGKILL in the middle, then resume ----
+mkdir -p "$T/slow/onnxruntime-node"
+cat > "$T/slow/onnxruntime-node/manifest.json" <<'JSON'
+{"format": "crossbind-runner/1", "binding": "onnxruntime-node", "framework": "ONNX Runtime", "language": "JavaScript",
+ "command": ["bash", "-c", "sleep 60"], "version_command": ["echo", "slow"], "train": [], "infer": [], "loads": ["onnx"], "devices": ["cpu"]}
+JSON
+"$BIN" delta --config "$T/planted.json" --store "$T/k.sqlite" --runners "$T/slow" --no-report > "$T/k.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q "running 4 inputs" <(grep "b-ort" "$T/k.out") && break; sleep 0.1; done
+kill -9 $pid; wait $pid 2>/dev/null
+check "killed while a runner ran, the two variants before it are stored" test "$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM variant').fetchone()[0])" "$T/k.sqlite")" = 2
+sleep 0.5
+check "no runner is left behind" bash -c "! pgrep -fx 'sleep 60' >/dev/null"
+expect_ok "the same command continues" "$BIN" delta --config "$T/planted.json" --store "$T/k.sqlite" --no-report --json "$T/k.json"
+check "it keeps the two stored variants and runs the other two" \
+    test "$(grep -c 'stored (ok)' "$T/err")" = 2 -a "$(grep -c ': ok, median' "$T/err")" = 2
+
+# ---- a runner's missing environment: the others still measured ----
+mkdir -p "$T/none" && cp -r runners/crossbind "$T/none/"
+expect_ok "without ONNX Runtime's runner the experiment still runs" "$BIN" delta --config "$T/planted.json" \
+    --store "$T/u.sqlite" --runners "$T/none" --no-report --json "$T/u.json"
+check "that variant is stored as unavailable, the others measured" python3 -c "
+import json, sys
+v = {x['key']: x['status'] for x in json.load(open(sys.argv[1]))['variants']}
+sys.exit(not (v['b-ort:onnxruntime@all/t2'] == 'unavailable' and v['a:crossbind@fast/t2'] == 'ok'))" "$T/u.json"
+
+# ---- the report in headless Chromium ----
+cat > "$T/expect.json" <<'JSON'
+{"figures": {"layers-0": 1, "layers-1": 1}, "min_figures": 4, "bindings": [],
+ "tables": ["t-variants", "t-differing", "t-pairs", "t-matrix-top1", "t-matrix-rbo"]}
+JSON
+if node tests/browser/report_test.js "$T/report/index.html" "$T/expect.json" > "$T/browser.out" 2>&1; then
+    echo "ok   $SUITE: the report renders in headless Chromium ($(tail -1 "$T/browser.out"))"; pass=$((pass + 1))
+else
+    echo "FAIL $SUITE: the report in headless Chromium"; sed 's/^/    /' "$T/browser.out" | tail -15; fail=$((fail + 1))
+fi
+check "the report names the planted layer" grep -q "$NODE_NAME (Conv" "$T/report/index.html"
+
+# ---- configurations and stores it refuses ----
+expect_error "neither --config nor --profile" "exactly one of" "$BIN" delta
+expect_error "both --config and --profile" "exactly one of" "$BIN" delta --config "$T/planted.json" --profile quick
+expect_error "an unknown option" "unknown option" "$BIN" delta --profile quick --frobnicate
+expect_error "an unknown profile" "unknown profile" "$BIN" delta --profile huge --list
+expect_error "a missing configuration file" "cannot\|No such" "$BIN" delta --config "$T/none.json"
+echo '{"model": "mobilenet_v2", "colour": 1}' > "$T/c1.json"
+expect_error "an unknown key" "unknown key \"colour\"" "$BIN" delta --config "$T/c1.json" --list
+echo '{"model": "alexnet"}' > "$T/c2.json"
+expect_error "an unknown model" "unknown model" "$BIN" delta --config "$T/c2.json" --list
+echo '{"model": "mobilenet_v2", "reps": 5}' > "$T/c3.json"
+expect_error "fewer than 10 repetitions" "reps" "$BIN" delta --config "$T/c3.json" --list
+echo '{"model": "mobilenet_v2", "axes": {"runtime": ["tvm"]}}' > "$T/c4.json"
+expect_error "an unknown runtime" "axis \"runtime\"" "$BIN" delta --config "$T/c4.json" --list
+echo '{"files": [{"file": "x.onnx", "runtime": "pytorch"}]}' > "$T/c5.json"
+expect_error "an ONNX file in PyTorch" "not pytorch" "$BIN" delta --config "$T/c5.json" --list
+echo '{"model": "mobilenet_v2", "axes": {"threads": [0]}}' > "$T/c6.json"
+expect_error "zero threads" "threads" "$BIN" delta --config "$T/c6.json" --list
+printf '{"model": ' > "$T/c7.json"
+expect_error "truncated JSON" "c7.json" "$BIN" delta --config "$T/c7.json" --list
+echo '{}' > "$T/c8.json"
+expect_error "a configuration without model or files" "no \"model\" and no \"files\"" "$BIN" delta --config "$T/c8.json" --list
+sed 's/"max_images": 4/"max_images": 3/' "$T/planted.json" > "$T/other.json"
+expect_error "a store of another experiment" "holds another experiment" "$BIN" delta --config "$T/other.json" --store "$T/p.sqlite" --no-report
+python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('CREATE TABLE t(x)')" "$T/foreign.sqlite"
+expect_error "an SQLite file of another application" "another application" "$BIN" delta --config "$T/planted.json" --store "$T/foreign.sqlite" --no-report
+echo "not a database at all, just text that is long enough to be read as a header........." > "$T/text.sqlite"
+expect_error "a text file as the store" "not a crossbind delta store\|not a database" "$BIN" delta --config "$T/planted.json" --store "$T/text.sqlite" --no-report
+sed "s#$T/b.onnx#$T/missing.onnx#g" "$T/planted.json" > "$T/missing.json"
+expect_error "a missing model file" "missing.onnx" "$BIN" delta --config "$T/missing.json" --store "$T/m.sqlite" --no-report
+head -c 300 "$T/b.onnx" > "$T/cut.onnx"
+sed "s#$T/b.onnx#$T/cut.onnx#g" "$T/planted.json" > "$T/cut.json"
+expect_ok "a truncated model file: the experiment runs" "$BIN" delta --config "$T/cut.json" --store "$T/t.sqlite" --no-report --json "$T/t.json"
+check "the truncated file's variants fail with a message, the others are measured" python3 -c "
+import json, sys
+v = {x['key']: x for x in json.load(open(sys.argv[1]))['variants']}
+b = v['b:crossbind@fast/t2']
+sys.exit(not (b['status'] == 'failed' and 'cut.onnx' in b['error'] and v['a:crossbind@fast/t2']['status'] == 'ok'))" "$T/t.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
