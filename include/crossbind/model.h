@@ -22,7 +22,7 @@ typedef struct cb_model {
     int n_outputs, outputs[CB_MAX_IO];
     /* 1 where the model file takes input k as [N,H,W,C] (TensorFlow's layout,
      * which the file transposes to [N,C,H,W] first): the graph's input node is
-     * [C,H,W], and callers feeding the file's layout transpose (cb_nhwc_to_nchw). */
+     * [C,H,W], and callers feeding the file's layout transpose (cb_tensor_nhwc_to_nchw). */
     unsigned char input_nhwc[CB_MAX_IO];
     /* A batch size fixed by the model file (ONNX input dims), 0 if free. */
     int64_t fixed_batch;

@@ -35,6 +35,10 @@ typedef struct cb_tensor_list {
 size_t cb_dtype_size(cb_dtype t);
 const char *cb_dtype_name(cb_dtype t);
 int64_t cb_tensor_numel(const cb_tensor *t);
+/* A float32 [N,H,W,C] tensor (TensorFlow's image layout) rearranged as
+ * [N,C,H,W] in place (its data reallocated): how a model file that takes
+ * [N,H,W,C] is fed (cb_model.input_nhwc). Other tensors are refused. */
+cb_status cb_tensor_nhwc_to_nchw(cb_tensor *t);
 
 /* Appends a tensor with a copy of `data` (NULL: zero-filled). */
 cb_status cb_tensor_list_add(cb_tensor_list *list, const char *name, cb_dtype dtype,

@@ -54,25 +54,6 @@ static cb_status as_f32(cb_tensor *t, const char *path)
     return CB_OK;
 }
 
-/* An [N,H,W,C] float32 array as [N,C,H,W], in place. */
-static cb_status nhwc_to_nchw(cb_tensor *t)
-{
-    const int64_t n = t->shape[0], h = t->shape[1], w = t->shape[2], c = t->shape[3];
-    const int64_t total = n * h * w * c;
-    float *f = malloc((size_t)(total ? total : 1) * sizeof *f);
-    if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory");
-    const float *src = t->data;
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t y = 0; y < h; y++)
-            for (int64_t x = 0; x < w; x++)
-                for (int64_t k = 0; k < c; k++)
-                    f[((i * c + k) * h + y) * w + x] = src[((i * h + y) * w + x) * c + k];
-    free(t->data);
-    t->data = f;
-    t->shape[1] = c, t->shape[2] = h, t->shape[3] = w;
-    return CB_OK;
-}
-
 /* Checks input k's array against the shape the model file declares (for an
  * input the file takes as [N,H,W,C], that one), then brings it into the
  * graph's layout. */
@@ -95,7 +76,7 @@ static cb_status check_input(const cb_model *m, int k, cb_tensor *t, const char 
     else if (t->shape[0] != *batch)
         return cb_fail(CB_ERR_SHAPE, "%s: batch %lld differs from the first input's %lld", path,
                        (long long)t->shape[0], (long long)*batch);
-    return nhwc ? nhwc_to_nchw(t) : CB_OK;
+    return nhwc ? cb_tensor_nhwc_to_nchw(t) : CB_OK;
 }
 
 int cmd_run(int argc, char **argv)

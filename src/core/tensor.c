@@ -32,6 +32,25 @@ int64_t cb_tensor_numel(const cb_tensor *t)
     return n;
 }
 
+cb_status cb_tensor_nhwc_to_nchw(cb_tensor *t)
+{
+    if (t->dtype != CB_F32 || t->ndim != 4) return cb_fail(CB_ERR_SHAPE, "an [N,H,W,C] float32 tensor was expected");
+    const int64_t n = t->shape[0], h = t->shape[1], w = t->shape[2], c = t->shape[3];
+    const int64_t total = n * h * w * c;
+    float *f = malloc((size_t)(total ? total : 1) * sizeof *f);
+    if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    const float *src = t->data;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t y = 0; y < h; y++)
+            for (int64_t x = 0; x < w; x++)
+                for (int64_t k = 0; k < c; k++)
+                    f[((i * c + k) * h + y) * w + x] = src[((i * h + y) * w + x) * c + k];
+    free(t->data);
+    t->data = f;
+    t->shape[1] = c, t->shape[2] = h, t->shape[3] = w;
+    return CB_OK;
+}
+
 cb_status cb_tensor_list_add(cb_tensor_list *list, const char *name, cb_dtype dtype,
                              int ndim, const int64_t *shape, const void *data)
 {

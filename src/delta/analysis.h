@@ -22,7 +22,7 @@ typedef struct delta_analysis {
     delta_axis_pair *pairs;
     int n_pairs;
     char pipeline[1024], machine[512];
-    char model_sha[65], weights_sha[65];
+    char model_sha[65], weights_sha[65], keras_sha[65];
     double wall_s;
 } delta_analysis;
 

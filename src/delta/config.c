@@ -8,6 +8,7 @@
  *    "axes": {"runtime": [...], "crossbind.level": [...], "onnxruntime.level": [...],
  *             "threads": [1, 2], "pytorch.version": ["2.7.1", "1.13.1"]},
  *    "files": [{"name": "planted", "file": "b.onnx", "runtime": "crossbind", "level": "fast"}],
+ *    "keras": {"runtimes": ["keras", "onnxruntime", "crossbind", "tflite"], "quantisation": true},
  *    "repeat": true}
  * "vary-one" (the default) changes one axis of the base at a time and
  * freezes the rest, each axis giving one group of variants compared among
@@ -21,7 +22,9 @@
 #include "../core/json.h"
 #include "delta.h"
 
-static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", NULL};
+static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", NULL};
+static const char *const torch_runtimes[] = {"crossbind", "onnxruntime", "pytorch", NULL};
+static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", NULL};
 static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath", NULL};
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
 static const char *const torch_versions[] = {"2.7.1", "1.13.1", NULL};
@@ -29,15 +32,21 @@ static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "re
 
 /* DeltaNN's three axes at the size of a first look: MobileNetV2 on the
  * stand-in photographs, through PyTorch (both versions), ONNX Runtime at
- * every graph level and crossbind at every level, 1 and 2 threads. */
+ * every graph level and crossbind at every level, 1 and 2 threads; and
+ * Keras' MobileNetV2 natively, through tf2onnx into ONNX Runtime and
+ * crossbind, and through TFLite (float, and int8 as its own group). */
 static const char quick_profile[] =
     "{\"model\": \"mobilenet_v2\", \"seed\": 1, \"max_images\": 8, \"reps\": 10, \"warmup\": 2,"
     " \"axes\": {\"runtime\": [\"pytorch\", \"onnxruntime\", \"crossbind\"],"
     "  \"crossbind.level\": [\"reference\", \"fast\", \"fused\", \"fastmath\"],"
     "  \"onnxruntime.level\": [\"disabled\", \"basic\", \"extended\", \"all\"],"
-    "  \"threads\": [1, 2], \"pytorch.version\": [\"2.7.1\", \"1.13.1\"]}, \"repeat\": true}";
+    "  \"threads\": [1, 2], \"pytorch.version\": [\"2.7.1\", \"1.13.1\"]},"
+    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\"], \"quantisation\": true},"
+    " \"repeat\": true}";
 
 const char *delta_runtime_name(delta_runtime r) { return runtimes[r]; }
+
+const char *delta_keras_norm(const char *model) { return !strncmp(model, "resnet", 6) ? "caffe" : "tf"; }
 
 static int index_of(const char *const *list, const char *s)
 {
@@ -55,6 +64,7 @@ void delta_variant_key(delta_variant *v)
 {
     char head[112];
     if (v->runtime == DELTA_PYTORCH) snprintf(head, sizeof head, "pytorch-%s", v->version);
+    else if (v->runtime == DELTA_KERAS) snprintf(head, sizeof head, "keras");
     else snprintf(head, sizeof head, "%s@%s", runtimes[v->runtime], v->level);
     snprintf(v->key, sizeof v->key, "%s%s%s/t%d%s", v->label[0] ? v->label : "", v->label[0] ? ":" : "", head,
              v->threads, v->repeat ? "#2" : "");
@@ -160,7 +170,7 @@ static cb_status read_axes(const cb_json *axes, axes_spec *a)
     memset(a, 0, sizeof *a);
     if (!axes) return CB_OK;
     cb_status s = check_keys(axes, "\"axes\"", keys);
-    if (s == CB_OK) s = axis_strings(axes, "runtime", runtimes, a->runtime, &a->n_runtime);
+    if (s == CB_OK) s = axis_strings(axes, "runtime", torch_runtimes, a->runtime, &a->n_runtime);
     if (s == CB_OK) s = axis_strings(axes, "crossbind.level", cb_levels, a->cb_level, &a->n_cb_level);
     if (s == CB_OK) s = axis_strings(axes, "onnxruntime.level", ort_levels, a->ort_level, &a->n_ort_level);
     if (s == CB_OK) s = axis_strings(axes, "pytorch.version", torch_versions, a->version, &a->n_version);
@@ -195,7 +205,7 @@ static cb_status read_base(const cb_json *b, base_spec *out)
     char rt[32] = "pytorch";
     long threads = 2;
     cb_status s = check_keys(b, "\"base\"", keys);
-    if (s == CB_OK) s = get_str(b, "runtime", runtimes, rt, sizeof rt);
+    if (s == CB_OK) s = get_str(b, "runtime", torch_runtimes, rt, sizeof rt);
     if (s == CB_OK) s = get_str(b, "version", torch_versions, out->version, sizeof out->version);
     if (s == CB_OK) s = get_int(b, "threads", 1, 256, &threads);
     const cb_json *lv = cb_json_get(b, "levels");
@@ -265,6 +275,46 @@ static cb_status product(delta_config *c, const base_spec *b, const axes_spec *a
     return s;
 }
 
+/* "keras": {"runtimes": [...], "quantisation": true}: Keras' model in its
+ * conversions, and the TFLite quantisation as a group of its own, so that
+ * the quantised file is never one of the float conversions. */
+static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *b)
+{
+    static const char *const keys[] = {"runtimes", "quantisation", NULL};
+    if (!k) return CB_OK;
+    if (!c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs \"model\"");
+    if (c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs images (Keras preprocesses its own way), not \"inputs_npy\"");
+    cb_status s = check_keys(k, "\"keras\"", keys);
+    const char *rts[4];
+    int n = 0;
+    if (s == CB_OK) s = axis_strings(k, "runtimes", keras_runtimes, rts, &n);
+    if (s != CB_OK) return s;
+    if (!n) memcpy(rts, keras_runtimes, sizeof rts), n = 4;
+    const cb_json *q = cb_json_get(k, "quantisation");
+    if (q && q->type != CB_JSON_BOOL) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\".\"quantisation\" must be true or false");
+    c->keras = 1;
+    delta_axis *x = add_axis(c, "Keras conversion");
+    for (int i = 0; s == CB_OK && i < n; i++) {
+        delta_runtime r = (delta_runtime)index_of(runtimes, rts[i]);
+        delta_variant v = {.runtime = r, .source = DELTA_SRC_KERAS, .threads = b->threads};
+        snprintf(v.label, sizeof v.label, "keras");
+        snprintf(v.level, sizeof v.level, "%s", r == DELTA_KERAS ? "default" : r == DELTA_TFLITE ? "float" : b->level[r]);
+        s = join(c, x, v);
+    }
+    if (s == CB_OK && (!q || q->num)) {
+        x = add_axis(c, "TFLite quantisation");
+        static const char *const lv[3][2] = {{"keras", "default"}, {"tflite", "float"}, {"tflite", "int8"}};
+        for (int i = 0; s == CB_OK && x && i < 3; i++) {
+            delta_variant v = {.runtime = (delta_runtime)index_of(runtimes, lv[i][0]), .source = DELTA_SRC_KERAS,
+                               .threads = b->threads};
+            snprintf(v.label, sizeof v.label, "keras");
+            snprintf(v.level, sizeof v.level, "%s", lv[i][1]);
+            s = join(c, x, v);
+        }
+    }
+    return s;
+}
+
 static cb_status read_files(delta_config *c, const cb_json *files, const base_spec *b)
 {
     static const char *const keys[] = {"name", "file", "runtime", "level", "threads", NULL};
@@ -284,8 +334,8 @@ static cb_status read_files(delta_config *c, const cb_json *files, const base_sp
         if (s != CB_OK) return s;
         if (!v.file[0]) return cb_fail(CB_ERR_INVALID_ARG, "a \"files\" entry needs \"file\"");
         v.runtime = (delta_runtime)index_of(runtimes, rt);
-        if (v.runtime == DELTA_PYTORCH)
-            return cb_fail(CB_ERR_INVALID_ARG, "\"files\": an ONNX file runs in crossbind or onnxruntime, not pytorch");
+        if (!delta_runs_onnx(&v))
+            return cb_fail(CB_ERR_INVALID_ARG, "\"files\": an ONNX file runs in crossbind or onnxruntime, not %s", rt);
         snprintf(v.level, sizeof v.level, "%s", b->level[v.runtime]);
         if ((s = get_str(f, "level", levels_of(v.runtime), v.level, sizeof v.level)) != CB_OK) return s;
         snprintf(v.label, sizeof v.label, "file%d", i + 1);
@@ -304,7 +354,7 @@ static cb_status parse(delta_config *c, const cb_json *cfg)
 {
     static const char *const keys[] = {"model", "seed", "weights", "images", "inputs_npy", "max_images", "resize",
                                        "crop", "reps", "warmup", "k", "p", "tolerance", "opset", "mode", "base",
-                                       "axes", "files", "repeat", NULL};
+                                       "axes", "files", "keras", "repeat", NULL};
     static const char *const modes[] = {"vary-one", "product", NULL};
     long max_images = 16, resize = 256, crop = 0, reps = 10, warmup = 2, k = 5, opset = 13;
     cb_status s = check_keys(cfg, "the configuration", keys);
@@ -342,6 +392,7 @@ static cb_status parse(delta_config *c, const cb_json *cfg)
     c->base = -1;
     if (c->model[0]) s = !strcmp(c->mode, "product") ? product(c, &b, &a) : vary_one(c, &b, &a);
     else if (cb_json_get(cfg, "axes")) return cb_fail(CB_ERR_INVALID_ARG, "\"axes\" vary a \"model\"; this configuration has none");
+    if (s == CB_OK) s = read_keras(c, cb_json_get(cfg, "keras"), &b);
     if (s == CB_OK) s = read_files(c, cb_json_get(cfg, "files"), &b);
     if (s != CB_OK) return s;
     if (c->base < 0) return cb_fail(CB_ERR_INVALID_ARG, "the configuration names no \"model\" and no \"files\"");

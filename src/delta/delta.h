@@ -19,17 +19,25 @@
 #define DELTA_MAX_VARIANTS 64
 #define DELTA_MAX_AXES 8
 
-typedef enum { DELTA_CROSSBIND, DELTA_ONNXRUNTIME, DELTA_PYTORCH } delta_runtime;
+typedef enum { DELTA_CROSSBIND, DELTA_ONNXRUNTIME, DELTA_PYTORCH, DELTA_KERAS, DELTA_TFLITE } delta_runtime;
+/* The framework the model comes from: torchvision's (exported to ONNX by
+ * torch.onnx) or tf.keras.applications' (to ONNX by tf2onnx, to TFLite by
+ * TFLiteConverter). Their weights differ: variants of two sources are
+ * never compared with each other. */
+typedef enum { DELTA_SRC_PYTORCH, DELTA_SRC_KERAS } delta_source;
 
 /* One variant: what it changes is exactly these fields. */
 typedef struct delta_variant {
     char key[200];        /* stable id, e.g. "crossbind@fused/t2", "pytorch-1.13.1/t2" */
     delta_runtime runtime;
-    char level[32];       /* crossbind: reference|fast|fused|fastmath; onnxruntime: disabled|basic|extended|all; pytorch: eager */
+    delta_source source;
+    /* crossbind: reference|fast|fused|fastmath; onnxruntime: disabled|basic|extended|all;
+     * pytorch: eager; keras: default; tflite: float|int8 (Optimize.DEFAULT's dynamic-range weights) */
+    char level[32];
     char version[32];     /* pytorch: "2.7.1" (the runner's environment) or "1.13.1" (Debian's); others "" */
     int threads;
     char file[4096];      /* a user's ONNX file (crossbind, onnxruntime), "" for the model's own */
-    char label[64];       /* the file variant's name in the config, "" otherwise */
+    char label[64];       /* the file variant's name in the config, "keras" for Keras' variants, "" otherwise */
     int repeat;           /* 1: the determinism check, a second run of the base */
 } delta_variant;
 
@@ -60,6 +68,7 @@ typedef struct delta_config {
     int base;              /* index of the base variant */
     delta_axis axes[DELTA_MAX_AXES];
     int n_axes;
+    int keras;             /* 1: also the Keras group (tf.keras.applications' model, its conversions) */
     char *canonical;       /* the configuration as stored (owned): a store holds one */
 } delta_config;
 
@@ -67,6 +76,13 @@ typedef struct delta_config {
 cb_status delta_config_load(const char *path, const char *profile, delta_config *c);
 void delta_config_free(delta_config *c);
 const char *delta_runtime_name(delta_runtime r);
+/* Whether a variant runs an ONNX file (and can be cut or instrumented). */
+static inline int delta_runs_onnx(const delta_variant *v)
+{
+    return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME;
+}
+/* Keras applications' preprocessing mode for a model ("tf" or "caffe"). */
+const char *delta_keras_norm(const char *model);
 /* The key of a variant from its fields. */
 void delta_variant_key(delta_variant *v);
 

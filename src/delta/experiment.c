@@ -31,6 +31,8 @@ static cb_status fingerprint(const delta_config *c, const delta_analysis *a, cha
 {
     size_t k = (size_t)snprintf(out, cap, "model=%s weights=%s inputs=%s reps=%d warmup=%d", c->model[0] ? c->model : "-",
                                 c->model[0] ? a->weights_sha : "-", a->inputs.file_sha256, c->reps, c->warmup);
+    if (c->keras && k < cap)
+        k += (size_t)snprintf(out + k, cap - k, " keras=%.16s keras_inputs=%.16s", a->keras_sha, a->inputs.keras_file_sha256);
     for (int i = 0; i < c->n_variants && k < cap; i++) {
         char sha[65];
         if (!c->variants[i].file[0]) continue;
@@ -176,13 +178,17 @@ static cb_status experiment(delta_env *e, const delta_options *o, delta_analysis
     delta_store *st = NULL;
     cb_status s = delta_prepare_inputs(e, &a->inputs, a->pipeline, sizeof a->pipeline);
     if (s == CB_OK && c->model[0]) s = delta_prepare_model(e, a->weights_sha, a->model_sha);
+    if (s == CB_OK && c->keras) s = delta_prepare_keras(e, &a->inputs, a->keras_sha);
     if (s == CB_OK) s = fingerprint(c, a, fp, sizeof fp);
     if (s == CB_OK) s = delta_store_open(o->store, fp, &st);
     if (s == CB_OK) s = delta_store_put_inputs(st, a->inputs.n, (const char *const *)a->inputs.names,
-                                               (const char *const *)a->inputs.sha256);
+                                               (const char *const *)a->inputs.sha256,
+                                               (const char *const *)a->inputs.keras_sha256);
     if (s == CB_OK) s = delta_store_put_file(st, "inputs.npy", e->inputs, a->inputs.file_sha256);
     if (s == CB_OK && c->model[0]) s = delta_store_put_file(st, "model.onnx", e->model_onnx, a->model_sha);
     if (s == CB_OK && c->model[0]) s = delta_store_put_file(st, "weights.pt", e->weights, a->weights_sha);
+    if (s == CB_OK && c->keras) s = delta_store_put_file(st, "keras/model.h5", e->keras_dir, a->keras_sha);
+    if (s == CB_OK && c->keras) s = delta_store_put_file(st, "inputs-keras.npy", e->keras_inputs, a->inputs.keras_file_sha256);
     if (s == CB_OK) s = run_variants(e, st, a);
     if (s == CB_OK) s = compare_axes(c, a);
     if (s == CB_OK) s = localise_pairs(e, st, a, o->localise);

@@ -85,6 +85,14 @@ static cb_status capture_crossbind(const delta_variant *v, const char *file, con
     cb_exec *ex = NULL;
     cb_status s = cb_set_threads(v->threads);
     if (s == CB_OK) s = cb_onnx_load(file, 0, &m);
+    cb_tensor own = {0}; /* the input in the graph's layout, for a file that takes [N,H,W,C] */
+    if (s == CB_OK && m->input_nhwc[0]) {
+        own = *x;
+        if (!(own.data = malloc((size_t)cb_tensor_numel(x) * sizeof(float)))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+        else memcpy(own.data, x->data, (size_t)cb_tensor_numel(x) * sizeof(float));
+        if (s == CB_OK) s = cb_tensor_nhwc_to_nchw(&own);
+        x = &own;
+    }
     if (s == CB_OK && cb_tensor_numel(x) != cb_node_numel(&m->graph.nodes[m->input]))
         s = cb_fail(CB_ERR_SHAPE, "%s: the input does not fit the model", file);
     if (s == CB_OK) s = cb_exec_create(&m->graph, 1, 0, (cb_kernels)cb_level_parse(v->level), &ex);
@@ -105,6 +113,7 @@ static cb_status capture_crossbind(const delta_variant *v, const char *file, con
     }
     cb_exec_free(ex);
     cb_model_free(m);
+    cb_tensor_free(&own);
     return s;
 }
 
@@ -131,10 +140,14 @@ static cb_status read_runner_capture(const char *dir, capture_set *out)
             break;
         }
         cb_tensor t = {0};
+        char unique[256];
+        snprintf(unique, sizeof unique, "%s", name->str);
+        for (int k = 2; capture_find(out, unique); k++) /* a module called twice (ResNet's shared ReLU) */
+            snprintf(unique, sizeof unique, "%.200s#%d", name->str, k);
         delta_path(path, sizeof path, "%s/capture/%s", dir, file->str);
         if ((s = cb_npy_read(path, &t)) != CB_OK) break;
         if (t.dtype == CB_F32) {
-            layer_value *lv = capture_add(out, name->str, op && op->type == CB_JSON_STR ? op->str : "", cb_tensor_numel(&t));
+            layer_value *lv = capture_add(out, unique, op && op->type == CB_JSON_STR ? op->str : "", cb_tensor_numel(&t));
             if (!lv) s = cb_fail(CB_ERR_NOMEM, "out of memory");
             else memcpy(lv->data, t.data, (size_t)lv->n * sizeof(float));
         }
@@ -149,12 +162,14 @@ static cb_status read_runner_capture(const char *dir, capture_set *out)
 static cb_status capture_runner(const delta_env *e, const delta_variant *v, const char *dir, const char *one_input,
                                 char **names, int n_names, capture_set *out)
 {
-    char file[2400] = "";
+    char file[2400] = "", own[2400];
     cb_status s = cb_mkdirs(dir);
+    const char *src = delta_variant_file(e, v, own);
+    snprintf(file, sizeof file, "%s", src);
     if (s == CB_OK && v->runtime == DELTA_ONNXRUNTIME) {
         delta_onnx g;
         delta_path(file, sizeof file, "%s/instrumented.onnx", dir);
-        s = delta_onnx_open(delta_variant_file(e, v), &g);
+        s = delta_onnx_open(src, &g);
         if (s == CB_OK) s = delta_onnx_write_outputs(&g, file, (const char *const *)names, n_names, 1);
         delta_onnx_close(&g);
     }
@@ -166,7 +181,8 @@ static cb_status capture_runner(const delta_env *e, const delta_variant *v, cons
 static cb_status capture_variant(const delta_env *e, const delta_variant *v, const char *dir, const char *one_input,
                                  const cb_tensor *x, char **names, int n_names, capture_set *out)
 {
-    if (v->runtime == DELTA_CROSSBIND) return capture_crossbind(v, delta_variant_file(e, v), x, out);
+    char file[2400];
+    if (v->runtime == DELTA_CROSSBIND) return capture_crossbind(v, delta_variant_file(e, v, file), x, out);
     return capture_runner(e, v, dir, one_input, names, n_names, out);
 }
 
@@ -243,26 +259,37 @@ static void json_first(cb_buf *o, int index, const layer_value *l, const delta_o
     cb_buf_printf(o, "}");
 }
 
+/* Sides whose intermediate values share names: ONNX files (value names),
+ * PyTorch (module paths), Keras (layer names); TFLite exposes none. */
+static int family(const delta_variant *v)
+{
+    return delta_runs_onnx(v) ? 0 : (int)v->runtime;
+}
+
 static cb_status by_capture(const delta_env *e, const delta_variant *a, const delta_variant *b, const char *dir,
                             const char *one_input, const cb_tensor *x, cb_buf *o)
 {
-    int onnx_a = a->runtime != DELTA_PYTORCH, onnx_b = b->runtime != DELTA_PYTORCH;
-    if (onnx_a != onnx_b) {
-        cb_buf_printf(o, "{\"available\": false, \"reason\": \"PyTorch's modules and an ONNX file's values have no "
-                         "common names (the export folds batch normalisation into convolutions)\"}");
+    int onnx_a = delta_runs_onnx(a);
+    if (family(a) != family(b) || a->runtime == DELTA_TFLITE) {
+        cb_buf_printf(o, "{\"available\": false, \"reason\": ");
+        cb_buf_json_string(o, a->runtime == DELTA_TFLITE || b->runtime == DELTA_TFLITE
+                                  ? "the TFLite runner exposes no intermediate values"
+                                  : "the two sides name their layers differently (framework modules or layers against "
+                                    "an ONNX file's values, whose export folds batch normalisation into convolutions)");
+        cb_buf_printf(o, "}");
         return CB_OK;
     }
-    char **names = NULL, sub[2400];
+    char **names = NULL, sub[2400], fa[2400], fb[2400];
     int n_names = 0;
     capture_set ca = {0}, cb = {0};
     delta_onnx ga = {0}, gb = {0};
-    cb_status s = onnx_a ? onnx_float_values(delta_variant_file(e, a), &names, &n_names) : CB_OK;
+    cb_status s = onnx_a ? onnx_float_values(delta_variant_file(e, a, fa), &names, &n_names) : CB_OK;
     delta_path(sub, sizeof sub, "%s/capture-a", dir);
     if (s == CB_OK) s = capture_variant(e, a, sub, one_input, x, names, n_names, &ca);
     delta_path(sub, sizeof sub, "%s/capture-b", dir);
     if (s == CB_OK) s = capture_variant(e, b, sub, one_input, x, names, n_names, &cb);
-    if (s == CB_OK && onnx_a) s = delta_onnx_open(delta_variant_file(e, a), &ga);
-    if (s == CB_OK && onnx_a) s = delta_onnx_open(delta_variant_file(e, b), &gb);
+    if (s == CB_OK && onnx_a) s = delta_onnx_open(delta_variant_file(e, a, fa), &ga);
+    if (s == CB_OK && onnx_a) s = delta_onnx_open(delta_variant_file(e, b, fb), &gb);
     if (s != CB_OK) {
         cb_buf_printf(o, "{\"available\": false, \"reason\": ");
         cb_buf_json_string(o, cb_last_error());
@@ -311,7 +338,8 @@ static cb_status probe(const delta_env *e, const delta_variant *a, const delta_v
         delta_path(sub, sizeof sub, "%s/bisect-%d-%c", dir, step, "ab"[k]);
         delta_path(cut, sizeof cut, "%s/cut.onnx", sub);
         delta_variant v = *side[k];
-        if ((s = cb_mkdirs(sub)) != CB_OK || (s = delta_onnx_open(delta_variant_file(e, side[k]), &g)) != CB_OK) break;
+        char own[2400];
+        if ((s = cb_mkdirs(sub)) != CB_OK || (s = delta_onnx_open(delta_variant_file(e, side[k], own), &g)) != CB_OK) break;
         s = delta_onnx_write_outputs(&g, cut, &value, 1, 0);
         delta_onnx_close(&g);
         snprintf(v.file, sizeof v.file, "%s", cut);
@@ -344,15 +372,15 @@ static cb_status probe(const delta_env *e, const delta_variant *a, const delta_v
 static cb_status by_bisection(const delta_env *e, const delta_variant *a, const delta_variant *b, const char *dir,
                               const char *one_input, const cb_tensor *x, cb_buf *o)
 {
-    if (a->runtime == DELTA_PYTORCH || b->runtime == DELTA_PYTORCH) {
-        cb_buf_printf(o, "{\"available\": false, \"reason\": \"a PyTorch variant runs torchvision's modules, not an "
-                         "ONNX file that can be cut\"}");
+    if (!delta_runs_onnx(a) || !delta_runs_onnx(b)) {
+        cb_buf_printf(o, "{\"available\": false, \"reason\": \"only ONNX files are cut into sub-models; this pair "
+                         "runs a framework's own model\"}");
         return CB_OK;
     }
-    char **names = NULL;
+    char **names = NULL, fa[2400];
     int n = 0, probes = 0;
     double rel_last = 0, rel = 0;
-    cb_status s = onnx_float_values(delta_variant_file(e, a), &names, &n);
+    cb_status s = onnx_float_values(delta_variant_file(e, a, fa), &names, &n);
     if (s == CB_OK && n < 1) s = cb_fail(CB_ERR_FORMAT, "the model computes no value");
     if (s == CB_OK) s = probe(e, a, b, dir, one_input, x, names[n - 1], probes++, &rel_last);
     int lo = 0, hi = n - 1; /* invariant: names[hi] diverges */
@@ -378,7 +406,7 @@ static cb_status by_bisection(const delta_env *e, const delta_variant *a, const 
         layer_value l = {0};
         snprintf(l.name, sizeof l.name, "%s", names[hi]);
         cb_buf_printf(o, "{\"available\": true, \"method\": \"bisection\", \"probes\": %d, \"values\": %d, ", probes, n);
-        json_first(o, hi, &l, delta_onnx_open(delta_variant_file(e, a), &g) == CB_OK ? &g : NULL);
+        json_first(o, hi, &l, delta_onnx_open(delta_variant_file(e, a, fa), &g) == CB_OK ? &g : NULL);
         cb_buf_printf(o, "}");
         delta_onnx_close(&g);
     }
@@ -395,7 +423,7 @@ cb_status delta_localise(const delta_env *e, const delta_variant *a, const delta
     delta_path(one_input, sizeof one_input, "%s/input.npy", dir);
     cb_tensor all = {0}, x = {0};
     cb_status s = cb_mkdirs(dir);
-    if (s == CB_OK) s = cb_npy_read(e->inputs, &all);
+    if (s == CB_OK) s = cb_npy_read(delta_variant_inputs(e, a), &all);
     if (s == CB_OK && (input < 0 || input >= all.shape[0])) s = cb_fail(CB_ERR_INVALID_ARG, "no input %d", input);
     if (s == CB_OK) {
         int64_t per = cb_tensor_numel(&all) / all.shape[0];

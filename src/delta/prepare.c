@@ -16,9 +16,13 @@
 
 void delta_inputs_free(delta_inputs *in)
 {
-    for (int i = 0; i < in->n; i++) free(in->names[i]), free(in->sha256[i]);
+    for (int i = 0; i < in->n; i++) {
+        free(in->names[i]), free(in->sha256[i]);
+        if (in->keras_sha256) free(in->keras_sha256[i]);
+    }
     free(in->names);
     free(in->sha256);
+    free(in->keras_sha256);
     memset(in, 0, sizeof *in);
 }
 
@@ -30,18 +34,21 @@ static cb_status inputs_alloc(delta_inputs *in, int n)
 }
 
 /* Per input, the SHA-256 of its float32 values. */
-static cb_status hash_rows(const cb_tensor *t, delta_inputs *in)
+static cb_status hash_rows(const cb_tensor *t, int n, char **sha)
 {
     size_t row = (size_t)(cb_tensor_numel(t) / t->shape[0]) * sizeof(float);
-    for (int i = 0; i < in->n; i++) {
+    for (int i = 0; i < n; i++) {
         char hex[65];
         cb_sha256_hex((const char *)t->data + (size_t)i * row, row, hex);
-        if (!(in->sha256[i] = strdup(hex))) return cb_fail(CB_ERR_NOMEM, "out of memory");
+        if (!(sha[i] = strdup(hex))) return cb_fail(CB_ERR_NOMEM, "out of memory");
     }
     return CB_OK;
 }
 
-static cb_status images_to_npy(const delta_config *c, const char *out, delta_inputs *in, char *pipeline, size_t cap)
+/* The images through the pipeline with one normalisation and layout into
+ * `out`; names are set when in->names is still empty. */
+static cb_status images_to_npy(const delta_config *c, cb_image_norm norm, cb_image_layout layout, const char *out,
+                               delta_inputs *in, char **sha, char *pipeline, size_t cap)
 {
     cb_image_list l = {0};
     cb_status s = c->images[0] ? cb_image_list_dir(c->images, &l) : cb_image_stand_in(&l);
@@ -49,20 +56,25 @@ static cb_status images_to_npy(const delta_config *c, const char *out, delta_inp
     int n = s == CB_OK ? (l.n < c->max_images ? l.n : c->max_images) : 0;
     cb_image_prep p;
     cb_image_prep_default(&p);
-    p.resize = c->resize, p.crop = c->crop;
+    p.resize = c->resize, p.crop = c->crop, p.norm = norm, p.layout = layout;
     cb_tensor t = {.dtype = CB_F32, .ndim = 4, .shape = {n, 3, c->crop, c->crop}};
+    if (layout == CB_LAYOUT_HWC) t.shape[1] = c->crop, t.shape[3] = 3;
     size_t per = (size_t)3 * (size_t)c->crop * (size_t)c->crop;
+    int named = in->names != NULL;
     if (s == CB_OK && !(t.data = malloc((size_t)n * per * sizeof(float)))) s = cb_fail(CB_ERR_NOMEM, "out of memory for the inputs");
-    if (s == CB_OK) s = inputs_alloc(in, n);
+    if (s == CB_OK && !named) s = inputs_alloc(in, n);
     for (int i = 0; s == CB_OK && i < n; i++) {
-        in->n = i + 1;
         s = cb_image_process_file(l.paths[i], &p, (float *)t.data + (size_t)i * per, NULL);
+        if (named) continue;
+        in->n = i + 1;
         if (s == CB_OK && !(in->names[i] = strdup(l.paths[i]))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
     }
-    if (s == CB_OK) s = hash_rows(&t, in);
+    if (!sha) sha = in->sha256; /* the first tensor made: the inputs' own hashes */
+    if (s == CB_OK) s = hash_rows(&t, n, sha);
     if (s == CB_OK) s = cb_npy_write(out, &t);
     snprintf(pipeline, cap, "decode (%s), resize shorter side %d (antialiased bilinear), centre crop %d, %s "
-             "normalisation, NCHW float32", cb_image_decoders(), c->resize, c->crop, cb_image_norm_name(p.norm));
+             "normalisation, %s float32", cb_image_decoders(), c->resize, c->crop, cb_image_norm_name(norm),
+             layout == CB_LAYOUT_HWC ? "NHWC" : "NCHW");
     cb_tensor_free(&t);
     cb_image_list_free(&l);
     return s;
@@ -82,7 +94,7 @@ static cb_status npy_inputs(const delta_config *c, const char *out, delta_inputs
         in->n = i + 1;
         if (!(in->names[i] = strdup(name))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
     }
-    if (s == CB_OK) s = hash_rows(&t, in);
+    if (s == CB_OK) s = hash_rows(&t, in->n, in->sha256);
     if (s == CB_OK) s = cb_npy_write(out, &t);
     snprintf(pipeline, cap, "the user's tensor %s, as given", c->inputs_npy);
     cb_tensor_free(&t);
@@ -94,7 +106,8 @@ cb_status delta_prepare_inputs(delta_env *e, delta_inputs *in, char *pipeline, s
     delta_path(e->inputs, sizeof e->inputs, "%s/inputs.npy", e->work);
     memset(in, 0, sizeof *in);
     cb_status s = e->c->inputs_npy[0] ? npy_inputs(e->c, e->inputs, in, pipeline, cap)
-                                      : images_to_npy(e->c, e->inputs, in, pipeline, cap);
+                                      : images_to_npy(e->c, CB_NORM_TORCHVISION, CB_LAYOUT_CHW, e->inputs, in, NULL,
+                                                      pipeline, cap);
     if (s == CB_OK) s = delta_sha256_file(e->inputs, in->file_sha256);
     return s;
 }
@@ -163,4 +176,58 @@ cb_status delta_prepare_model(delta_env *e, char *weights_sha, char *model_sha)
     }
     snprintf(e->export_note, sizeof e->export_note, "torch.onnx.export opset %d by the pytorch-python runner", c->opset);
     return CB_OK;
+}
+
+cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha)
+{
+    const delta_config *c = e->c;
+    char record[2300], want[512], onnx_sha[65], pipeline[1024];
+    delta_path(e->keras_dir, sizeof e->keras_dir, "%s/keras", e->work);
+    delta_path(e->keras_inputs, sizeof e->keras_inputs, "%s/inputs-keras.npy", e->work);
+    delta_path(record, sizeof record, "%s/crossbind-export.json", e->keras_dir);
+    char h5[2400], onnx[2400];
+    delta_path(h5, sizeof h5, "%s/model.h5", e->keras_dir);
+    delta_path(onnx, sizeof onnx, "%s/model.onnx", e->keras_dir);
+    snprintf(want, sizeof want, "{\"model\": \"%s\", \"seed\": %ld, \"opset\": %d}\n", c->model, c->seed, c->opset);
+    cb_status s = CB_OK;
+    if (!export_current(record, want) || delta_sha256_file(h5, model_sha) != CB_OK || delta_sha256_file(onnx, onnx_sha) != CB_OK) {
+        const cb_runner *rn = cb_runners_find(e->runners, "tensorflow-python");
+        char version[512], seed[32], opset[16], out[2300], err[2300];
+        if (!rn) return cb_fail(CB_ERR_NOT_FOUND, "Keras' model is exported by the tensorflow-python runner, which is missing");
+        if (!cb_runner_version(rn, e->work, version, sizeof version)) {
+            char hint[400];
+            cb_runner_install_hint(rn, hint, sizeof hint);
+            return cb_fail(CB_ERR_NOT_FOUND, "exporting Keras' %s needs tensorflow-python: %s; %s", c->model, version, hint);
+        }
+        snprintf(seed, sizeof seed, "%ld", c->seed);
+        snprintf(opset, sizeof opset, "%d", c->opset);
+        char *argv[32];
+        int n = 0;
+        for (int i = 0; i < rn->ncommand; i++) argv[n++] = rn->command[i];
+        argv[n++] = "keras-export", argv[n++] = (char *)c->model, argv[n++] = "--seed", argv[n++] = seed;
+        argv[n++] = "--opset", argv[n++] = opset, argv[n++] = "--out-dir", argv[n++] = e->keras_dir;
+        argv[n] = NULL;
+        if ((s = cb_mkdirs(e->keras_dir)) != CB_OK) return s;
+        delta_path(out, sizeof out, "%s/export.stdout.txt", e->work);
+        delta_path(err, sizeof err, "%s/export-keras.stderr.txt", e->work);
+        fprintf(stderr, "[delta] exporting Keras' %s (seeded random weights) to .h5, ONNX (tf2onnx, opset %d) and TFLite "
+                        "with tensorflow-python\n", c->model, c->opset);
+        cb_proc_result pr;
+        if ((s = cb_proc_run(argv, out, err, e->timeout_s, &pr)) != CB_OK) return s;
+        if (!pr.exited || pr.exit_code) {
+            char tail[600];
+            delta_last_error_line(err, tail, sizeof tail);
+            return cb_fail(CB_ERR_IO, "exporting Keras' %s failed (see %s): %s", c->model, err, tail);
+        }
+        if ((s = delta_sha256_file(h5, model_sha)) != CB_OK) return s;
+        if ((s = cb_write_file_atomic(record, want, strlen(want))) != CB_OK) return s;
+    }
+    snprintf(e->keras_note, sizeof e->keras_note, "tf.keras.applications, seed %ld, exported by the tensorflow-python "
+             "runner (its export.json names the versions); ONNX opset %d", c->seed, c->opset);
+    cb_image_norm norm;
+    if ((s = cb_image_norm_parse(delta_keras_norm(c->model), &norm)) != CB_OK) return s;
+    if (!(in->keras_sha256 = calloc((size_t)in->n, sizeof *in->keras_sha256))) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    s = images_to_npy(c, norm, CB_LAYOUT_HWC, e->keras_inputs, in, in->keras_sha256, pipeline, sizeof pipeline);
+    if (s == CB_OK) s = delta_sha256_file(e->keras_inputs, in->keras_file_sha256);
+    return s;
 }

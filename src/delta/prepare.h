@@ -10,6 +10,8 @@ typedef struct delta_inputs {
     char **names;        /* the image files, or "inputs[i]" */
     char **sha256;       /* of each input's float32 tensor */
     char file_sha256[65];
+    char **keras_sha256; /* the same inputs as Keras' model takes them (NULL without Keras) */
+    char keras_file_sha256[65];
 } delta_inputs;
 void delta_inputs_free(delta_inputs *in);
 
@@ -20,5 +22,10 @@ cb_status delta_prepare_inputs(delta_env *e, delta_inputs *in, char *pipeline, s
  * already there for this model, seed or weights and opset; the files'
  * SHA-256 into the two buffers (65 bytes each). */
 cb_status delta_prepare_model(delta_env *e, char *weights_sha, char *model_sha);
+/* Keras' side: e->keras_dir (tf.keras.applications' model exported by the
+ * tensorflow-python runner: .h5, tf2onnx's ONNX, float and int8 TFLite)
+ * and e->keras_inputs (the same images in Keras' preprocessing, NHWC);
+ * the .h5's SHA-256 into model_sha. */
+cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha);
 
 #endif

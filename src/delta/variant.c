@@ -18,15 +18,27 @@
 #include "delta_util.h"
 #include "variant.h"
 
-const char *delta_variant_file(const delta_env *e, const delta_variant *v)
+const char *delta_variant_file(const delta_env *e, const delta_variant *v, char *buf)
 {
-    return v->file[0] ? v->file : e->model_onnx;
+    if (v->file[0]) return v->file;
+    if (v->source == DELTA_SRC_PYTORCH) return v->runtime == DELTA_PYTORCH ? e->weights : e->model_onnx;
+    const char *name = v->runtime == DELTA_KERAS ? "model.h5" : v->runtime != DELTA_TFLITE ? "model.onnx"
+                     : !strcmp(v->level, "int8") ? "model-int8.tflite" : "model-float.tflite";
+    delta_path(buf, 2400, "%s/%s", e->keras_dir, name);
+    return buf;
+}
+
+const char *delta_variant_inputs(const delta_env *e, const delta_variant *v)
+{
+    return v->source == DELTA_SRC_KERAS ? e->keras_inputs : e->inputs;
 }
 
 const cb_runner *delta_runner_of(const delta_env *e, const delta_variant *v)
 {
     if (v->runtime == DELTA_CROSSBIND) return NULL;
     if (v->runtime == DELTA_ONNXRUNTIME) return cb_runners_find(e->runners, "onnxruntime-node");
+    if (v->runtime == DELTA_KERAS) return cb_runners_find(e->runners, "tensorflow-python");
+    if (v->runtime == DELTA_TFLITE) return cb_runners_find(e->runners, "tensorflow-lite");
     /* torch 2.7.1 is the PyPI environment of pytorch-python, 1.13.1 Debian's python3-torch */
     return cb_runners_find(e->runners, !strcmp(v->version, "1.13.1") ? "pytorch" : "pytorch-python");
 }
@@ -53,15 +65,17 @@ static cb_status fail_variant(delta_result *r, const char *status, const char *m
 
 /* ---- crossbind, in this process ---- */
 
-static cb_status crossbind_passes(const delta_env *e, const delta_variant *v, const cb_tensor *x, delta_result *r,
+static cb_status crossbind_passes(const delta_env *e, const delta_variant *v, cb_tensor *x, delta_result *r,
                                   cb_buf *man)
 {
     const delta_config *c = e->c;
-    const char *file = delta_variant_file(e, v);
+    char buf[2400];
+    const char *file = delta_variant_file(e, v, buf);
     cb_model *m = NULL;
     cb_exec *ex = NULL;
     cb_status s = cb_set_threads(v->threads);
     if (s == CB_OK) s = cb_onnx_load(file, 0, &m);
+    if (s == CB_OK && m->input_nhwc[0]) s = cb_tensor_nhwc_to_nchw(x); /* a tf2onnx file: [N,H,W,C] inputs */
     const cb_node *in = s == CB_OK ? &m->graph.nodes[m->input] : NULL;
     int64_t per = x->ndim > 1 ? cb_tensor_numel(x) / x->shape[0] : 0;
     if (s == CB_OK && (m->n_inputs != 1 || per != cb_node_numel(in)))
@@ -200,7 +214,7 @@ cb_status delta_runner_call(const delta_env *e, const delta_variant *v, const ch
         add_arg(argv, &n, "--weights"), add_arg(argv, &n, e->weights);
     } else {
         add_arg(argv, &n, "--model"), add_arg(argv, &n, file);
-        add_arg(argv, &n, "--opt-level"), add_arg(argv, &n, v->level);
+        if (v->runtime == DELTA_ONNXRUNTIME) add_arg(argv, &n, "--opt-level"), add_arg(argv, &n, v->level);
     }
     add_arg(argv, &n, "--inputs"), add_arg(argv, &n, inputs);
     add_arg(argv, &n, "--out"), add_arg(argv, &n, dir);
@@ -233,36 +247,52 @@ void delta_variant_dir(const delta_env *e, const delta_variant *v, const char *s
 
 static cb_status runner_passes(const delta_env *e, const delta_variant *v, delta_result *r, cb_buf *man)
 {
-    char dir[2300];
+    char dir[2300], buf[2400];
     delta_variant_dir(e, v, "variants", dir, sizeof dir);
-    cb_status s = delta_runner_call(e, v, delta_variant_file(e, v), e->inputs, dir, e->c->reps, e->c->warmup, 0, man);
+    cb_status s = delta_runner_call(e, v, delta_variant_file(e, v, buf), delta_variant_inputs(e, v), dir, e->c->reps,
+                                    e->c->warmup, 0, man);
     if (s == CB_ERR_NOT_FOUND) return fail_variant(r, "unavailable", cb_last_error());
     if (s == CB_OK) s = read_runner_output(dir, e->c, r, man);
     if (s != CB_OK && !strcmp(cb_last_error(), "interrupted")) return s;
     return s == CB_OK ? CB_OK : fail_variant(r, "failed", cb_last_error());
 }
 
+/* The conversion path of a variant, for people. */
+static void conversion(const delta_env *e, const delta_variant *v, char *out, size_t cap)
+{
+    const char *rt = delta_runtime_name(v->runtime), *model = e->c->model;
+    if (v->file[0]) snprintf(out, cap, "the user's ONNX file, loaded by %s", rt);
+    else if (v->runtime == DELTA_PYTORCH)
+        snprintf(out, cap, "native: torchvision's %s in PyTorch %s, eager mode", model, v->version);
+    else if (v->source == DELTA_SRC_PYTORCH) snprintf(out, cap, "PyTorch -> ONNX (%s) -> %s", e->export_note, rt);
+    else if (v->runtime == DELTA_KERAS) snprintf(out, cap, "native: tf.keras.applications' %s in TensorFlow (%s)", model, e->keras_note);
+    else if (v->runtime == DELTA_TFLITE)
+        snprintf(out, cap, "Keras -> TFLite (TFLiteConverter%s) -> LiteRT", !strcmp(v->level, "int8")
+                 ? ", Optimize.DEFAULT: dynamic-range int8 weights" : ", no optimisation: float32");
+    else snprintf(out, cap, "Keras -> ONNX (tf2onnx, %s) -> %s", e->keras_note, rt);
+}
+
 /* What the variant runs and how, as the manifest's leading fields. */
 static void manifest_head(const delta_env *e, const delta_variant *v, cb_buf *man, const char *file_sha)
 {
     const delta_config *c = e->c;
+    char conv[1200], buf[2400];
+    int int8 = v->runtime == DELTA_TFLITE && !strcmp(v->level, "int8");
     cb_buf_printf(man, "{\"key\": ");
     cb_buf_json_string(man, v->key);
-    cb_buf_printf(man, ", \"runtime\": \"%s\", \"level\": ", delta_runtime_name(v->runtime));
+    cb_buf_printf(man, ", \"source\": \"%s\", \"runtime\": \"%s\", \"level\": ",
+                  v->source == DELTA_SRC_KERAS ? "keras" : v->file[0] ? "file" : "pytorch", delta_runtime_name(v->runtime));
     cb_buf_json_string(man, v->level);
-    cb_buf_printf(man, ", \"threads\": %d, \"device\": \"cpu\", \"repeat\": %s, \"quantisation\": "
-                       "\"none (float32 weights and activations)\", \"conversion\": ", v->threads, v->repeat ? "true" : "false");
-    char conv[1024];
-    if (v->file[0]) snprintf(conv, sizeof conv, "the user's ONNX file, loaded by %s", delta_runtime_name(v->runtime));
-    else if (v->runtime == DELTA_PYTORCH)
-        snprintf(conv, sizeof conv, "native: torchvision's %s in PyTorch %s, eager mode", c->model, v->version);
-    else snprintf(conv, sizeof conv, "PyTorch -> ONNX (%s) -> %s", e->export_note, delta_runtime_name(v->runtime));
+    cb_buf_printf(man, ", \"threads\": %d, \"device\": \"cpu\", \"repeat\": %s, \"quantisation\": \"%s\", "
+                       "\"conversion\": ", v->threads, v->repeat ? "true" : "false",
+                  int8 ? "dynamic-range int8 weights (TFLite Optimize.DEFAULT), float activations"
+                       : "none (float32 weights and activations)");
+    conversion(e, v, conv, sizeof conv);
     cb_buf_json_string(man, conv);
-    if (v->runtime != DELTA_PYTORCH) {
-        cb_buf_printf(man, ", \"file\": ");
-        cb_buf_json_string(man, delta_variant_file(e, v));
-        cb_buf_printf(man, ", \"file_sha256\": \"%s\"", file_sha);
-    }
+    cb_buf_printf(man, ", \"preprocessing\": \"%s\", \"file\": ",
+                  v->source == DELTA_SRC_KERAS ? delta_keras_norm(c->model) : "torchvision");
+    cb_buf_json_string(man, delta_variant_file(e, v, buf));
+    cb_buf_printf(man, ", \"file_sha256\": \"%s\"", file_sha);
     cb_buf_printf(man, ", \"reps\": %d, \"warmup\": %d, \"batch\": 1", c->reps, c->warmup);
 }
 
@@ -272,18 +302,19 @@ cb_status delta_run_variant(const delta_env *e, const delta_variant *v, delta_re
     snprintf(r->key, sizeof r->key, "%s", v->key);
     snprintf(r->status, sizeof r->status, "ok");
     cb_buf man = {0};
-    char file_sha[65] = "";
+    char file_sha[65] = "", buf[2400];
     cb_status s = CB_OK;
-    if (v->runtime != DELTA_PYTORCH && delta_sha256_file(delta_variant_file(e, v), file_sha) != CB_OK) {
+    if (delta_sha256_file(delta_variant_file(e, v, buf), file_sha) != CB_OK) {
         manifest_head(e, v, &man, "");
         s = fail_variant(r, "failed", cb_last_error());
     } else {
         manifest_head(e, v, &man, file_sha);
         if (v->runtime == DELTA_CROSSBIND) {
             cb_tensor x = {0};
-            s = cb_npy_read(e->inputs, &x);
+            const char *inputs = delta_variant_inputs(e, v);
+            s = cb_npy_read(inputs, &x);
             if (s == CB_OK && (x.dtype != CB_F32 || x.ndim < 2))
-                s = cb_fail(CB_ERR_FORMAT, "%s: inputs must be float32 [N, ...]", e->inputs);
+                s = cb_fail(CB_ERR_FORMAT, "%s: inputs must be float32 [N, ...]", inputs);
             if (s == CB_OK) s = crossbind_passes(e, v, &x, r, &man);
             cb_tensor_free(&x);
             if (s == CB_ERR_NOMEM) return s;

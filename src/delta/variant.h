@@ -16,6 +16,9 @@ typedef struct delta_env {
     char weights[4096];     /* its weights as a torchvision state dict ("" without a model) */
     char inputs[4096];      /* the inputs, float32 .npy [N, ...] */
     char export_note[512];  /* how the ONNX file was made (tools and versions) */
+    char keras_dir[2100];   /* Keras' export: model.h5, model.onnx, model-float.tflite, model-int8.tflite ("" without) */
+    char keras_inputs[2100];/* the inputs as Keras' model takes them: its preprocessing, [N,H,W,3] */
+    char keras_note[512];
     double timeout_s;       /* per runner process */
 } delta_env;
 
@@ -39,7 +42,11 @@ cb_status delta_runner_call(const delta_env *e, const delta_variant *v, const ch
 /* e->work/sub/<the key as a file name>. */
 void delta_variant_dir(const delta_env *e, const delta_variant *v, const char *sub, char *out, size_t cap);
 
-/* The ONNX file a variant runs: its own file or the experiment's export. */
-const char *delta_variant_file(const delta_env *e, const delta_variant *v);
+/* The file a variant runs: its own ONNX file, or its source's export (an
+ * ONNX or TFLite file; Keras' .h5 for Keras itself); "" for PyTorch. Kept
+ * in `buf` (2400 bytes) where it is made. */
+const char *delta_variant_file(const delta_env *e, const delta_variant *v, char *buf);
+/* The inputs file of a variant's source. */
+const char *delta_variant_inputs(const delta_env *e, const delta_variant *v);
 
 #endif
