@@ -118,6 +118,17 @@ else
 fi
 check "the report names the planted layer" grep -q "$NODE_NAME (Conv" "$T/report/index.html"
 
+# ---- the variants a configuration names ----
+expect_ok "the quick profile's variants" "$BIN" delta --profile quick --list
+check "vary-one: one group per axis, the variants named once" grep -qx "variants: 17" "$T/out"
+check "the int8 TFLite conversion is a group of its own, never a float conversion" \
+    bash -c "grep -qx 'TFLite quantisation: keras:keras/t2 keras:tflite@float/t2 keras:tflite@int8/t2' '$T/out' && ! grep '^Keras conversion' '$T/out' | grep -q int8"
+check "the PyTorch version axis holds the rest fixed" grep -qx "PyTorch version: pytorch-2.7.1/t2 pytorch-1.13.1/t2" "$T/out"
+echo '{"model": "resnet18", "mode": "product", "axes": {"runtime": ["crossbind", "onnxruntime", "pytorch"], "threads": [1, 2], "crossbind.level": ["fast", "fused"]}}' > "$T/prod.json"
+expect_ok "a product configuration" "$BIN" delta --config "$T/prod.json" --list
+check "the product runs every combination as one group" \
+    bash -c "grep -qx 'variants: 8' '$T/out' && grep -q '^product: crossbind@fast/t1 crossbind@fast/t2 crossbind@fused/t1 crossbind@fused/t2 onnxruntime@all/t1' '$T/out'"
+
 # ---- configurations and stores it refuses ----
 expect_error "neither --config nor --profile" "exactly one of" "$BIN" delta
 expect_error "both --config and --profile" "exactly one of" "$BIN" delta --config "$T/planted.json" --profile quick
@@ -134,6 +145,10 @@ echo '{"model": "mobilenet_v2", "axes": {"runtime": ["tvm"]}}' > "$T/c4.json"
 expect_error "an unknown runtime" "axis \"runtime\"" "$BIN" delta --config "$T/c4.json" --list
 echo '{"files": [{"file": "x.onnx", "runtime": "pytorch"}]}' > "$T/c5.json"
 expect_error "an ONNX file in PyTorch" "not pytorch" "$BIN" delta --config "$T/c5.json" --list
+echo '{"model": "mobilenet_v2", "inputs_npy": "x.npy", "keras": {}}' > "$T/c9.json"
+expect_error "Keras with a tensor instead of images" "needs images" "$BIN" delta --config "$T/c9.json" --list
+echo '{"model": "mobilenet_v2", "keras": {"runtimes": ["pytorch"]}}' > "$T/c10.json"
+expect_error "PyTorch among Keras' runtimes" "runtimes" "$BIN" delta --config "$T/c10.json" --list
 echo '{"model": "mobilenet_v2", "axes": {"threads": [0]}}' > "$T/c6.json"
 expect_error "zero threads" "threads" "$BIN" delta --config "$T/c6.json" --list
 printf '{"model": ' > "$T/c7.json"
