@@ -118,6 +118,25 @@ else
 fi
 check "the report names the planted layer" grep -q "$NODE_NAME (Conv" "$T/report/index.html"
 
+# ---- PyTorch's modules paired with its ONNX export's values (MobileNetV2) ----
+# A tolerance of 1e-9 makes every pair diverge, so that localisation runs.
+cat > "$T/torch.json" <<'JSON'
+{"model": "mobilenet_v2", "seed": 3, "max_images": 1, "reps": 10, "warmup": 0, "tolerance": 1e-9,
+ "axes": {"runtime": ["pytorch", "crossbind"]}}
+JSON
+expect_ok "MobileNetV2 in PyTorch and in crossbind" "$BIN" delta --config "$T/torch.json" --store "$T/torch.sqlite" \
+    --json "$T/torch-s.json" --no-report
+check "capture pairs PyTorch's modules with the ONNX values, batch norms folded into convolutions" python3 -c "
+import json, sys
+p = json.load(open(sys.argv[1]))['axes'][0]['pairs'][0]
+c = p['localisation']['capture']
+m = {l['value']: (l['module'], l['module_type']) for l in c['layers']}
+ok = c['matched'] >= 80 and m.get('/features/features.0/features.0.0/Conv_output_0') == ('features.0.1', 'BatchNorm2d')
+ok = ok and m.get('/features/features.1/conv/conv.0/conv.0.2/Clip_output_0') == ('features.1.conv.0.2', 'ReLU6')
+ok = ok and m.get('logits') == ('classifier.1', 'Linear') and c['first']['op'] == 'Conv'
+ok = ok and p['localisation']['bisection']['available'] is False
+sys.exit(not ok)" "$T/torch-s.json"
+
 # ---- the variants a configuration names ----
 expect_ok "the quick profile's variants" "$BIN" delta --profile quick --list
 check "vary-one: one group per axis, the variants named once" grep -qx "variants: 17" "$T/out"

@@ -266,16 +266,73 @@ static int family(const delta_variant *v)
     return delta_runs_onnx(v) ? 0 : (int)v->runtime;
 }
 
+/* The module path in a node name that torch.onnx.export scoped: each
+ * component is a child's name, prefixed by its parent's component where
+ * the parent is a container ("/features/features.1/conv/conv.0/conv.0.0/Conv"
+ * is module "features.1.conv.0.0"). 0 when the name has no module. */
+static int torch_module_of(const char *node, char *out, size_t cap)
+{
+    char prev[256] = "";
+    size_t last = 0; /* where the last component starts in out */
+    out[0] = 0;
+    if (*node != '/') return 0;
+    for (const char *c = node, *end; (end = strchr(c + 1, '/')); c = end) { /* the final component is the op */
+        size_t n = (size_t)(end - c - 1), pl = strlen(prev), len = strlen(out), at;
+        if (n == 0 || n >= sizeof prev) return 0;
+        if (pl && n > pl && !strncmp(c + 1, prev, pl) && c[1 + pl] == '.') {
+            at = last; /* a container's child: its name replaces the container's component */
+        } else if (len) {
+            if (len + 1 >= cap) return 0;
+            out[len] = '.';
+            at = last = len + 1;
+        } else {
+            at = last = 0;
+        }
+        if (at + n + 1 > cap) return 0;
+        memcpy(out + at, c + 1, n);
+        out[at + n] = 0;
+        memcpy(prev, c + 1, n);
+        prev[n] = 0;
+    }
+    return out[0] != 0;
+}
+
+/* PyTorch's module for an ONNX value, through the node's scope name
+ * (torch_module_of). The export folds a BatchNorm2d into the convolution
+ * before it, so that convolution's value pairs with the batch norm's
+ * output where the batch norm has no node of its own. */
+static const layer_value *torch_partner(const delta_onnx *g, const char *value, const capture_set *pt)
+{
+    int p = delta_onnx_producer(g, value);
+    char module[512];
+    if (p < 0 || !torch_module_of(g->nodes[p].name, module, sizeof module)) return NULL;
+    for (int i = 0; i < pt->n; i++) {
+        if (strcmp(pt->v[i].name, module)) continue;
+        if (!strcmp(pt->v[i].op, "Conv2d") && i + 1 < pt->n && !strcmp(pt->v[i + 1].op, "BatchNorm2d")) {
+            int own = 0;
+            char other[512];
+            for (int k = 0; k < g->n && !own; k++)
+                own = torch_module_of(g->nodes[k].name, other, sizeof other) && !strcmp(other, pt->v[i + 1].name);
+            if (!own) return &pt->v[i + 1];
+        }
+        return &pt->v[i];
+    }
+    return NULL;
+}
+
 static cb_status by_capture(const delta_env *e, const delta_variant *a, const delta_variant *b, const char *dir,
                             const char *one_input, const cb_tensor *x, cb_buf *o)
 {
-    int onnx_a = delta_runs_onnx(a);
-    if (family(a) != family(b) || a->runtime == DELTA_TFLITE) {
+    int onnx_a = delta_runs_onnx(a), onnx_b = delta_runs_onnx(b);
+    /* PyTorch against its own export: modules paired with ONNX values by scope */
+    int torch_onnx = a->source == DELTA_SRC_PYTORCH && b->source == DELTA_SRC_PYTORCH && !a->file[0] && !b->file[0] &&
+                     ((onnx_a && b->runtime == DELTA_PYTORCH) || (onnx_b && a->runtime == DELTA_PYTORCH));
+    if ((family(a) != family(b) && !torch_onnx) || a->runtime == DELTA_TFLITE || b->runtime == DELTA_TFLITE) {
         cb_buf_printf(o, "{\"available\": false, \"reason\": ");
         cb_buf_json_string(o, a->runtime == DELTA_TFLITE || b->runtime == DELTA_TFLITE
                                   ? "the TFLite runner exposes no intermediate values"
-                                  : "the two sides name their layers differently (framework modules or layers against "
-                                    "an ONNX file's values, whose export folds batch normalisation into convolutions)");
+                                  : "the two sides name their layers differently (a framework's layers against an "
+                                    "ONNX file of another source, or two frameworks)");
         cb_buf_printf(o, "}");
         return CB_OK;
     }
@@ -283,36 +340,50 @@ static cb_status by_capture(const delta_env *e, const delta_variant *a, const de
     int n_names = 0;
     capture_set ca = {0}, cb = {0};
     delta_onnx ga = {0}, gb = {0};
-    cb_status s = onnx_a ? onnx_float_values(delta_variant_file(e, a, fa), &names, &n_names) : CB_OK;
+    const delta_variant *on = onnx_a ? a : b;
+    cb_status s = onnx_a || onnx_b ? onnx_float_values(delta_variant_file(e, on, fa), &names, &n_names) : CB_OK;
     delta_path(sub, sizeof sub, "%s/capture-a", dir);
     if (s == CB_OK) s = capture_variant(e, a, sub, one_input, x, names, n_names, &ca);
     delta_path(sub, sizeof sub, "%s/capture-b", dir);
     if (s == CB_OK) s = capture_variant(e, b, sub, one_input, x, names, n_names, &cb);
     if (s == CB_OK && onnx_a) s = delta_onnx_open(delta_variant_file(e, a, fa), &ga);
-    if (s == CB_OK && onnx_a) s = delta_onnx_open(delta_variant_file(e, b, fb), &gb);
+    if (s == CB_OK && onnx_b) s = delta_onnx_open(delta_variant_file(e, b, fb), &gb);
     if (s != CB_OK) {
         cb_buf_printf(o, "{\"available\": false, \"reason\": ");
         cb_buf_json_string(o, cb_last_error());
         cb_buf_printf(o, "}");
     } else {
+        /* the layers in the order of the side that leads: the ONNX one where there is one */
+        const capture_set *lead = onnx_a || !onnx_b ? &ca : &cb, *other = lead == &ca ? &cb : &ca;
+        const delta_onnx *g = onnx_a ? &ga : onnx_b ? &gb : NULL;
         int first = -1, matched = 0;
-        cb_buf_printf(o, "{\"available\": true, \"method\": \"capture\", \"layers\": [");
-        for (int i = 0; i < ca.n; i++) {
-            const layer_value *la = &ca.v[i], *lb = capture_find(&cb, la->name);
-            if (!lb || lb->n != la->n) continue; /* only in one, or another shape: not the same layer */
+        cb_buf_printf(o, "{\"available\": true, \"method\": \"capture\", \"pairing\": \"%s\", \"layers\": [",
+                      torch_onnx ? "PyTorch modules to ONNX values by scope (batch norms folded into convolutions)"
+                                 : "by name");
+        for (int i = 0; i < lead->n; i++) {
+            const layer_value *ll = &lead->v[i];
+            const layer_value *lo = torch_onnx ? torch_partner(g, ll->name, other) : capture_find(other, ll->name);
+            if (!lo || lo->n != ll->n) continue; /* only in one, or another shape: not the same layer */
+            const layer_value *la = lead == &ca ? ll : lo, *lb = lead == &ca ? lo : ll;
             diff_stats d = diff(la->data, lb->data, la->n), w;
             cb_buf_printf(o, "%s{\"value\": ", matched ? ", " : "");
-            cb_buf_json_string(o, la->name);
+            cb_buf_json_string(o, ll->name);
             cb_buf_printf(o, ", \"op\": ");
-            cb_buf_json_string(o, la->op);
+            cb_buf_json_string(o, ll->op);
+            if (torch_onnx) {
+                cb_buf_printf(o, ", \"module\": ");
+                cb_buf_json_string(o, lo->name);
+                cb_buf_printf(o, ", \"module_type\": ");
+                cb_buf_json_string(o, lo->op);
+            }
             json_stats(o, "activation", d);
-            if (onnx_a && weights_diff(&ga, &gb, la->name, &w)) json_stats(o, "weights", w);
+            if (onnx_a && onnx_b && weights_diff(&ga, &gb, ll->name, &w)) json_stats(o, "weights", w);
             cb_buf_printf(o, "}");
             if (first < 0 && !(d.rel <= e->c->tolerance)) first = i;
             matched++;
         }
         cb_buf_printf(o, "], \"matched\": %d, \"only_a\": %d, \"only_b\": %d, ", matched, ca.n - matched, cb.n - matched);
-        if (first >= 0) json_first(o, first, &ca.v[first], onnx_a ? &ga : NULL);
+        if (first >= 0) json_first(o, first, &lead->v[first], g);
         else cb_buf_printf(o, "\"first\": null");
         cb_buf_printf(o, "}");
     }
