@@ -13,6 +13,12 @@ probability [N, 1]. The input is resized to each batch.
       [--repeat R] [--threads T] [--logits OUT.npy] [--json] [--limit-test N]
   crossbind_tflite.py bench --model M --kind infer|latency|startup
       --weights FILE.tflite [--batch B] [--samples N] [--repeat R] [--threads T]
+  crossbind_tflite.py delta --model FILE.tflite --inputs X.npy --out DIR
+      --threads N --reps R --warmup K [--capture]
+
+`delta` (for `crossbind delta`) runs any single-input image model, float
+or dynamic-range quantised (`crossbind_tf.py keras-export` writes both), on
+each input alone; see cb_tflite_delta.py.
 
 Run with the environment of runners/tensorflow-lite/install.sh.
 """
@@ -30,6 +36,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "pytorch"))
 import numpy as np  # noqa: E402
 import cb_data  # noqa: E402
 from cb_metrics import auc_binary, auc_macro, f1_macro  # noqa: E402
+sys.path.insert(0, HERE)
+import cb_tflite_delta  # noqa: E402
 
 MODELS = {"lenet1": "mnist", "lenet5": "mnist", "vgg16": "cifar", "lstm": "imdb", "gru": "imdb", "gru-rb": "imdb"}
 DEFAULT_DIRS = {"mnist": "/usr/share/datasets/fashion-mnist", "cifar": "data/cifar-stand-in",
@@ -261,11 +269,15 @@ def main():
     b.add_argument("--samples", type=int, default=1)
     b.add_argument("--repeat", type=int, default=1)
     b.add_argument("--threads", type=int, default=1)
+    cb_tflite_delta.add_parser(sub)
     args = p.parse_args()
     if args.cmd == "train":
         fail("this binding does not train: LiteRT runs inference only (its manifest's \"train\" is [])")
     if args.cmd == "bench":
         cmd_bench(args)
+        return
+    if args.cmd == "delta":
+        cb_tflite_delta.run(args, fail)
         return
     for opt in ("batch", "repeat", "threads"):
         if getattr(args, opt) < 1:

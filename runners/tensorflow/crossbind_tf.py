@@ -11,6 +11,11 @@ TFLite, ONNX through tf2onnx, TF.js layers model); `export` writes one of
 them from given weights. `eval` loads safetensors, .h5, .keras, SavedModel
 and TF.js directories.
 
+For `crossbind delta` (cb_keras_apps): `keras-export` writes a
+tf.keras.applications ImageNet CNN (MobileNetV2, ResNet50/101, InceptionV3)
+as .h5, ONNX and .tflite (float32, and dynamic-range int8 as its own file);
+`delta` runs such a .h5 on each input alone, timed, with every layer's output.
+
 Run with the environment of runners/tensorflow-python/install.sh:
   runners/tensorflow-python/.venv/bin/python runners/tensorflow/crossbind_tf.py ...
 """
@@ -29,6 +34,9 @@ warnings.filterwarnings("ignore", message=".*HDF5 file.*")
 
 os.environ["TF_USE_LEGACY_KERAS"] = "1"  # tf.keras = tf-keras (Keras 2), as the study's code
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Deterministic ops for training and eval; `delta` measures TensorFlow's
+# ordinary inference path and turns them on only when the caller asked.
+DETERMINISM_ASKED = "TF_DETERMINISTIC_OPS" in os.environ
 os.environ.setdefault("TF_DETERMINISTIC_OPS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -43,6 +51,7 @@ from cb_metrics import auc_binary, auc_macro, f1_macro  # noqa: E402
 import cb_tf_bench  # noqa: E402
 import cb_tf_export  # noqa: E402
 import cb_keras_map  # noqa: E402
+import cb_keras_apps  # noqa: E402
 import cb_safetensors  # noqa: E402
 
 SEEDS = [287426343, 1850616268, 2068338201, 1202616822, 868822724]
@@ -560,6 +569,7 @@ def main():
     x.add_argument("--format", required=True, help=", ".join(cb_tf_export.FORMATS))
     x.add_argument("--out", required=True, help="the file (or directory, for savedmodel and tfjs) to write")
     cb_tf_bench.add_parser(sub)
+    cb_keras_apps.add_parsers(sub)
     args = p.parse_args()
     for opt in ("epochs", "batch", "threads", "repeat"):
         if getattr(args, opt, 1) is not None and getattr(args, opt, 1) < 1:
@@ -571,6 +581,10 @@ def main():
             fail(f"--{opt.replace('_', '-')} must be >= 0")
     if args.cmd == "bench":
         cb_tf_bench.check(args, fail)
+    if args.cmd == "keras-export":
+        cb_keras_apps.check_export_args(args, fail)
+    if args.cmd in ("delta", "keras-export") and not DETERMINISM_ASKED:
+        del os.environ["TF_DETERMINISTIC_OPS"]
     import tensorflow
     tf = tensorflow
     tf.get_logger().setLevel("ERROR")
@@ -578,6 +592,13 @@ def main():
         tf.config.experimental.enable_op_determinism()
     if args.cmd == "bench":
         cb_tf_bench.run(sys.modules[__name__], args)
+        return
+    if args.cmd == "delta":
+        set_threads(args.threads)  # before TensorFlow runs anything
+        cb_keras_apps.delta(tf, args, fail)
+        return
+    if args.cmd == "keras-export":
+        cb_keras_apps.keras_export(tf, args, fail)
         return
     {"train": cmd_train, "eval": cmd_eval, "export": cmd_export}[args.cmd](args)
 

@@ -11,11 +11,11 @@ gives logits (classifier_activation=None, as torchvision's models do) unless
 OPSETS is one opset or several, comma-separated (13,17): one file each from
 the same model.
 
-Moving statistics come from one training-mode batch with momentum 0 (Keras:
-moving = momentum * moving + (1 - momentum) * batch), so that activations
-stay of order one through the depth as in a trained network; the
-classifier's bias (zero in a new Keras model, and then dropped by tf2onnx)
-is drawn N(0, 0.1^2) as a trained one is non-zero. The float64
+The weights are those of `crossbind_tf.py keras-export MODEL --seed SEED`
+(runners/tensorflow/cb_keras_apps.py: the model's own initialisation,
+moving statistics from one training-mode batch with momentum 0 so that
+activations stay of order one through the depth as in a trained network,
+and a N(0, 0.1^2) classifier bias, as a trained one is non-zero). The float64
 outputs are the same model built with floatx float64 and the float32
 weights: the truth both float32 engines are measured against (every layer's
 compute dtype, every variable and the output are checked to be float64, and
@@ -31,10 +31,12 @@ import sys
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runners", "tensorflow"))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf2onnx  # noqa: E402
+import cb_keras_apps  # noqa: E402
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 flags = {a for a in sys.argv[1:] if a.startswith("--")}
@@ -42,35 +44,19 @@ assert len(args) == 4 and flags <= {"--nchw", "--softmax"}, __doc__
 model_name, opsets, seed, out = args[0], [int(o) for o in args[1].split(",")], int(args[2]), args[3]
 nchw, softmax = "--nchw" in flags, "--softmax" in flags
 assert tf.keras.__name__.startswith("tf_keras"), tf.keras.__name__
-BUILDERS = {
-    "mobilenet_v2": ("MobileNetV2", 224),
-    "resnet50": ("ResNet50", 224),
-    "resnet101": ("ResNet101", 224),
-    "inception_v3": ("InceptionV3", 299),
-}
-cls, size = BUILDERS[model_name]
+assert model_name in cb_keras_apps.MODELS, __doc__
+size = cb_keras_apps.MODELS[model_name][1]
 names = {o: f"{model_name}_o{o}" + ("_nchw" if nchw else "") + ("_softmax" if softmax else "") for o in opsets}
 
 
 def build():
-    return getattr(tf.keras.applications, cls)(weights=None, input_shape=(size, size, 3),
-                                                classifier_activation="softmax" if softmax else None)
+    return cb_keras_apps.build(tf, model_name, softmax)
 
 
 tf.keras.utils.set_random_seed(seed)
 model = build()
-bns = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.BatchNormalization)]
-assert bns, "no batch normalisation layers"
-for layer in bns:
-    layer.momentum = 0.0
 rng = np.random.default_rng(seed)
-model(rng.standard_normal((4, size, size, 3)).astype(np.float32), training=True)
-for layer in bns:
-    layer.momentum = 0.99
-# Keras starts the classifier's bias at zero, which tf2onnx drops; a trained one is not.
-dense = model.layers[-1]
-assert isinstance(dense, tf.keras.layers.Dense), dense
-dense.bias.assign(0.1 * rng.standard_normal(dense.bias.shape).astype(np.float32))
+cb_keras_apps.realistic(tf, model, rng)
 x = rng.standard_normal((2, size, size, 3)).astype(np.float32)
 y = model(x, training=False).numpy()
 assert np.isfinite(y).all()

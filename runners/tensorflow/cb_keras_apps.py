@@ -1,0 +1,359 @@
+"""Keras' ImageNet CNNs for differential testing (DeltaNN's MobileNetV2,
+ResNet-101 and Inception-v3, with ResNet-50) as tf.keras.applications
+builds them (Keras 2, weights=None: nothing is downloaded), with seeded
+random weights, their exports for `crossbind delta`, and the Keras side of
+a delta run.
+
+  keras-export NAME (--seed S | --weights-in W.h5) --out-dir DIR [--opset 13]
+  delta --model DIR/model.h5 --inputs X.npy --out OUT --threads N --reps R
+        --warmup K [--capture]
+
+Weights from a seed: the model's own initialisation after
+tf.keras.utils.set_random_seed(S); moving statistics from one
+training-mode batch with momentum 0 (Keras: moving = momentum * moving +
+(1 - momentum) * batch), so that activations stay of order one through the
+depth as in a trained network; the classifier's bias (zero in a new Keras
+model, and then dropped by tf2onnx) drawn N(0, 0.1^2), as a trained one is
+non-zero. The classifier gives logits (classifier_activation=None), as
+torchvision's models do. tests/keras/export.py makes its models with the
+same `realistic`.
+
+keras-export writes into DIR, each file under a temporary name and then
+renamed, export.json last:
+  model.h5            the Keras model with its weights (model.save, HDF5)
+  model.onnx          tf2onnx of the model at the opset given, input `x`
+                      NHWC [N, S, S, 3] as tf2onnx writes it
+  model-float.tflite  TFLiteConverter.from_keras_model, no optimisation
+  model-int8.tflite   the same with optimizations = [Optimize.DEFAULT] and no
+                      representative data set: dynamic-range quantisation
+  export.json         what they are, their SHA-256, the versions
+
+delta: the Keras model from model.h5, each input alone (batch 1), through
+one tf.function of model(x, training=False) with a fixed input signature
+[1, S, S, 3] (traced once, in the process's first call, which is timed on
+its own as first_call_s). Same timing and files as the PyTorch runner's
+delta (runners/README.md, "Delta runs").
+"""
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+# name: (tf.keras.applications class, input side, Keras' preprocess_input mode)
+MODELS = {
+    "mobilenet_v2": ("MobileNetV2", 224, "tf"),
+    "resnet50": ("ResNet50", 224, "caffe"),
+    "resnet101": ("ResNet101", 224, "caffe"),
+    "inception_v3": ("InceptionV3", 299, "tf"),
+}
+FILES = {  # export.json key: (file name, what it is)
+    "h5": ("model.h5", "Keras 2 model with its weights (model.save, HDF5), outputs logits"),
+    "onnx": ("model.onnx", "tf2onnx conversion of the Keras model, float32, input x NHWC"),
+    "tflite_float": ("model-float.tflite", "TFLiteConverter.from_keras_model, float32 weights and activations "
+                     "(no optimisation)"),
+    "tflite_int8": ("model-int8.tflite", "dynamic-range quantised weights (Optimize.DEFAULT, no representative "
+                    "data set): int8 weights with per-channel scales in the convolutions and the dense layer "
+                    "(those of 1024 values or more), float32 inputs, outputs and tensors between operators; the "
+                    "runtime's hybrid kernels may quantise a layer's input to int8 on the fly"),
+}
+
+
+def build(tf, name, softmax=False):
+    """tf.keras.applications' `name`, weights=None, its own initialisation."""
+    cls, side, _ = MODELS[name]
+    return getattr(tf.keras.applications, cls)(weights=None, input_shape=(side, side, 3),
+                                                classifier_activation="softmax" if softmax else None)
+
+
+def realistic(tf, model, rng):
+    """Moving statistics from one training-mode batch of N(0, 1) images
+    (momentum 0, then each layer's own again: 0.999 in MobileNetV2, 0.99
+    elsewhere) and a N(0, 0.1^2) classifier bias, both drawn from `rng`
+    (numpy Generator), in this order."""
+    side = model.input_shape[1]
+    bns = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.BatchNormalization)]
+    assert bns, "no batch normalisation layers"
+    momenta = [layer.momentum for layer in bns]
+    for layer in bns:
+        layer.momentum = 0.0
+    model(rng.standard_normal((4, side, side, 3)).astype(np.float32), training=True)
+    for layer, m in zip(bns, momenta):
+        layer.momentum = m
+    dense = model.layers[-1]
+    assert isinstance(dense, tf.keras.layers.Dense), dense
+    dense.bias.assign(0.1 * rng.standard_normal(dense.bias.shape).astype(np.float32))
+
+
+def seeded(tf, name, seed, softmax=False):
+    """The model with the weights of `seed` (see the module's docstring)."""
+    tf.keras.utils.set_random_seed(seed)
+    model = build(tf, name, softmax)
+    realistic(tf, model, np.random.default_rng(seed))
+    return model
+
+
+# ------------------------------------------------------------------ files
+
+def _atomic_bytes(path, data):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def save_npy(path, array):
+    tmp = f"{path}.tmp.{os.getpid()}.npy"  # np.save would add .npy to any other name
+    try:
+        np.save(tmp, array, allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def save_json(path, obj, indent=None):
+    """JSON; a list one item a line (as the PyTorch runner writes them)."""
+    if isinstance(obj, list):
+        text = "[\n" + ",\n".join(json.dumps(v, allow_nan=False) for v in obj) + "\n]\n"
+    else:
+        text = json.dumps(obj, allow_nan=False, indent=indent) + "\n"
+    _atomic_bytes(path, text.encode())
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------- export
+
+def add_parsers(sub):
+    x = sub.add_parser("keras-export", help="a tf.keras.applications CNN as .h5, ONNX and .tflite (float, int8)")
+    x.add_argument("name", metavar="NAME", help=", ".join(MODELS))
+    g = x.add_mutually_exclusive_group(required=True)
+    g.add_argument("--seed", type=int)
+    g.add_argument("--weights-in", help="a .h5 file of the same model (model.h5 of an earlier keras-export)")
+    x.add_argument("--out-dir", required=True)
+    x.add_argument("--opset", type=int, default=13)
+    d = sub.add_parser("delta", help="a Keras model on each input alone: logits, times, every layer's output")
+    d.add_argument("--model", required=True, help="model.h5 (keras-export)")
+    d.add_argument("--inputs", required=True, help="float32 .npy [n, S, S, 3], preprocessed")
+    d.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
+    d.add_argument("--threads", type=int, required=True)
+    d.add_argument("--reps", type=int, required=True)
+    d.add_argument("--warmup", type=int, required=True)
+    d.add_argument("--capture", action="store_true",
+                   help="also every layer's output for input 0, and every layer's weights")
+
+
+def check_export_args(args, fail):
+    if args.name not in MODELS:
+        fail(f"unknown model {args.name} (known: {', '.join(MODELS)})")
+    if args.weights_in is not None and not os.path.isfile(args.weights_in):
+        fail(f"cannot open weights {args.weights_in}: no such file")
+    if not 9 <= args.opset <= 18:
+        fail(f"--opset {args.opset}: tf2onnx 1.17 writes opsets 9 to 18")
+
+
+def _tflite(tf, model, quantise):
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no Flex ops: plain LiteRT runs it
+    conv.optimizations = [tf.lite.Optimize.DEFAULT] if quantise else []
+    return conv.convert()
+
+
+def keras_export(tf, args, fail):
+    import tf2onnx
+    import onnx
+    import tf_keras
+    name = args.name
+    cls, side, mode = MODELS[name]
+    out = args.out_dir
+    t_start = time.perf_counter()
+    if args.weights_in is not None:
+        model = build(tf, name)
+        try:
+            model.load_weights(args.weights_in)
+        except Exception as e:  # h5py and Keras raise their own kinds for a file that does not fit
+            fail(f"{args.weights_in}: not weights of {name} ({cls}): {type(e).__name__}: "
+                 f"{' '.join(str(e).split())[:300]}")
+        origin = {"weights_sha256": sha256(args.weights_in)}
+    else:
+        model = seeded(tf, name, args.seed)
+        origin = {"seed": args.seed}
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot make {out}: {e}")
+    paths = {k: os.path.join(out, f) for k, (f, _) in FILES.items()}
+    seconds = {}
+
+    t0 = time.perf_counter()
+    tmp = f"{paths['h5']}.tmp.{os.getpid()}.h5"
+    try:
+        model.save(tmp, save_format="h5")
+        os.replace(tmp, paths["h5"])
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    seconds["h5"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    spec = (tf.TensorSpec((None, side, side, 3), tf.float32, name="x"),)
+    try:
+        proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=args.opset)
+    except Exception as e:  # tf2onnx raises many kinds
+        fail(f"tf2onnx cannot convert {name} at opset {args.opset}: {type(e).__name__}: {' '.join(str(e).split())[:300]}")
+    onnx.checker.check_model(proto)
+    _atomic_bytes(paths["onnx"], proto.SerializeToString())
+    seconds["onnx"] = time.perf_counter() - t0
+
+    for key, quantise in (("tflite_float", False), ("tflite_int8", True)):
+        t0 = time.perf_counter()
+        _atomic_bytes(paths[key], _tflite(tf, model, quantise))
+        seconds[key] = time.perf_counter() - t0
+
+    files = {k: {"file": FILES[k][0], "sha256": sha256(p), "bytes": os.path.getsize(p), "what": FILES[k][1]}
+             for k, p in paths.items()}
+    doc = {"format": "crossbind-keras-export/1", "model": name, "keras_application": cls, "keras_name": model.name,
+           **origin, "preprocessing": mode, "input": [side, side, 3], "layout": "NHWC",
+           "classes": int(model.output_shape[-1]), "output": "logits (classifier_activation=None)",
+           "opset": args.opset,
+           "versions": {"tensorflow": tf.__version__, "tf_keras": tf_keras.__version__,
+                        "tf2onnx": tf2onnx.__version__, "onnx": onnx.__version__,
+                        "python": platform.python_version()},
+           "files": files, "seconds": seconds}
+    save_json(os.path.join(out, "export.json"), doc, indent=1)
+    print(f"{name}: {', '.join(f for f, _ in FILES.values())} and export.json written to {out} in "
+          f"{time.perf_counter() - t_start:.1f}s (" + ", ".join(f"{k} {s:.1f}s" for k, s in seconds.items()) + ")")
+
+
+# ------------------------------------------------------------------ delta
+
+def read_inputs(path, want, fail):
+    """float32 [n, *want], n >= 1."""
+    if not os.path.isfile(path):
+        fail(f"cannot open inputs {path}: no such file")
+    try:
+        x = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        fail(f"{path}: not a readable .npy file: {e}")
+    if x.dtype != np.float32:
+        fail(f"{path}: inputs must be float32, not {x.dtype}")
+    if x.ndim != 4 or x.shape[0] < 1 or tuple(x.shape[1:]) != tuple(want):
+        fail(f"{path}: inputs have shape {list(x.shape)}, the model needs [n, {', '.join(map(str, want))}] "
+             "with n >= 1 (NHWC)")
+    return x
+
+
+def load_keras(tf, path, fail):
+    if not os.path.isfile(path):
+        fail(f"cannot open model {path}: no such file")
+    try:
+        model = tf.keras.models.load_model(path, compile=False)
+    except Exception as e:  # h5py, zipfile and Keras each raise their own kinds
+        fail(f"{path}: cannot load the Keras model: {type(e).__name__}: {' '.join(str(e).split())[:300]}")
+    shape = model.input_shape
+    if not isinstance(shape, tuple) or len(shape) != 4 or None in shape[1:] or len(model.outputs) != 1:
+        fail(f"{path}: the model takes {shape} and has {len(model.outputs)} outputs; "
+             "delta runs image models with one [N, H, W, C] input and one output")
+    return model
+
+
+def _short(weight_name):
+    """A weight's own name: `kernel` of `Conv1/kernel:0`."""
+    n = weight_name[:-2] if weight_name.endswith(":0") else weight_name
+    return n.rsplit("/", 1)[-1]
+
+
+def capture(tf, model, x0, out_dir):
+    """Input 0 once more through a model whose outputs are every layer's
+    output (InputLayer left out), in the model's layer order; and every
+    layer's weights (trainable and moving statistics) as `layer/weight`."""
+    layers = [layer for layer in model.layers if not isinstance(layer, tf.keras.layers.InputLayer)]
+    probe = tf.keras.Model(model.inputs, [layer.output for layer in layers])
+    values = probe(x0, training=False)
+    os.makedirs(out_dir, exist_ok=True)
+    index = []
+    for i, (layer, value) in enumerate(zip(layers, values)):
+        a = value.numpy()
+        file = f"{i:04d}.npy"
+        save_npy(os.path.join(out_dir, file), a)
+        index.append({"index": i, "name": layer.name, "type": type(layer).__name__, "shape": list(a.shape),
+                      "file": file})
+    params = []
+    for layer in model.layers:
+        for w in layer.weights:
+            a = np.asarray(w.numpy()).astype(np.float32)
+            file = f"param-{len(params):04d}.npy"
+            save_npy(os.path.join(out_dir, file), a)
+            params.append({"name": f"{layer.name}/{_short(w.name)}", "shape": list(a.shape), "file": file})
+    save_json(os.path.join(out_dir, "params.json"), params)
+    save_json(os.path.join(out_dir, "index.json"), index)
+
+
+def delta(tf, args, fail):
+    """The runner's threads are set by the caller before TensorFlow runs anything."""
+    import tf_keras
+    for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
+        if getattr(args, opt) < low:
+            fail(f"--{opt} must be at least {low}")
+    if not os.path.isfile(args.model):
+        fail(f"cannot open model {args.model}: no such file")
+    if not os.path.isfile(args.inputs):
+        fail(f"cannot open inputs {args.inputs}: no such file")
+    model = load_keras(tf, args.model, fail)
+    x = read_inputs(args.inputs, model.input_shape[1:], fail)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        fail(f"cannot make {args.out}: {e}")
+    fwd = tf.function(lambda t: model(t, training=False),
+                      input_signature=[tf.TensorSpec((1,) + tuple(x.shape[1:]), tf.float32)])
+    # Batch-1 tensors made before any timing; the clock surrounds the call
+    # and reading its result (TensorFlow runs a function synchronously on the
+    # CPU; the copy is of one row of logits).
+    xs = [tf.constant(x[i:i + 1]) for i in range(len(x))]
+    t0 = time.perf_counter()
+    y = fwd(xs[0]).numpy()
+    first = time.perf_counter() - t0
+    logits = np.empty((len(xs), y.shape[1]), dtype=np.float32)
+    for _ in range(args.warmup):
+        fwd(xs[0]).numpy()
+    times = []
+    for i, xi in enumerate(xs):
+        row = []
+        for r in range(args.reps):
+            t0 = time.perf_counter()
+            y = fwd(xi).numpy()
+            row.append(time.perf_counter() - t0)
+            if r == 0:
+                logits[i] = y[0]
+        times.append(row)
+    save_npy(os.path.join(args.out, "outputs.npy"), logits)
+    if args.capture:
+        capture(tf, model, xs[0], os.path.join(args.out, "capture"))
+    save_json(os.path.join(args.out, "times.json"), {
+        "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
+        "inter_op_threads": 1, "per_input_s": times, "framework": "keras", "version": tf_keras.__version__,
+        "tensorflow": tf.__version__, "python": platform.python_version(), "device": "cpu",
+        "call": "tf.function(model(x, training=False)), input signature [1, H, W, 3]",
+        "model": args.model, "keras_name": model.name, "inputs": len(xs)})
+    print(f"{model.name}: {len(xs)} inputs x {args.reps} passes, first call {first * 1e3:.1f} ms, "
+          f"median {np.median(times) * 1e3:.2f} ms (tf-keras {tf_keras.__version__}, TensorFlow {tf.__version__}, "
+          f"{args.threads} threads) -> {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit("run through crossbind_tf.py")
