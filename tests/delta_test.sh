@@ -137,12 +137,36 @@ ok = ok and m.get('logits') == ('classifier.1', 'Linear') and c['first']['op'] =
 ok = ok and p['localisation']['bisection']['available'] is False
 sys.exit(not ok)" "$T/torch-s.json"
 
+# ---- Keras' side: native, tf2onnx into ONNX Runtime and crossbind, TFLite float and int8 ----
+cat > "$T/keras.json" <<'JSON'
+{"model": "mobilenet_v2", "seed": 3, "max_images": 2, "reps": 10, "warmup": 0,
+ "keras": {"runtimes": ["keras", "onnxruntime", "crossbind", "tflite"], "quantisation": true}}
+JSON
+expect_ok "Keras' MobileNetV2 and its conversions" "$BIN" delta --config "$T/keras.json" --store "$T/keras.sqlite" \
+    --json "$T/keras-s.json" --no-report
+check "the float conversions agree with Keras; the int8 file only in its own group, differing more" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = {x['key']: x for x in d['variants']}
+ax = {a['name']: a for a in d['axes']}
+conv, quant = ax['Keras conversion'], ax['TFLite quantisation']
+ok = all(x['status'] == 'ok' for k, x in v.items() if k.startswith('keras:'))
+ok = ok and not any('int8' in k for k in conv['variants']) and 'keras:tflite@int8/t2' in quant['variants']
+ok = ok and all(p['top1_agreement'] == 1 and p['max_logit_diff'] < 1e-3 * 50 for p in conv['pairs'])
+q = {(p['a'], p['b']): p for p in quant['pairs']}
+f, i8 = q[('keras:keras/t2', 'keras:tflite@float/t2')], q[('keras:keras/t2', 'keras:tflite@int8/t2')]
+ok = ok and i8['max_logit_diff'] > 10 * f['max_logit_diff']
+ok = ok and 'int8' in v['keras:tflite@int8/t2']['manifest']['quantisation'] and v['keras:tflite@float/t2']['manifest']['quantisation'].startswith('none')
+ok = ok and v['keras:crossbind@fast/t2']['manifest']['preprocessing'] == 'tf' and v['pytorch-2.7.1/t2']['manifest']['preprocessing'] == 'torchvision'
+sys.exit(not ok)" "$T/keras-s.json"
+
 # ---- the variants a configuration names ----
 expect_ok "the quick profile's variants" "$BIN" delta --profile quick --list
-check "vary-one: one group per axis, the variants named once" grep -qx "variants: 17" "$T/out"
+check "vary-one: one group per axis, the variants named once" grep -qx "variants: 22" "$T/out"
 check "the int8 TFLite conversion is a group of its own, never a float conversion" \
     bash -c "grep -qx 'TFLite quantisation: keras:keras/t2 keras:tflite@float/t2 keras:tflite@int8/t2' '$T/out' && ! grep '^Keras conversion' '$T/out' | grep -q int8"
 check "the PyTorch version axis holds the rest fixed" grep -qx "PyTorch version: pytorch-2.7.1/t2 pytorch-1.13.1/t2" "$T/out"
+check "DeltaNN's TVM opt_levels 0, 2 and 4" grep -qx "TVM opt_level: tvm@O0/t2 tvm@O2/t2 tvm@O4/t2" "$T/out"
 echo '{"model": "resnet18", "mode": "product", "axes": {"runtime": ["crossbind", "onnxruntime", "pytorch"], "threads": [1, 2], "crossbind.level": ["fast", "fused"]}}' > "$T/prod.json"
 expect_ok "a product configuration" "$BIN" delta --config "$T/prod.json" --list
 check "the product runs every combination as one group" \
@@ -160,7 +184,7 @@ echo '{"model": "alexnet"}' > "$T/c2.json"
 expect_error "an unknown model" "unknown model" "$BIN" delta --config "$T/c2.json" --list
 echo '{"model": "mobilenet_v2", "reps": 5}' > "$T/c3.json"
 expect_error "fewer than 10 repetitions" "reps" "$BIN" delta --config "$T/c3.json" --list
-echo '{"model": "mobilenet_v2", "axes": {"runtime": ["tvm"]}}' > "$T/c4.json"
+echo '{"model": "mobilenet_v2", "axes": {"runtime": ["caffe"]}}' > "$T/c4.json"
 expect_error "an unknown runtime" "axis \"runtime\"" "$BIN" delta --config "$T/c4.json" --list
 echo '{"files": [{"file": "x.onnx", "runtime": "pytorch"}]}' > "$T/c5.json"
 expect_error "an ONNX file in PyTorch" "not pytorch" "$BIN" delta --config "$T/c5.json" --list

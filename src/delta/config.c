@@ -22,26 +22,29 @@
 #include "../core/json.h"
 #include "delta.h"
 
-static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", NULL};
-static const char *const torch_runtimes[] = {"crossbind", "onnxruntime", "pytorch", NULL};
-static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", NULL};
+static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", "tvm", "onnx2torch", NULL};
+static const char *const torch_runtimes[] = {"crossbind", "onnxruntime", "pytorch", "tvm", "onnx2torch", NULL};
+static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", "tvm", NULL};
+static const char *const tvm_levels[] = {"O0", "O1", "O2", "O3", "O4", NULL};
 static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath", NULL};
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
 static const char *const torch_versions[] = {"2.7.1", "1.13.1", NULL};
 static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "resnet101", "inception_v3", NULL};
 
-/* DeltaNN's three axes at the size of a first look: MobileNetV2 on the
- * stand-in photographs, through PyTorch (both versions), ONNX Runtime at
- * every graph level and crossbind at every level, 1 and 2 threads; and
- * Keras' MobileNetV2 natively, through tf2onnx into ONNX Runtime and
- * crossbind, and through TFLite (float, and int8 as its own group). */
+/* DeltaNN's axes at the size of a first look: MobileNetV2 on the stand-in
+ * photographs, through PyTorch (both versions), ONNX Runtime at every
+ * graph level, crossbind at every level, TVM at DeltaNN's opt_levels 0, 2
+ * and 4, and back into PyTorch by onnx2torch, 1 and 2 threads; and Keras'
+ * MobileNetV2 natively, through tf2onnx into ONNX Runtime, crossbind and
+ * TVM, and through TFLite (float, and int8 as its own group). */
 static const char quick_profile[] =
     "{\"model\": \"mobilenet_v2\", \"seed\": 1, \"max_images\": 8, \"reps\": 10, \"warmup\": 2,"
-    " \"axes\": {\"runtime\": [\"pytorch\", \"onnxruntime\", \"crossbind\"],"
+    " \"axes\": {\"runtime\": [\"pytorch\", \"onnxruntime\", \"crossbind\", \"tvm\", \"onnx2torch\"],"
     "  \"crossbind.level\": [\"reference\", \"fast\", \"fused\", \"fastmath\"],"
     "  \"onnxruntime.level\": [\"disabled\", \"basic\", \"extended\", \"all\"],"
+    "  \"tvm.level\": [\"O0\", \"O2\", \"O4\"],"
     "  \"threads\": [1, 2], \"pytorch.version\": [\"2.7.1\", \"1.13.1\"]},"
-    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\"], \"quantisation\": true},"
+    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\", \"tvm\"], \"quantisation\": true},"
     " \"repeat\": true}";
 
 const char *delta_runtime_name(delta_runtime r) { return runtimes[r]; }
@@ -57,7 +60,7 @@ static int index_of(const char *const *list, const char *s)
 
 static const char *const *levels_of(delta_runtime r)
 {
-    return r == DELTA_CROSSBIND ? cb_levels : r == DELTA_ONNXRUNTIME ? ort_levels : NULL;
+    return r == DELTA_CROSSBIND ? cb_levels : r == DELTA_ONNXRUNTIME ? ort_levels : r == DELTA_TVM ? tvm_levels : NULL;
 }
 
 void delta_variant_key(delta_variant *v)
@@ -160,19 +163,21 @@ static cb_status axis_strings(const cb_json *axes, const char *key, const char *
 }
 
 typedef struct {
-    const char *runtime[4], *cb_level[5], *ort_level[5], *version[3];
-    int n_runtime, n_cb_level, n_ort_level, n_version, threads[8], n_threads;
+    const char *runtime[8], *cb_level[8], *ort_level[8], *tvm_level[8], *version[8]; /* axis_strings: at most 8 */
+    int n_runtime, n_cb_level, n_ort_level, n_tvm_level, n_version, threads[8], n_threads;
 } axes_spec;
 
 static cb_status read_axes(const cb_json *axes, axes_spec *a)
 {
-    static const char *const keys[] = {"runtime", "crossbind.level", "onnxruntime.level", "threads", "pytorch.version", NULL};
+    static const char *const keys[] = {"runtime", "crossbind.level", "onnxruntime.level", "tvm.level", "threads",
+                                       "pytorch.version", NULL};
     memset(a, 0, sizeof *a);
     if (!axes) return CB_OK;
     cb_status s = check_keys(axes, "\"axes\"", keys);
     if (s == CB_OK) s = axis_strings(axes, "runtime", torch_runtimes, a->runtime, &a->n_runtime);
     if (s == CB_OK) s = axis_strings(axes, "crossbind.level", cb_levels, a->cb_level, &a->n_cb_level);
     if (s == CB_OK) s = axis_strings(axes, "onnxruntime.level", ort_levels, a->ort_level, &a->n_ort_level);
+    if (s == CB_OK) s = axis_strings(axes, "tvm.level", tvm_levels, a->tvm_level, &a->n_tvm_level);
     if (s == CB_OK) s = axis_strings(axes, "pytorch.version", torch_versions, a->version, &a->n_version);
     const cb_json *t = cb_json_get(axes, "threads");
     if (s == CB_OK && t) {
@@ -192,15 +197,16 @@ typedef struct {
     delta_runtime runtime;
     char version[32];
     int threads;
-    char level[3][32]; /* per runtime */
+    char level[DELTA_N_RUNTIMES][32]; /* per runtime */
 } base_spec;
 
 static cb_status read_base(const cb_json *b, base_spec *out)
 {
     static const char *const keys[] = {"runtime", "version", "threads", "levels", NULL};
-    static const char *const level_keys[] = {"crossbind", "onnxruntime", NULL};
+    static const char *const level_keys[] = {"crossbind", "onnxruntime", "tvm", NULL};
+    /* TVM's PassContext defaults to opt_level 2 */
     *out = (base_spec){.runtime = DELTA_PYTORCH, .version = "2.7.1", .threads = 2,
-                       .level = {"fast", "all", "eager"}};
+                       .level = {"fast", "all", "eager", "default", "float", "O2", "eager"}};
     if (!b) return CB_OK;
     char rt[32] = "pytorch";
     long threads = 2;
@@ -213,6 +219,7 @@ static cb_status read_base(const cb_json *b, base_spec *out)
         s = check_keys(lv, "\"base\".\"levels\"", level_keys);
         if (s == CB_OK) s = get_str(lv, "crossbind", cb_levels, out->level[0], sizeof out->level[0]);
         if (s == CB_OK) s = get_str(lv, "onnxruntime", ort_levels, out->level[1], sizeof out->level[1]);
+        if (s == CB_OK) s = get_str(lv, "tvm", tvm_levels, out->level[DELTA_TVM], sizeof out->level[DELTA_TVM]);
     }
     out->runtime = (delta_runtime)index_of(runtimes, rt);
     out->threads = (int)threads;
@@ -242,6 +249,9 @@ static cb_status vary_one(delta_config *c, const base_spec *b, const axes_spec *
     if (a->n_ort_level && (x = add_axis(c, "ONNX Runtime level")))
         for (int i = 0; s == CB_OK && i < a->n_ort_level; i++)
             s = join(c, x, make(b, DELTA_ONNXRUNTIME, a->ort_level[i], NULL, b->threads));
+    if (a->n_tvm_level && (x = add_axis(c, "TVM opt_level")))
+        for (int i = 0; s == CB_OK && i < a->n_tvm_level; i++)
+            s = join(c, x, make(b, DELTA_TVM, a->tvm_level[i], NULL, b->threads));
     if (a->n_threads && (x = add_axis(c, "threads")))
         for (int i = 0; s == CB_OK && i < a->n_threads; i++)
             s = join(c, x, make(b, b->runtime, NULL, NULL, a->threads[i]));
@@ -254,15 +264,17 @@ static cb_status vary_one(delta_config *c, const base_spec *b, const axes_spec *
 static cb_status product(delta_config *c, const base_spec *b, const axes_spec *a)
 {
     delta_axis *x = add_axis(c, "product");
-    const char *rts[4] = {runtimes[b->runtime]};
+    const char *rts[8] = {runtimes[b->runtime]};
     int nr = a->n_runtime ? a->n_runtime : 1, nt = a->n_threads ? a->n_threads : 1;
     if (a->n_runtime) memcpy(rts, a->runtime, sizeof rts);
     cb_status s = CB_OK;
     c->base = -1;
     for (int r = 0; s == CB_OK && r < nr; r++) {
         delta_runtime rt = (delta_runtime)index_of(runtimes, rts[r]);
-        const char *const *lv = rt == DELTA_CROSSBIND ? a->cb_level : rt == DELTA_ONNXRUNTIME ? a->ort_level : a->version;
-        int nl = rt == DELTA_CROSSBIND ? a->n_cb_level : rt == DELTA_ONNXRUNTIME ? a->n_ort_level : a->n_version;
+        const char *const *lv = rt == DELTA_CROSSBIND ? a->cb_level : rt == DELTA_ONNXRUNTIME ? a->ort_level
+                              : rt == DELTA_TVM ? a->tvm_level : rt == DELTA_PYTORCH ? a->version : NULL;
+        int nl = rt == DELTA_CROSSBIND ? a->n_cb_level : rt == DELTA_ONNXRUNTIME ? a->n_ort_level
+               : rt == DELTA_TVM ? a->n_tvm_level : rt == DELTA_PYTORCH ? a->n_version : 0;
         for (int l = 0; s == CB_OK && l < (nl ? nl : 1); l++)
             for (int t = 0; s == CB_OK && t < nt; t++) {
                 int th = a->n_threads ? a->threads[t] : b->threads;
@@ -285,11 +297,12 @@ static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *
     if (!c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs \"model\"");
     if (c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs images (Keras preprocesses its own way), not \"inputs_npy\"");
     cb_status s = check_keys(k, "\"keras\"", keys);
-    const char *rts[4];
+    const char *rts[8];
     int n = 0;
     if (s == CB_OK) s = axis_strings(k, "runtimes", keras_runtimes, rts, &n);
     if (s != CB_OK) return s;
-    if (!n) memcpy(rts, keras_runtimes, sizeof rts), n = 4;
+    if (!n) /* default: all of them */
+        for (; keras_runtimes[n]; n++) rts[n] = keras_runtimes[n];
     const cb_json *q = cb_json_get(k, "quantisation");
     if (q && q->type != CB_JSON_BOOL) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\".\"quantisation\" must be true or false");
     c->keras = 1;
@@ -298,7 +311,7 @@ static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *
         delta_runtime r = (delta_runtime)index_of(runtimes, rts[i]);
         delta_variant v = {.runtime = r, .source = DELTA_SRC_KERAS, .threads = b->threads};
         snprintf(v.label, sizeof v.label, "keras");
-        snprintf(v.level, sizeof v.level, "%s", r == DELTA_KERAS ? "default" : r == DELTA_TFLITE ? "float" : b->level[r]);
+        snprintf(v.level, sizeof v.level, "%s", b->level[r]);
         s = join(c, x, v);
     }
     if (s == CB_OK && (!q || q->num)) {
@@ -335,7 +348,8 @@ static cb_status read_files(delta_config *c, const cb_json *files, const base_sp
         if (!v.file[0]) return cb_fail(CB_ERR_INVALID_ARG, "a \"files\" entry needs \"file\"");
         v.runtime = (delta_runtime)index_of(runtimes, rt);
         if (!delta_runs_onnx(&v))
-            return cb_fail(CB_ERR_INVALID_ARG, "\"files\": an ONNX file runs in crossbind or onnxruntime, not %s", rt);
+            return cb_fail(CB_ERR_INVALID_ARG, "\"files\": an ONNX file runs in crossbind, onnxruntime, tvm or "
+                           "onnx2torch, not %s", rt);
         snprintf(v.level, sizeof v.level, "%s", b->level[v.runtime]);
         if ((s = get_str(f, "level", levels_of(v.runtime), v.level, sizeof v.level)) != CB_OK) return s;
         snprintf(v.label, sizeof v.label, "file%d", i + 1);

@@ -17,9 +17,14 @@
 #include "crossbind/status.h"
 
 #define DELTA_MAX_VARIANTS 64
-#define DELTA_MAX_AXES 8
+#define DELTA_MAX_AXES 16 /* more than a configuration can name */
 
-typedef enum { DELTA_CROSSBIND, DELTA_ONNXRUNTIME, DELTA_PYTORCH, DELTA_KERAS, DELTA_TFLITE } delta_runtime;
+typedef enum {
+    DELTA_CROSSBIND, DELTA_ONNXRUNTIME, DELTA_PYTORCH, DELTA_KERAS, DELTA_TFLITE,
+    DELTA_TVM,        /* Apache TVM (Relax), an ONNX file compiled at one opt_level */
+    DELTA_ONNX2TORCH, /* an ONNX file turned back into PyTorch by onnx2torch */
+    DELTA_N_RUNTIMES
+} delta_runtime;
 /* The framework the model comes from: torchvision's (exported to ONNX by
  * torch.onnx) or tf.keras.applications' (to ONNX by tf2onnx, to TFLite by
  * TFLiteConverter). Their weights differ: variants of two sources are
@@ -32,7 +37,8 @@ typedef struct delta_variant {
     delta_runtime runtime;
     delta_source source;
     /* crossbind: reference|fast|fused|fastmath; onnxruntime: disabled|basic|extended|all;
-     * pytorch: eager; keras: default; tflite: float|int8 (Optimize.DEFAULT's dynamic-range weights) */
+     * pytorch, onnx2torch: eager; keras: default; tflite: float|int8 (Optimize.DEFAULT's
+     * dynamic-range weights); tvm: O0..O4 (PassContext opt_level) */
     char level[32];
     char version[32];     /* pytorch: "2.7.1" (the runner's environment) or "1.13.1" (Debian's); others "" */
     int threads;
@@ -76,10 +82,11 @@ typedef struct delta_config {
 cb_status delta_config_load(const char *path, const char *profile, delta_config *c);
 void delta_config_free(delta_config *c);
 const char *delta_runtime_name(delta_runtime r);
-/* Whether a variant runs an ONNX file (and can be cut or instrumented). */
+/* Whether a variant runs an ONNX file (which bisection can cut). */
 static inline int delta_runs_onnx(const delta_variant *v)
 {
-    return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME;
+    return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM ||
+           v->runtime == DELTA_ONNX2TORCH;
 }
 /* Keras applications' preprocessing mode for a model ("tf" or "caffe"). */
 const char *delta_keras_norm(const char *model);

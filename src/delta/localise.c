@@ -166,7 +166,7 @@ static cb_status capture_runner(const delta_env *e, const delta_variant *v, cons
     cb_status s = cb_mkdirs(dir);
     const char *src = delta_variant_file(e, v, own);
     snprintf(file, sizeof file, "%s", src);
-    if (s == CB_OK && v->runtime == DELTA_ONNXRUNTIME) {
+    if (s == CB_OK && (v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM)) {
         delta_onnx g;
         delta_path(file, sizeof file, "%s/instrumented.onnx", dir);
         s = delta_onnx_open(src, &g);
@@ -259,11 +259,19 @@ static void json_first(cb_buf *o, int index, const layer_value *l, const delta_o
     cb_buf_printf(o, "}");
 }
 
-/* Sides whose intermediate values share names: ONNX files (value names),
- * PyTorch (module paths), Keras (layer names); TFLite exposes none. */
+/* Runtimes that give an ONNX file's values by their names: crossbind by
+ * node, ONNX Runtime and TVM through a copy of the file with every value
+ * as a graph output. */
+static int onnx_values(const delta_variant *v)
+{
+    return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM;
+}
+
+/* Sides whose intermediate values share names: ONNX values, PyTorch's
+ * module paths, Keras' layer names, onnx2torch's modules; TFLite exposes none. */
 static int family(const delta_variant *v)
 {
-    return delta_runs_onnx(v) ? 0 : (int)v->runtime;
+    return onnx_values(v) ? 0 : 1 + (int)v->runtime;
 }
 
 /* The module path in a node name that torch.onnx.export scoped: each
@@ -323,7 +331,7 @@ static const layer_value *torch_partner(const delta_onnx *g, const char *value, 
 static cb_status by_capture(const delta_env *e, const delta_variant *a, const delta_variant *b, const char *dir,
                             const char *one_input, const cb_tensor *x, cb_buf *o)
 {
-    int onnx_a = delta_runs_onnx(a), onnx_b = delta_runs_onnx(b);
+    int onnx_a = onnx_values(a), onnx_b = onnx_values(b);
     /* PyTorch against its own export: modules paired with ONNX values by scope */
     int torch_onnx = a->source == DELTA_SRC_PYTORCH && b->source == DELTA_SRC_PYTORCH && !a->file[0] && !b->file[0] &&
                      ((onnx_a && b->runtime == DELTA_PYTORCH) || (onnx_b && a->runtime == DELTA_PYTORCH));

@@ -39,6 +39,8 @@ const cb_runner *delta_runner_of(const delta_env *e, const delta_variant *v)
     if (v->runtime == DELTA_ONNXRUNTIME) return cb_runners_find(e->runners, "onnxruntime-node");
     if (v->runtime == DELTA_KERAS) return cb_runners_find(e->runners, "tensorflow-python");
     if (v->runtime == DELTA_TFLITE) return cb_runners_find(e->runners, "tensorflow-lite");
+    if (v->runtime == DELTA_TVM) return cb_runners_find(e->runners, "tvm");
+    if (v->runtime == DELTA_ONNX2TORCH) return cb_runners_find(e->runners, "pytorch-python");
     /* torch 2.7.1 is the PyPI environment of pytorch-python, 1.13.1 Debian's python3-torch */
     return cb_runners_find(e->runners, !strcmp(v->version, "1.13.1") ? "pytorch" : "pytorch-python");
 }
@@ -212,9 +214,12 @@ cb_status delta_runner_call(const delta_env *e, const delta_variant *v, const ch
     if (v->runtime == DELTA_PYTORCH) {
         add_arg(argv, &n, "--model"), add_arg(argv, &n, c->model);
         add_arg(argv, &n, "--weights"), add_arg(argv, &n, e->weights);
+    } else if (v->runtime == DELTA_ONNX2TORCH) {
+        add_arg(argv, &n, "--onnx"), add_arg(argv, &n, file);
     } else {
         add_arg(argv, &n, "--model"), add_arg(argv, &n, file);
         if (v->runtime == DELTA_ONNXRUNTIME) add_arg(argv, &n, "--opt-level"), add_arg(argv, &n, v->level);
+        if (v->runtime == DELTA_TVM) add_arg(argv, &n, "--opt-level"), add_arg(argv, &n, v->level + 1); /* "O2": 2 */
     }
     add_arg(argv, &n, "--inputs"), add_arg(argv, &n, inputs);
     add_arg(argv, &n, "--out"), add_arg(argv, &n, dir);
@@ -264,6 +269,8 @@ static void conversion(const delta_env *e, const delta_variant *v, char *out, si
     if (v->file[0]) snprintf(out, cap, "the user's ONNX file, loaded by %s", rt);
     else if (v->runtime == DELTA_PYTORCH)
         snprintf(out, cap, "native: torchvision's %s in PyTorch %s, eager mode", model, v->version);
+    else if (v->runtime == DELTA_ONNX2TORCH)
+        snprintf(out, cap, "PyTorch -> ONNX (%s) -> onnx2torch -> PyTorch 2.7.1", e->export_note);
     else if (v->source == DELTA_SRC_PYTORCH) snprintf(out, cap, "PyTorch -> ONNX (%s) -> %s", e->export_note, rt);
     else if (v->runtime == DELTA_KERAS) snprintf(out, cap, "native: tf.keras.applications' %s in TensorFlow (%s)", model, e->keras_note);
     else if (v->runtime == DELTA_TFLITE)
