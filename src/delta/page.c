@@ -13,13 +13,14 @@
 #include "../report/out.h"
 #include "../report/svg.h"
 #include "analysis.h"
+#include "thumb.h"
 
 #define STYLE \
     "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}" \
     "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;" \
     "text-align:left}th{background:#f0f0f0}figure.chart{display:inline-block;margin:.5em 1em 1em 0;vertical-align:top}" \
     "figcaption{font-size:13px;font-weight:bold;max-width:560px}.stand-in{color:#b00}code{font-size:12px}" \
-    "td.m{text-align:right}#summary{border-bottom:2px solid #444;padding-bottom:.5em}</style>"
+    "td.m{text-align:right}div.thumb{width:96px;height:96px;background-size:cover}#summary{border-bottom:2px solid #444;padding-bottom:.5em}</style>"
 
 static void num(cb_out *o, double v)
 {
@@ -258,7 +259,7 @@ static void differing(cb_out *o, const delta_analysis *a)
 {
     const delta_config *c = a->c;
     cb_out_lit(o, "<h2 id=\"differing\">Differing inputs</h2><table id=\"t-differing\"><tr><th>variant a</th><th>variant b"
-                  "</th><th>input</th><th>top-K of a</th><th>top-K of b</th><th>RBO</th></tr>");
+                  "</th><th>input</th><th>image (centre crop)</th><th>top-K of a</th><th>top-K of b</th><th>RBO</th></tr>");
     int rows = 0;
     for (int k = 0; k < a->n_pairs && rows < 500; k++) {
         const delta_pair *p = &a->pairs[k].pair;
@@ -276,6 +277,15 @@ static void differing(cb_out *o, const delta_analysis *a)
             cb_out_text(o, c->variants[p->b].key);
             cb_out_lit(o, "</td><td>");
             cb_out_text(o, a->inputs.names[i]);
+            cb_out_lit(o, "</td><td>");
+            /* base64 has no character HTML escapes: cb_out_text leaves it whole */
+            char *thumb = delta_thumbnail(a->inputs.names[i], 96);
+            if (thumb) {
+                cb_out_lit(o, "<div class=\"thumb\" role=\"img\" style=\"background-image:url(data:image/png;base64,");
+                cb_out_text(o, thumb);
+                cb_out_lit(o, ")\"></div>");
+            }
+            free(thumb);
             cb_out_lit(o, "</td><td>");
             ids(o, ta, kk);
             cb_out_lit(o, "</td><td>");
