@@ -27,6 +27,8 @@ typedef struct delta_analysis {
 } delta_analysis;
 
 void delta_analysis_free(delta_analysis *a);
+/* The fraction of inputs whose top-1 is their label (the inputs have labels). */
+double delta_accuracy(const delta_analysis *a, const delta_result *r);
 
 /* The summary (--json): per pair of variants the measures and the first
  * diverging node. */

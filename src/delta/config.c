@@ -20,6 +20,7 @@
 #include <string.h>
 #include "../core/file.h"
 #include "../core/json.h"
+#include "crossbind/model.h"
 #include "delta.h"
 
 static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", "tvm", "onnx2torch", NULL};
@@ -29,7 +30,8 @@ static const char *const tvm_levels[] = {"O0", "O1", "O2", "O3", "O4", NULL};
 static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath", NULL};
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
 static const char *const torch_versions[] = {"2.7.1", "1.13.1", NULL};
-static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "resnet101", "inception_v3", NULL};
+static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "resnet101", "inception_v3",
+                                     "lenet1", "lenet5", "vgg16", NULL}; /* the last three: the study's, trained */
 
 /* DeltaNN's axes at the size of a first look: MobileNetV2 on the stand-in
  * photographs, through PyTorch (both versions), ONNX Runtime at every
@@ -368,7 +370,7 @@ static cb_status parse(delta_config *c, const cb_json *cfg)
 {
     static const char *const keys[] = {"model", "seed", "weights", "images", "inputs_npy", "max_images", "resize",
                                        "crop", "reps", "warmup", "k", "p", "tolerance", "opset", "mode", "base",
-                                       "axes", "files", "keras", "repeat", NULL};
+                                       "axes", "files", "keras", "repeat", "data", NULL};
     static const char *const modes[] = {"vary-one", "product", NULL};
     long max_images = 16, resize = 256, crop = 0, reps = 10, warmup = 2, k = 5, opset = 13;
     cb_status s = check_keys(cfg, "the configuration", keys);
@@ -377,6 +379,7 @@ static cb_status parse(delta_config *c, const cb_json *cfg)
     if (s == CB_OK) s = get_str(cfg, "weights", NULL, c->weights, sizeof c->weights);
     if (s == CB_OK) s = get_str(cfg, "images", NULL, c->images, sizeof c->images);
     if (s == CB_OK) s = get_str(cfg, "inputs_npy", NULL, c->inputs_npy, sizeof c->inputs_npy);
+    if (s == CB_OK) s = get_str(cfg, "data", NULL, c->data, sizeof c->data);
     if (s == CB_OK) s = get_int(cfg, "max_images", 1, 100000, &max_images);
     if (s == CB_OK) s = get_int(cfg, "resize", 8, 4096, &resize);
     if (s == CB_OK) s = get_int(cfg, "crop", 8, 4096, &crop);
@@ -395,6 +398,14 @@ static cb_status parse(delta_config *c, const cb_json *cfg)
     if (s != CB_OK) return s;
     if (c->images[0] && c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "give \"images\" or \"inputs_npy\", not both");
     if (c->weights[0] && !c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"weights\" needs \"model\"");
+    c->study = c->model[0] && cb_model_data_format(c->model) != NULL;
+    if (c->study && !c->weights[0])
+        return cb_fail(CB_ERR_INVALID_ARG, "%s is one of the study's models: give its trained parameters as \"weights\" "
+                       "(crossbind train %s --out FILE, or a study's run)", c->model, c->model);
+    if (c->study && (c->images[0] || c->inputs_npy[0] || cb_json_get(cfg, "keras")))
+        return cb_fail(CB_ERR_INVALID_ARG, "%s reads its own data set's test split (\"data\": a directory), not images, "
+                       "a tensor or Keras", c->model);
+    if (c->data[0] && !c->study) return cb_fail(CB_ERR_INVALID_ARG, "\"data\" is for the study's models (lenet1, lenet5, vgg16)");
     c->max_images = (int)max_images, c->resize = (int)resize, c->reps = (int)reps, c->warmup = (int)warmup;
     c->k = (int)k, c->opset = (int)opset;
     c->crop = crop ? (int)crop : !strcmp(c->model, "inception_v3") ? 299 : 224;

@@ -26,6 +26,17 @@ void delta_analysis_free(delta_analysis *a)
     delta_inputs_free(&a->inputs);
 }
 
+double delta_accuracy(const delta_analysis *a, const delta_result *r)
+{
+    int right = 0, n = r->n_inputs < a->inputs.n ? r->n_inputs : a->inputs.n;
+    for (int i = 0; i < n; i++) {
+        int top;
+        if (delta_topk(r->outputs + (size_t)i * (size_t)r->classes, r->classes, 1, &top) == CB_OK)
+            right += top == a->inputs.labels[i];
+    }
+    return n ? (double)right / n : NAN;
+}
+
 /* The experiment's identity: what every stored measurement depends on. */
 static cb_status fingerprint(const delta_config *c, const delta_analysis *a, char *out, size_t cap)
 {
@@ -176,14 +187,15 @@ static cb_status experiment(delta_env *e, const delta_options *o, delta_analysis
     const delta_config *c = e->c;
     char fp[2048];
     delta_store *st = NULL;
-    cb_status s = delta_prepare_inputs(e, &a->inputs, a->pipeline, sizeof a->pipeline);
-    if (s == CB_OK && c->model[0]) s = delta_prepare_model(e, a->weights_sha, a->model_sha);
+    cb_status s = c->study ? delta_prepare_study(e, &a->inputs, a->weights_sha, a->model_sha, a->pipeline, sizeof a->pipeline)
+                           : delta_prepare_inputs(e, &a->inputs, a->pipeline, sizeof a->pipeline);
+    if (s == CB_OK && c->model[0] && !c->study) s = delta_prepare_model(e, a->weights_sha, a->model_sha);
     if (s == CB_OK && c->keras) s = delta_prepare_keras(e, &a->inputs, a->keras_sha);
     if (s == CB_OK) s = fingerprint(c, a, fp, sizeof fp);
     if (s == CB_OK) s = delta_store_open(o->store, fp, &st);
     if (s == CB_OK) s = delta_store_put_inputs(st, a->inputs.n, (const char *const *)a->inputs.names,
                                                (const char *const *)a->inputs.sha256,
-                                               (const char *const *)a->inputs.keras_sha256);
+                                               (const char *const *)a->inputs.keras_sha256, a->inputs.labels);
     if (s == CB_OK) s = delta_store_put_file(st, "inputs.npy", e->inputs, a->inputs.file_sha256);
     if (s == CB_OK && c->model[0]) s = delta_store_put_file(st, "model.onnx", e->model_onnx, a->model_sha);
     if (s == CB_OK && c->model[0]) s = delta_store_put_file(st, "weights.pt", e->weights, a->weights_sha);

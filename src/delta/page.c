@@ -303,7 +303,9 @@ static void differing(cb_out *o, const delta_analysis *a)
 static void manifests(cb_out *o, const delta_analysis *a)
 {
     cb_out_lit(o, "<h2 id=\"manifests\">Variants and what each changes</h2><table id=\"t-variants\"><tr><th>variant</th>"
-                  "<th>status</th><th>first call</th><th>median [min, max]</th><th>output SHA-256</th><th>manifest</th></tr>");
+                  "<th>status</th><th>first call</th><th>median [min, max]</th>");
+    if (a->inputs.labels) cb_out_lit(o, "<th>accuracy (labels)</th>");
+    cb_out_lit(o, "<th>output SHA-256</th><th>manifest</th></tr>");
     for (int i = 0; i < a->c->n_variants; i++) {
         const delta_result *r = &a->res[i];
         cb_out_lit(o, "<tr><td>");
@@ -318,12 +320,15 @@ static void manifests(cb_out *o, const delta_analysis *a)
         if (!strcmp(r->status, "ok")) {
             double m, lo, hi;
             delta_median_range(r->times, r->n_inputs * r->reps, &m, &lo, &hi);
-            cb_out_markf(o, "<td class=\"m\">%.2f ms</td><td class=\"m\">%.3f ms [%.3f, %.3f]</td><td><code>",
+            cb_out_markf(o, "<td class=\"m\">%.2f ms</td><td class=\"m\">%.3f ms [%.3f, %.3f]</td>",
                          1e3 * r->first_call_s, 1e3 * m, 1e3 * lo, 1e3 * hi);
+            if (a->inputs.labels) cb_out_markf(o, "<td class=\"m\">%.1f%%</td>", 100 * delta_accuracy(a, r));
+            cb_out_lit(o, "<td><code>");
             cb_out_text(o, r->outputs_sha256);
             cb_out_lit(o, "</code></td>");
         } else {
             cb_out_lit(o, "<td></td><td></td><td></td>");
+            if (a->inputs.labels) cb_out_lit(o, "<td></td>");
         }
         cb_out_lit(o, "<td><code>");
         cb_out_text(o, r->manifest ? r->manifest : "");

@@ -10,7 +10,10 @@
 #include "../core/sha256.h"
 #include "../study/proc.h"
 #include "crossbind/formats.h"
+#include "crossbind/data.h"
 #include "crossbind/image.h"
+#include "crossbind/model.h"
+#include "crossbind/onnx.h"
 #include "delta_util.h"
 #include "prepare.h"
 
@@ -23,6 +26,7 @@ void delta_inputs_free(delta_inputs *in)
     free(in->names);
     free(in->sha256);
     free(in->keras_sha256);
+    free(in->labels);
     memset(in, 0, sizeof *in);
 }
 
@@ -229,5 +233,44 @@ cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha)
     if (!(in->keras_sha256 = calloc((size_t)in->n, sizeof *in->keras_sha256))) return cb_fail(CB_ERR_NOMEM, "out of memory");
     s = images_to_npy(c, norm, CB_LAYOUT_HWC, e->keras_inputs, in, in->keras_sha256, pipeline, sizeof pipeline);
     if (s == CB_OK) s = delta_sha256_file(e->keras_inputs, in->keras_file_sha256);
+    return s;
+}
+
+cb_status delta_prepare_study(delta_env *e, delta_inputs *in, char *weights_sha, char *model_sha, char *pipeline,
+                              size_t cap)
+{
+    const delta_config *c = e->c;
+    const char *format = cb_model_data_format(c->model), *dir = c->data[0] ? c->data : cb_dataset_default_dir(format);
+    cb_model *m = NULL;
+    cb_load_info info;
+    cb_dataset d = {0};
+    memset(in, 0, sizeof *in);
+    delta_path(e->model_onnx, sizeof e->model_onnx, "%s/model.onnx", e->work);
+    delta_path(e->inputs, sizeof e->inputs, "%s/inputs.npy", e->work);
+    snprintf(e->weights, sizeof e->weights, "%s", c->weights);
+    cb_status s = delta_sha256_file(c->weights, weights_sha);
+    if (s == CB_OK) s = cb_model_create(c->model, &m);
+    if (s == CB_OK) s = cb_model_load_weights_ex(m, c->weights, 1, &info);
+    if (s == CB_OK) s = cb_onnx_export(m, e->model_onnx);
+    if (s == CB_OK) s = delta_sha256_file(e->model_onnx, model_sha);
+    cb_model_free(m);
+    if (s == CB_OK) s = cb_dataset_load(format, dir, 0, c->max_images, &d);
+    cb_tensor t = {.dtype = CB_F32, .ndim = 4, .shape = {d.n, d.c, d.h, d.w}, .data = d.x};
+    if (s == CB_OK) s = inputs_alloc(in, (int)d.n);
+    if (s == CB_OK && !(in->labels = calloc((size_t)d.n, sizeof *in->labels))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    for (int i = 0; s == CB_OK && i < d.n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "test[%d]", i);
+        in->n = i + 1;
+        in->labels[i] = (int)d.y[i];
+        if (!(in->names[i] = strdup(name))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    }
+    if (s == CB_OK) s = hash_rows(&t, in->n, in->sha256);
+    if (s == CB_OK) s = cb_npy_write(e->inputs, &t);
+    if (s == CB_OK) s = delta_sha256_file(e->inputs, in->file_sha256);
+    snprintf(pipeline, cap, "the first %lld test samples of %s, pixels scaled to [0, 1] as the study reads them",
+             (long long)d.n, d.source);
+    snprintf(e->export_note, sizeof e->export_note, "crossbind's ONNX export of %s with the given weights", c->model);
+    cb_dataset_free(&d);
     return s;
 }

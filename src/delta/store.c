@@ -18,7 +18,8 @@ struct delta_store {
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS file(role TEXT PRIMARY KEY, path TEXT NOT NULL, sha256 TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS input(idx INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, sha256_keras TEXT);"
+    "CREATE TABLE IF NOT EXISTS input(idx INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL, sha256_keras TEXT,"
+    " label INTEGER);"
     "CREATE TABLE IF NOT EXISTS variant(key TEXT PRIMARY KEY, status TEXT NOT NULL, manifest TEXT NOT NULL,"
     " error TEXT, n_inputs INTEGER, classes INTEGER, reps INTEGER, first_call_s REAL, outputs BLOB,"
     " outputs_sha256 TEXT, measured TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));"
@@ -182,12 +183,14 @@ cb_status delta_store_put_file(delta_store *s, const char *role, const char *pat
 }
 
 cb_status delta_store_put_inputs(delta_store *s, int n, const char *const *names, const char *const *sha256,
-                                 const char *const *keras)
+                                 const char *const *keras, const int *labels)
 {
     cb_status st = run(s, "BEGIN IMMEDIATE; DELETE FROM input;", "writing the inputs");
     for (int i = 0; st == CB_OK && i < n; i++)
-        st = step(s, "INSERT INTO input(idx, name, sha256, sha256_keras) VALUES (?, ?, ?, ?)", "ittt", (long long)i,
-                  names[i], sha256[i], keras ? keras[i] : NULL);
+        st = labels ? step(s, "INSERT INTO input(idx, name, sha256, sha256_keras, label) VALUES (?, ?, ?, ?, ?)", "ittti",
+                           (long long)i, names[i], sha256[i], keras ? keras[i] : NULL, (long long)labels[i])
+                    : step(s, "INSERT INTO input(idx, name, sha256, sha256_keras) VALUES (?, ?, ?, ?)", "ittt",
+                           (long long)i, names[i], sha256[i], keras ? keras[i] : NULL);
     if (st == CB_OK) return run(s, "COMMIT", "committing the inputs");
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return st;

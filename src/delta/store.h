@@ -21,10 +21,11 @@ const char *delta_store_fingerprint(const delta_store *s);
 
 /* A file (model, weights, inputs) by role: "model.onnx", "weights.pt", "inputs.npy". */
 cb_status delta_store_put_file(delta_store *s, const char *role, const char *path, const char *sha256);
-/* The inputs: name (the image file or "inputs[i]") and the SHA-256 of its
- * tensor (and of Keras' tensor of it, `keras` may be NULL). */
+/* The inputs: name (the image file, "inputs[i]" or "test[i]") and the
+ * SHA-256 of its tensor (and of Keras' tensor of it, `keras` may be NULL),
+ * and its label where the data set has one (`labels` may be NULL). */
 cb_status delta_store_put_inputs(delta_store *s, int n, const char *const *names, const char *const *sha256,
-                                 const char *const *keras);
+                                 const char *const *keras, const int *labels);
 /* *n = 0 when none are stored; names and hashes are owned by the caller (free each, then the arrays). */
 cb_status delta_store_get_inputs(delta_store *s, int *n, char ***names, char ***sha256);
 

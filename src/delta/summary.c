@@ -44,6 +44,7 @@ static void variants(cb_buf *b, const delta_analysis *a)
         if (r->manifest) cb_buf_printf(b, ", \"manifest\": %s", r->manifest); /* JSON made by variant.c */
         if (!strcmp(r->status, "ok")) {
             cb_buf_printf(b, ", \"outputs_sha256\": \"%s\"", r->outputs_sha256);
+            if (a->inputs.labels) num(b, "accuracy", delta_accuracy(a, r));
             delta_median_range(r->times, r->n_inputs * r->reps, &m, &lo, &hi);
             num(b, "first_call_s", r->first_call_s);
             num(b, "median_s", m), num(b, "min_s", lo), num(b, "max_s", hi);
@@ -76,6 +77,7 @@ static void pair(cb_buf *b, const delta_analysis *a, const delta_axis_pair *q)
         if (p->in[i].top1_a == p->in[i].top1_b) continue;
         cb_buf_printf(b, "%s{\"input\": %d, \"name\": ", k++ ? ", " : "", i);
         cb_buf_json_string(b, a->inputs.names[i]);
+        if (a->inputs.labels) cb_buf_printf(b, ", \"label\": %d", a->inputs.labels[i]);
         cb_buf_printf(b, ", \"top_a\": ");
         topk(b, ra, i, c->k);
         cb_buf_printf(b, ", \"top_b\": ");

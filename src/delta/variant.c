@@ -267,6 +267,9 @@ static void conversion(const delta_env *e, const delta_variant *v, char *out, si
 {
     const char *rt = delta_runtime_name(v->runtime), *model = e->c->model;
     if (v->file[0]) snprintf(out, cap, "the user's ONNX file, loaded by %s", rt);
+    else if (e->c->study && v->runtime == DELTA_PYTORCH)
+        snprintf(out, cap, "native: the study's %s in PyTorch %s with the trained weights", model, v->version);
+    else if (e->c->study) snprintf(out, cap, "trained weights -> ONNX (%s) -> %s", e->export_note, rt);
     else if (v->runtime == DELTA_PYTORCH)
         snprintf(out, cap, "native: torchvision's %s in PyTorch %s, eager mode", model, v->version);
     else if (v->runtime == DELTA_ONNX2TORCH)
@@ -297,7 +300,7 @@ static void manifest_head(const delta_env *e, const delta_variant *v, cb_buf *ma
     conversion(e, v, conv, sizeof conv);
     cb_buf_json_string(man, conv);
     cb_buf_printf(man, ", \"preprocessing\": \"%s\", \"file\": ",
-                  v->source == DELTA_SRC_KERAS ? delta_keras_norm(c->model) : "torchvision");
+                  v->source == DELTA_SRC_KERAS ? delta_keras_norm(c->model) : c->study ? "study" : "torchvision");
     cb_buf_json_string(man, delta_variant_file(e, v, buf));
     cb_buf_printf(man, ", \"file_sha256\": \"%s\"", file_sha);
     cb_buf_printf(man, ", \"reps\": %d, \"warmup\": %d, \"batch\": 1", c->reps, c->warmup);
