@@ -5,6 +5,9 @@
 #  - crossbind_torch.py delta on PyPI's torch 2.7.1 (runners/pytorch-python)
 #    and on Debian's torch 1.13 (/usr/bin/python3 with python3-torchvision),
 #    both with --capture (every leaf module's output, the state dict);
+#  - crossbind_torch.py delta --onnx on torch 2.7.1: the exported file
+#    brought back into torch.nn by onnx2torch (PyTorch -> ONNX -> PyTorch),
+#    with --capture;
 #  - crossbind_ort.js delta at graph optimisation levels all and disabled,
 #    and with --capture on the same ONNX file with every node's output added
 #    as a graph output that carries its name alone (as crossbind delta
@@ -29,7 +32,7 @@ ORT="node runners/onnxruntime-node/crossbind_ort.js"
 PY=/usr/bin/python3
 
 missing=""
-$VENV -c 'import torch, torchvision, onnx' 2>/dev/null || missing="$missing; torchvision and onnx in $VENV (run: bash runners/pytorch-python/install.sh)"
+$VENV -c 'import torch, torchvision, onnx, onnx2torch' 2>/dev/null || missing="$missing; torchvision, onnx and onnx2torch in $VENV (run: bash runners/pytorch-python/install.sh)"
 $PY -c 'import torch, torchvision' 2>/dev/null || missing="$missing; torchvision for /usr/bin/python3 (run: apt-get install python3-torchvision)"
 [ -d runners/onnxruntime-node/node_modules/onnxruntime-node ] || missing="$missing; onnxruntime-node (run: npm ci in runners/onnxruntime-node)"
 if [ -n "$missing" ]; then
@@ -75,6 +78,8 @@ PY
 RUN="--inputs $T/x.npy --threads 2 --reps $REPS --warmup $WARMUP"
 expect_ok "torch 2.7.1: delta with --capture" $NEW delta --model mobilenet_v2 --weights "$T/m.pt" $RUN --out "$T/new" --capture
 expect_ok "torch 1.13: delta with --capture" $OLD delta --model mobilenet_v2 --weights "$T/m.pt" $RUN --out "$T/old" --capture
+expect_ok "torch 2.7.1 through onnx2torch: delta --onnx of the exported file with --capture" \
+    $NEW delta --onnx "$T/m.onnx" $RUN --out "$T/o2t" --capture
 for level in all disabled; do
     expect_ok "onnxruntime-node: delta at level $level" $ORT delta --model "$T/m.onnx" --opt-level $level $RUN --out "$T/ort_$level"
 done
@@ -85,7 +90,7 @@ check "outputs.npy float32 [$N_IN, 1000] and times.json as the contract says, ev
 import json, os, sys
 import numpy as np
 t, n, reps, warmup = sys.argv[1], *map(int, sys.argv[2:])
-for v, fw in (("new", "pytorch"), ("old", "pytorch"), ("ort_all", "onnxruntime"), ("ort_disabled", "onnxruntime"),
+for v, fw in (("new", "pytorch"), ("old", "pytorch"), ("o2t", "pytorch"), ("ort_all", "onnxruntime"), ("ort_disabled", "onnxruntime"),
               ("ortc", "onnxruntime")):
     y = np.load(f"{t}/{v}/outputs.npy")
     assert y.dtype == np.float32 and y.shape == (n, 1000), (v, y.dtype, y.shape)
@@ -110,7 +115,7 @@ import numpy as np
 t = sys.argv[1]
 ref = np.load(f"{t}/new/outputs.npy")
 ok = True
-for v in ("old", "ort_all", "ort_disabled", "ortc"):
+for v in ("old", "o2t", "ort_all", "ort_disabled", "ortc"):
     y = np.load(f"{t}/{v}/outputs.npy")
     d = np.abs(y - ref).max() / np.abs(ref).max()
     print(f"    {v:12s} max |diff| {np.abs(y - ref).max():.3g}, relative to max |logit| {d:.3g}, "
@@ -167,6 +172,36 @@ print(f"    first ReLU6: max |ORT - torch| / max |torch| = {d:.3g}")
 assert d <= 1e-4
 PY
 
+check "onnx2torch: times.json names the conversion and its versions; every leaf module captured once" \
+    $VENV - "$T" <<'PY'
+import json, sys
+from importlib import metadata
+import numpy as np
+import onnx, onnx2torch
+t = sys.argv[1]
+j = json.load(open(f"{t}/o2t/times.json"))
+assert j["conversion"] == "onnx2torch" and j["onnx2torch"] == metadata.version("onnx2torch") == "1.5.15", j
+assert j["onnx"] == onnx.__version__ and j["model"] == f"{t}/m.onnx" and j["version"].startswith("2.7.1"), j
+model = onnx2torch.convert(onnx.load(f"{t}/m.onnx"))
+leaves = {n: type(m).__name__ for n, m in model.named_modules() if not list(m.children())}
+index = json.load(open(f"{t}/o2t/capture/index.json"))
+assert sorted(e["module"] for e in index) == sorted(leaves) and len(index) == 170, len(index)
+assert [e["index"] for e in index] == list(range(len(index)))
+for e in index:
+    a = np.load(f"{t}/o2t/capture/{e['file']}")
+    assert list(a.shape) == e["shape"] and e["type"] == leaves[e["module"]], e
+kinds = {e["type"] for e in index}
+assert {"Conv2d", "ReLU6", "Linear"} <= kinds, kinds
+state = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+params = json.load(open(f"{t}/o2t/capture/params.json"))
+assert [p["name"] for p in params] == list(state) and params, len(params)
+for p in params:
+    assert np.array_equal(np.load(f"{t}/o2t/capture/{p['file']}"), state[p["name"]].numpy()), p
+last = np.load(f"{t}/o2t/capture/{index[-1]['file']}")  # the classifier's Gemm: input 0's logits
+assert index[-1]["type"] == "Linear" and np.array_equal(last[0], np.load(f"{t}/o2t/outputs.npy")[0])
+print(f"    {len(index)} leaf outputs ({len(kinds)} module types), {len(params)} state-dict tensors")
+PY
+
 # Bad input: one error line, non-zero exit, for each runner.
 $PY -c "import numpy as np; np.save('$T/small.npy', np.zeros((1, 3, 32, 32), np.float32)); np.save('$T/f64.npy', np.zeros((1, 3, 224, 224)))"
 $NEW imagenet-export resnet18 --seed 1 --out "$T/r.onnx" --weights-out "$T/r.pt" >/dev/null 2>&1
@@ -187,6 +222,28 @@ for v in NEW OLD; do
     refuses "$v: --reps 0" "reps must be at least 1" \
         $R delta --model mobilenet_v2 --weights "$T/m.pt" --inputs "$T/x.npy" --threads 1 --reps 0 --warmup 0 --out "$T/bad"
 done
+check "no outputs left by the refused runs" test ! -e "$T/bad/times.json"
+refuses "--onnx: a file that is no ONNX" "m.pt: not an ONNX model" $NEW delta --onnx "$T/m.pt" --inputs "$T/x.npy" $D
+refuses "--onnx together with --model" "give one or the other" \
+    $NEW delta --onnx "$T/m.onnx" --model mobilenet_v2 --inputs "$T/x.npy" $D
+refuses "--onnx: missing file" "cannot open model" $NEW delta --onnx "$T/none.onnx" --inputs "$T/x.npy" $D
+refuses "--onnx: inputs of the wrong shape" "shape \[1, 3, 32, 32\].*\[n, 3, 224, 224\]" \
+    $NEW delta --onnx "$T/m.onnx" --inputs "$T/small.npy" $D
+$VENV - "$T/nhwc.onnx" <<'PY'
+import sys, onnx
+from onnx import helper as h, TensorProto as TP
+g = h.make_graph([h.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
+                  h.make_node("GlobalAveragePool", ["t"], ["p"]), h.make_node("Flatten", ["p"], ["logits"])],
+                 "nhwc", [h.make_tensor_value_info("x", TP.FLOAT, ["batch", 224, 224, 3])],
+                 [h.make_tensor_value_info("logits", TP.FLOAT, ["batch", 3])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
+PY
+refuses "--onnx: an NHWC input (tf2onnx's form) is refused" "NHWC.*takes one float32 NCHW image input" \
+    $NEW delta --onnx "$T/nhwc.onnx" --inputs "$T/x.npy" $D
+refuses "--onnx under torch 1.13 (no onnx2torch): says where it runs" "bash runners/pytorch-python/install.sh" \
+    $OLD delta --onnx "$T/m.onnx" --inputs "$T/x.npy" $D
+$OLD delta --onnx "$T/m.onnx" --inputs "$T/x.npy" $D >/dev/null 2>&1
+check "... with exit status 2" test $? -eq 2
 check "no outputs left by the refused runs" test ! -e "$T/bad/times.json"
 refuses "imagenet-export: neither --seed nor --weights-in" "exactly one of --seed" $NEW imagenet-export mobilenet_v2 --out "$T/z.onnx"
 refuses "imagenet-export: weights of another model" "does not fit resnet18" \

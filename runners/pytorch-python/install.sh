@@ -11,12 +11,28 @@
 # keeps the downloads in its cache, so a second install on the same machine
 # downloads nothing. Idempotent: returns at once when the environment is
 # complete (the marker file is written last, so an interrupted install is
-# redone, not trusted).
+# redone, not trusted). An environment completed for an earlier lock file
+# (the marker holds the lock it was made from) is brought up to this one in
+# place: pip keeps every package already at its pinned version and installs
+# the ones added or changed (onnx2torch, for one), so neither torch nor the
+# libtorch the other bindings link against is downloaded or replaced again.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV=.venv
 MARK=$VENV/.crossbind-complete
+PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements.lock)
+check() {
+    "$VENV/bin/python" -c 'import torch, numpy, torchvision, onnx, onnx2torch; assert torch.__version__.startswith("2.7.1"), torch.__version__'
+}
 if [ -f "$MARK" ] && cmp -s requirements.lock "$MARK"; then exit 0; fi
+if [ -f "$MARK" ] && [ -x "$VENV/bin/python" ]; then
+    echo "pytorch-python: bringing $(pwd)/$VENV up to requirements.lock"
+    rm -f "$MARK"
+    "${PIP[@]}"
+    check
+    cp requirements.lock "$MARK"
+    exit 0
+fi
 NEED_GIB=10
 avail=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
 if [ "$avail" -lt "$NEED_GIB" ]; then
@@ -30,6 +46,6 @@ fi
 echo "pytorch-python: installing torch 2.7.1 from PyPI into $(pwd)/$VENV (about 3 GB to download once)"
 rm -rf "$VENV"
 /usr/bin/python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements.lock
-"$VENV/bin/python" -c 'import torch, numpy; assert torch.__version__.startswith("2.7.1"), torch.__version__'
+"${PIP[@]}"
+check
 cp requirements.lock "$MARK"

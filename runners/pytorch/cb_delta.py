@@ -1,13 +1,14 @@
 """The PyTorch side of `crossbind delta`: one ImageNet CNN from a state dict,
-run natively on every input alone (batch 1), timed, with its logits and,
-on request, every leaf module's output for input 0 and every tensor of
-the state dict.
+or an ONNX file brought back into torch.nn modules by onnx2torch (DeltaNN's
+PyTorch -> ONNX -> PyTorch conversion), run natively on every input alone
+(batch 1), timed, with its logits and, on request, every leaf module's
+output for input 0 and every tensor of the state dict.
 
-  delta --model NAME --weights W.pt --inputs X.npy --out DIR --threads N
-        --reps R --warmup K [--capture]
+  delta (--model NAME --weights W.pt | --onnx F.onnx) --inputs X.npy
+        --out DIR --threads N --reps R --warmup K [--capture]
 
 X.npy: float32 [n, 3, S, S] (S the model's side: 299 for inception_v3,
-224 for the others). Timing: the process's first forward (input 0) alone
+224 for the others; with --onnx the side of the file's NCHW input). Timing: the process's first forward (input 0) alone
 (first_call_s), K untimed passes on input 0, then R passes on each input
 in turn, time.perf_counter around the forward call alone. Writes
 DIR/outputs.npy (float32 [n, classes], each input's first timed pass),
@@ -18,6 +19,7 @@ renamed.
 import json
 import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -28,8 +30,10 @@ import cb_imagenet
 
 def add_parser(sub):
     p = sub.add_parser("delta", help="one ImageNet CNN on each input alone: logits, times, leaf outputs")
-    p.add_argument("--model", required=True)
-    p.add_argument("--weights", required=True, help="state dict (torch.save), e.g. imagenet-export --weights-out")
+    p.add_argument("--model", help="torchvision's NAME (with --weights)")
+    p.add_argument("--weights", help="state dict (torch.save), e.g. imagenet-export --weights-out")
+    p.add_argument("--onnx", help="instead of --model and --weights: an ONNX file with one float32 NCHW input "
+                                  "(as torch.onnx exports), converted by onnx2torch")
     p.add_argument("--inputs", required=True, help="float32 .npy [n, 3, S, S]")
     p.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
     p.add_argument("--threads", type=int, required=True)
@@ -64,8 +68,7 @@ def save_json(path, obj):
     _atomic(path, lambda f: f.write(text.encode()))
 
 
-def read_inputs(path, name, fail):
-    side = cb_imagenet.SIDES[name]
+def read_inputs(path, name, side, fail):
     if not os.path.isfile(path):
         fail(f"cannot open inputs {path}: no such file")
     try:
@@ -121,16 +124,103 @@ def capture(model, x0, out_dir):
     save_json(os.path.join(out_dir, "index.json"), index)
 
 
+def onnx2torch_or_exit():
+    """(onnx, onnx2torch), or one error line and exit status 2: onnx2torch is
+    in the environment of runners/pytorch-python only (Debian has no
+    package of it)."""
+    try:
+        import onnx
+        import onnx2torch
+    except ImportError as e:
+        print(f"crossbind-torch: error: --onnx needs onnx2torch, which is not installed for {sys.executable} "
+              f"(torch {torch.__version__}): {e}; run it in the pytorch-python environment, made by: "
+              f"bash runners/pytorch-python/install.sh", file=sys.stderr)
+        sys.exit(2)
+    return onnx, onnx2torch
+
+
+def _dims(value_info):
+    """An ONNX value's shape as a list: an int per fixed dimension, its
+    parameter name or "?" per free one; None when it has no shape."""
+    t = value_info.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim]
+
+
+def onnx_model(path, fail):
+    """The ONNX file at `path` as onnx2torch converts it, in evaluation mode,
+    with the side S of its input and the versions that made it. Only one
+    float32 NCHW image input [N, 3, S, S] (N free or 1) is taken: the form
+    torch.onnx exports; anything else (an NHWC input as tf2onnx writes Keras
+    models, several inputs, another type) is refused with one line."""
+    onnx, onnx2torch = onnx2torch_or_exit()
+    from importlib import metadata
+    try:
+        o2t_version = metadata.version("onnx2torch")
+    except metadata.PackageNotFoundError:
+        o2t_version = "unknown"
+    if not os.path.isfile(path):
+        fail(f"cannot open model {path}: no such file")
+    try:
+        m = onnx.load(path)
+        onnx.checker.check_model(m)
+    except Exception as e:  # protobuf and the checker raise many types for bad files
+        fail(f"{path}: not an ONNX model: {' '.join(str(e).split())[:300]}")
+    if not m.graph.node:
+        fail(f"{path}: not an ONNX model: its graph has no nodes")
+    init = {t.name for t in m.graph.initializer}
+    inputs = [i for i in m.graph.input if i.name not in init]
+    if len(inputs) != 1:
+        fail(f"{path}: has {len(inputs)} inputs ({', '.join(i.name for i in inputs)}); "
+             f"--onnx takes one float32 NCHW image input [N, 3, S, S], as torch.onnx exports")
+    i = inputs[0]
+    dims = _dims(i)
+    elem = i.type.tensor_type.elem_type
+    nchw = (elem == onnx.TensorProto.FLOAT and dims is not None and len(dims) == 4
+            and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and dims[1] == 3
+            and isinstance(dims[2], int) and dims[2] > 0 and dims[2] == dims[3])
+    if not nchw:
+        kind = onnx.TensorProto.DataType.Name(elem).lower() if elem else "untyped"
+        shape = "no shape" if dims is None else str(dims).replace("'", "")
+        nhwc = (" (NHWC, as tf2onnx writes Keras models)"
+                if dims is not None and len(dims) == 4 and dims[3] == 3 and dims[1] != 3 else "")
+        fail(f"{path}: input {i.name} is {kind} {shape}{nhwc}; --onnx takes one float32 NCHW image input "
+             f"[N, 3, S, S] (N free or 1), as torch.onnx exports")
+    try:
+        model = onnx2torch.convert(m)
+    except Exception as e:  # an operator or attribute onnx2torch does not convert
+        fail(f"{path}: onnx2torch {o2t_version} cannot convert it: {type(e).__name__}: "
+             f"{' '.join(str(e).split())[:300]}")
+    return model.eval(), dims[2], {"conversion": "onnx2torch", "onnx2torch": o2t_version, "onnx": onnx.__version__}
+
+
+def _first(y):
+    """The first output of a model that returns several (a tuple or list)."""
+    return y[0] if isinstance(y, (tuple, list)) else y
+
+
 def run(args, fail):
-    if args.model not in cb_imagenet.SIDES:
+    if args.onnx is not None:
+        if args.model is not None or args.weights is not None:
+            fail("--onnx F.onnx takes the place of --model NAME --weights W.pt: give one or the other, not both")
+    elif args.model is None or args.weights is None:
+        fail("give --model NAME with --weights W.pt, or --onnx F.onnx")
+    elif args.model not in cb_imagenet.SIDES:
         fail(f"unknown model {args.model} (known: {', '.join(sorted(cb_imagenet.SIDES))})")
     for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
         if getattr(args, opt) < low:
             fail(f"--{opt} must be at least {low}")
     torchvision = cb_imagenet.torchvision_or_exit(fail)
-    x = read_inputs(args.inputs, args.model, fail)
-    torch.manual_seed(0)  # the skeleton's own initialisation, replaced at once
-    model = cb_imagenet.load_into(cb_imagenet.skeleton(args.model, fail), args.model, args.weights, fail)
+    if args.onnx is not None:
+        name = args.onnx
+        model, side, extra = onnx_model(args.onnx, fail)
+        x = read_inputs(args.inputs, name, side, fail)
+    else:
+        name, extra = args.model, {}
+        x = read_inputs(args.inputs, name, cb_imagenet.SIDES[name], fail)
+        torch.manual_seed(0)  # the skeleton's own initialisation, replaced at once
+        model = cb_imagenet.load_into(cb_imagenet.skeleton(name, fail), name, args.weights, fail)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
@@ -143,6 +233,10 @@ def run(args, fail):
         t0 = time.perf_counter()
         y = model(xs[0])
         first = time.perf_counter() - t0
+        y = _first(y)
+        if not isinstance(y, torch.Tensor) or y.dim() != 2 or y.shape[0] != 1:
+            fail(f"{name}: the first output is {list(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__} "
+                 f"for one input; delta needs logits [1, classes]")
         logits = np.empty((len(xs), y.shape[1]), dtype=np.float32)
         for _ in range(args.warmup):
             model(xs[0])
@@ -153,7 +247,7 @@ def run(args, fail):
                 y = model(xi)
                 row.append(time.perf_counter() - t0)
                 if r == 0:
-                    logits[i] = y[0].numpy()
+                    logits[i] = _first(y)[0].numpy()
             times.append(row)
     save_npy(os.path.join(args.out, "outputs.npy"), logits)
     if args.capture:
@@ -162,6 +256,6 @@ def run(args, fail):
         "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
         "per_input_s": times, "framework": "pytorch", "version": torch.__version__,
         "torchvision": torchvision.__version__, "python": platform.python_version(), "device": "cpu",
-        "model": args.model, "inputs": len(xs), "flush_denormal": False})
-    print(f"{args.model}: {len(xs)} inputs x {args.reps} passes, first call {first * 1e3:.1f} ms, "
+        "model": name, "inputs": len(xs), "flush_denormal": False, **extra})
+    print(f"{name}: {len(xs)} inputs x {args.reps} passes, first call {first * 1e3:.1f} ms, "
           f"median {np.median(times) * 1e3:.2f} ms (torch {torch.__version__}, {args.threads} threads) -> {args.out}")
