@@ -160,6 +160,24 @@ ok = ok and 'int8' in v['keras:tflite@int8/t2']['manifest']['quantisation'] and 
 ok = ok and v['keras:crossbind@fast/t2']['manifest']['preprocessing'] == 'tf' and v['pytorch-2.7.1/t2']['manifest']['preprocessing'] == 'torchvision'
 sys.exit(not ok)" "$T/keras-s.json"
 
+# ---- a study model with trained weights: labels, accuracy per variant ----
+"$BIN" train lenet5 --epochs 3 --limit-train 4096 --out "$T/lenet5" --quiet > /dev/null 2>&1
+cat > "$T/lenet.json" <<JSON
+{"model": "lenet5", "weights": "$T/lenet5/final.safetensors", "max_images": 100, "reps": 10, "warmup": 0,
+ "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "onnx2torch"], "pytorch.version": ["2.7.1", "1.13.1"]}}
+JSON
+expect_ok "LeNet-5 trained by crossbind, in PyTorch (both versions), ONNX Runtime, crossbind and onnx2torch" \
+    "$BIN" delta --config "$T/lenet.json" --store "$T/lenet.sqlite" --json "$T/lenet-s.json" --no-report
+check "every variant scores the same accuracy on Fashion-MNIST's labels, above chance" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+acc = [v['accuracy'] for v in d['variants']]
+ok = all(v['status'] == 'ok' for v in d['variants']) and len(d['variants']) == 5 and len(set(acc)) == 1 and acc[0] > 0.3
+ok = ok and d['inputs'][0]['name'] == 'test[0]' and 'fashion-mnist' in d['pipeline'].lower()
+sys.exit(not ok)" "$T/lenet-s.json"
+echo '{"model": "lenet5"}' > "$T/c11.json"
+expect_error "a study model without its weights" "trained parameters" "$BIN" delta --config "$T/c11.json" --list
+
 # ---- the variants a configuration names ----
 expect_ok "the quick profile's variants" "$BIN" delta --profile quick --list
 check "vary-one: one group per axis, the variants named once" grep -qx "variants: 22" "$T/out"

@@ -68,7 +68,8 @@ def save_json(path, obj):
     _atomic(path, lambda f: f.write(text.encode()))
 
 
-def read_inputs(path, name, side, fail):
+def read_inputs(path, name, shape, fail):
+    """float32 [n, *shape] inputs, n >= 1."""
     if not os.path.isfile(path):
         fail(f"cannot open inputs {path}: no such file")
     try:
@@ -77,8 +78,8 @@ def read_inputs(path, name, side, fail):
         fail(f"{path}: not a readable .npy file: {e}")
     if x.dtype != np.float32:
         fail(f"{path}: inputs must be float32, not {x.dtype}")
-    if x.ndim != 4 or x.shape[0] < 1 or tuple(x.shape[1:]) != (3, side, side):
-        fail(f"{path}: inputs have shape {list(x.shape)}, {name} needs [n, 3, {side}, {side}] with n >= 1")
+    if x.ndim != 1 + len(shape) or x.shape[0] < 1 or tuple(x.shape[1:]) != tuple(shape):
+        fail(f"{path}: inputs have shape {list(x.shape)}, {name} needs [n, {', '.join(map(str, shape))}] with n >= 1")
     return x
 
 
@@ -150,10 +151,11 @@ def _dims(value_info):
 
 def onnx_model(path, fail):
     """The ONNX file at `path` as onnx2torch converts it, in evaluation mode,
-    with the side S of its input and the versions that made it. Only one
-    float32 NCHW image input [N, 3, S, S] (N free or 1) is taken: the form
-    torch.onnx exports; anything else (an NHWC input as tf2onnx writes Keras
-    models, several inputs, another type) is refused with one line."""
+    with its input's per-sample shape (C, H, W) and the versions that made
+    it. Only one float32 NCHW image input [N, C, H, W] (N free or 1; C 1 or
+    3) is taken: the form torch.onnx and crossbind export; anything else (an
+    NHWC input as tf2onnx writes Keras models, several inputs, another type)
+    is refused with one line."""
     onnx, onnx2torch = onnx2torch_or_exit()
     from importlib import metadata
     try:
@@ -173,26 +175,26 @@ def onnx_model(path, fail):
     inputs = [i for i in m.graph.input if i.name not in init]
     if len(inputs) != 1:
         fail(f"{path}: has {len(inputs)} inputs ({', '.join(i.name for i in inputs)}); "
-             f"--onnx takes one float32 NCHW image input [N, 3, S, S], as torch.onnx exports")
+             f"--onnx takes one float32 NCHW image input [N, C, H, W], as torch.onnx exports")
     i = inputs[0]
     dims = _dims(i)
     elem = i.type.tensor_type.elem_type
     nchw = (elem == onnx.TensorProto.FLOAT and dims is not None and len(dims) == 4
-            and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and dims[1] == 3
-            and isinstance(dims[2], int) and dims[2] > 0 and dims[2] == dims[3])
+            and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and dims[1] in (1, 3)
+            and all(isinstance(d, int) and d > 0 for d in dims[2:]))
     if not nchw:
         kind = onnx.TensorProto.DataType.Name(elem).lower() if elem else "untyped"
         shape = "no shape" if dims is None else str(dims).replace("'", "")
         nhwc = (" (NHWC, as tf2onnx writes Keras models)"
-                if dims is not None and len(dims) == 4 and dims[3] == 3 and dims[1] != 3 else "")
+                if dims is not None and len(dims) == 4 and dims[3] in (1, 3) and dims[1] not in (1, 3) else "")
         fail(f"{path}: input {i.name} is {kind} {shape}{nhwc}; --onnx takes one float32 NCHW image input "
-             f"[N, 3, S, S] (N free or 1), as torch.onnx exports")
+             f"[N, C, H, W] (N free or 1, C 1 or 3), as torch.onnx exports")
     try:
         model = onnx2torch.convert(m)
     except Exception as e:  # an operator or attribute onnx2torch does not convert
         fail(f"{path}: onnx2torch {o2t_version} cannot convert it: {type(e).__name__}: "
              f"{' '.join(str(e).split())[:300]}")
-    return model.eval(), dims[2], {"conversion": "onnx2torch", "onnx2torch": o2t_version, "onnx": onnx.__version__}
+    return model.eval(), tuple(dims[1:]), {"conversion": "onnx2torch", "onnx2torch": o2t_version, "onnx": onnx.__version__}
 
 
 def _first(y):
@@ -200,25 +202,35 @@ def _first(y):
     return y[0] if isinstance(y, (tuple, list)) else y
 
 
-def run(args, fail):
+def run(args, fail, study=None):
+    """`study`: (models, input shapes, load_weights) of the study's own models
+    (crossbind_torch.py's), which delta also runs with their trained weights."""
+    models, shapes, load_weights = study or ({}, {}, None)
     if args.onnx is not None:
         if args.model is not None or args.weights is not None:
             fail("--onnx F.onnx takes the place of --model NAME --weights W.pt: give one or the other, not both")
     elif args.model is None or args.weights is None:
         fail("give --model NAME with --weights W.pt, or --onnx F.onnx")
-    elif args.model not in cb_imagenet.SIDES:
-        fail(f"unknown model {args.model} (known: {', '.join(sorted(cb_imagenet.SIDES))})")
+    elif args.model not in cb_imagenet.SIDES and args.model not in models:
+        fail(f"unknown model {args.model} (known: {', '.join(sorted(set(cb_imagenet.SIDES) | set(models)))})")
     for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
         if getattr(args, opt) < low:
             fail(f"--{opt} must be at least {low}")
     torchvision = cb_imagenet.torchvision_or_exit(fail)
     if args.onnx is not None:
         name = args.onnx
-        model, side, extra = onnx_model(args.onnx, fail)
-        x = read_inputs(args.inputs, name, side, fail)
+        model, shape, extra = onnx_model(args.onnx, fail)
+        x = read_inputs(args.inputs, name, shape, fail)
+    elif args.model in models:  # the study's model with its trained weights (safetensors or state dict)
+        name, extra = args.model, {"study_model": True}
+        x = read_inputs(args.inputs, name, shapes[name], fail)
+        model = models[name]()
+        load_weights(model, args.weights)
+        model.eval()
     else:
         name, extra = args.model, {}
-        x = read_inputs(args.inputs, name, cb_imagenet.SIDES[name], fail)
+        side = cb_imagenet.SIDES[name]
+        x = read_inputs(args.inputs, name, (3, side, side), fail)
         torch.manual_seed(0)  # the skeleton's own initialisation, replaced at once
         model = cb_imagenet.load_into(cb_imagenet.skeleton(name, fail), name, args.weights, fail)
     try:

@@ -765,7 +765,7 @@ def main():
     if args.cmd == "delta":
         # PyTorch as its users run it: subnormal floats kept (no flush to
         # zero below), the other variants' default too.
-        cb_delta.run(args, fail)
+        cb_delta.run(args, fail, study=(MODELS, INPUT_SHAPES, load_weights))
         return
     # Subnormal floats flushed to zero, as crossbind does: gradients vanishing
     # through 300 recurrent steps become subnormal, and each operation on one

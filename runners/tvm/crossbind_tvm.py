@@ -256,10 +256,12 @@ def run_delta(args):
     several = len(model.graph.output) > 1
 
     def logits_of(result):
+        """The first output of one input as a row: [1, classes] logits, or
+        any float32 value of a sub-model cut for bisection, flattened."""
         y = as_numpy(result[0] if several else result)
-        if y.dtype != np.float32 or y.ndim != 2 or y.shape[0] != 1:
-            fail(f"{args.model}: its first output is {y.dtype} {list(y.shape)}, not float32 [1, classes]")
-        return y[0]
+        if y.dtype != np.float32 or y.ndim < 1 or y.shape[0] != 1:
+            fail(f"{args.model}: its first output is {y.dtype} {list(y.shape)}, not float32 [1, ...]")
+        return y.reshape(-1)
 
     t0 = time.perf_counter()
     y = main(xs[0])

@@ -172,14 +172,30 @@ static cb_status read_runner_output(const char *dir, const delta_config *c, delt
             r->times[(size_t)i * (size_t)r->reps + (size_t)k] = l->items[k].num;
         }
     }
-    /* the runner's own account of itself goes into the manifest as it said it */
+    /* the runner's own account of itself goes into the manifest as it said it:
+     * versions and settings (strings, numbers) and TVM's record of the passes it ran */
     static const char *const keys[] = {"framework", "version", "torchvision", "python", "opt_level", "execution_provider",
-                                       "device", NULL};
+                                       "device", "target", "compile_s", "conversion", "onnx2torch", "quantised",
+                                       "tensorflow", "passes", NULL};
     for (int k = 0; s == CB_OK && keys[k]; k++) {
         const cb_json *v = cb_json_get(&t, keys[k]);
-        if (!v || v->type != CB_JSON_STR) continue;
-        cb_buf_printf(man, ", \"runner_%s\": ", keys[k]);
-        cb_buf_json_string(man, v->str);
+        if (!v) continue;
+        if (v->type == CB_JSON_STR) {
+            cb_buf_printf(man, ", \"runner_%s\": ", keys[k]);
+            cb_buf_json_string(man, v->str);
+        } else if (v->type == CB_JSON_NUM || v->type == CB_JSON_BOOL) {
+            cb_buf_printf(man, ", \"runner_%s\": ", keys[k]);
+            if (v->type == CB_JSON_BOOL) cb_buf_printf(man, v->num ? "true" : "false");
+            else cb_buf_json_number(man, v->num);
+        } else if (v->type == CB_JSON_ARR) { /* a list of names */
+            cb_buf_printf(man, ", \"runner_%s\": [", keys[k]);
+            for (int i = 0, n = 0; i < v->count; i++)
+                if (v->items[i].type == CB_JSON_STR) {
+                    cb_buf_printf(man, n++ ? ", " : "");
+                    cb_buf_json_string(man, v->items[i].str);
+                }
+            cb_buf_printf(man, "]");
+        }
     }
     cb_json_free(&t);
     return s;
