@@ -16,7 +16,6 @@ with --capture DIR/capture/ (index.json, params.json and their .npy
 files), and DIR/times.json last; every file under a temporary name, then
 renamed.
 """
-import json
 import os
 import platform
 import sys
@@ -25,6 +24,8 @@ import time
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
+import cb_delta_files  # noqa: E402
 import cb_imagenet
 
 
@@ -43,44 +44,9 @@ def add_parser(sub):
                    help="also every leaf module's output for input 0, and the state dict's tensors")
 
 
-def _atomic(path, write):
-    """write(f) into a temporary file beside `path`, then rename it to `path`."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def save_npy(path, array):
-    _atomic(path, lambda f: np.save(f, array, allow_pickle=False))
-
-
-def save_json(path, obj):
-    """JSON; a list one item a line."""
-    if isinstance(obj, list):
-        text = "[\n" + ",\n".join(json.dumps(v, allow_nan=False) for v in obj) + "\n]\n"
-    else:
-        text = json.dumps(obj, allow_nan=False) + "\n"
-    _atomic(path, lambda f: f.write(text.encode()))
-
-
 def read_inputs(path, name, shape, fail):
     """float32 [n, *shape] inputs, n >= 1."""
-    if not os.path.isfile(path):
-        fail(f"cannot open inputs {path}: no such file")
-    try:
-        x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        fail(f"{path}: not a readable .npy file: {e}")
-    if x.dtype != np.float32:
-        fail(f"{path}: inputs must be float32, not {x.dtype}")
-    if x.ndim != 1 + len(shape) or x.shape[0] < 1 or tuple(x.shape[1:]) != tuple(shape):
-        fail(f"{path}: inputs have shape {list(x.shape)}, {name} needs [n, {', '.join(map(str, shape))}] with n >= 1")
-    return x
+    return cb_delta_files.read_inputs(path, shape, fail)
 
 
 def leaf_modules(model):
@@ -112,17 +78,17 @@ def capture(model, x0, out_dir):
     index = []
     for i, (name, kind, value) in enumerate(records):
         file = f"{i:04d}.npy"
-        save_npy(os.path.join(out_dir, file), value)
+        cb_delta_files.save_npy(os.path.join(out_dir, file), value)
         index.append({"index": i, "module": name, "type": kind, "shape": list(value.shape), "file": file})
     # The state dict's floating-point tensors (parameters and running
     # statistics); BatchNorm's step counters are no weights.
     params = []
     for i, (key, value) in enumerate((k, v) for k, v in model.state_dict().items() if v.is_floating_point()):
         file = f"param-{i:04d}.npy"
-        save_npy(os.path.join(out_dir, file), value.detach().numpy().astype(np.float32))
+        cb_delta_files.save_npy(os.path.join(out_dir, file), value.detach().numpy().astype(np.float32))
         params.append({"name": key, "shape": list(value.shape), "file": file})
-    save_json(os.path.join(out_dir, "params.json"), params)
-    save_json(os.path.join(out_dir, "index.json"), index)
+    cb_delta_files.save_json(os.path.join(out_dir, "params.json"), params)
+    cb_delta_files.save_json(os.path.join(out_dir, "index.json"), index)
 
 
 def onnx2torch_or_exit():
@@ -261,10 +227,10 @@ def run(args, fail, study=None):
                 if r == 0:
                     logits[i] = _first(y)[0].numpy()
             times.append(row)
-    save_npy(os.path.join(args.out, "outputs.npy"), logits)
+    cb_delta_files.save_npy(os.path.join(args.out, "outputs.npy"), logits)
     if args.capture:
         capture(model, xs[0], os.path.join(args.out, "capture"))
-    save_json(os.path.join(args.out, "times.json"), {
+    cb_delta_files.save_json(os.path.join(args.out, "times.json"), {
         "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
         "per_input_s": times, "framework": "pytorch", "version": torch.__version__,
         "torchvision": torchvision.__version__, "python": platform.python_version(), "device": "cpu",

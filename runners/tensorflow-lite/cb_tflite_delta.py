@@ -25,12 +25,15 @@ in DIR/capture/index.json as {"index", "name" (tensor name), "op", "shape",
 "dtype", "file"}. Those kernels are not the timed run's, so a captured
 value may differ from it by rounding; the last one is the logits.
 """
-import json
 import os
 import platform
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
+import cb_delta_files  # noqa: E402
 
 
 def add_parser(sub):
@@ -42,29 +45,6 @@ def add_parser(sub):
     d.add_argument("--reps", type=int, required=True)
     d.add_argument("--warmup", type=int, required=True)
     d.add_argument("--capture", action="store_true", help="also every operator's output for input 0")
-
-
-def _atomic(path, write):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def save_npy(path, array):
-    _atomic(path, lambda f: np.save(f, array, allow_pickle=False))
-
-
-def save_json(path, obj):
-    if isinstance(obj, list):
-        text = "[\n" + ",\n".join(json.dumps(v, allow_nan=False) for v in obj) + "\n]\n"
-    else:
-        text = json.dumps(obj, allow_nan=False) + "\n"
-    _atomic(path, lambda f: f.write(text.encode()))
 
 
 def interpreter(path, threads, fail, **kw):
@@ -92,21 +72,6 @@ def quantisation(probe):
     return n > 0, n
 
 
-def read_inputs(path, want, fail):
-    if not os.path.isfile(path):
-        fail(f"cannot open inputs {path}: no such file")
-    try:
-        x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        fail(f"{path}: not a readable .npy file: {e}")
-    if x.dtype != np.float32:
-        fail(f"{path}: inputs must be float32, not {x.dtype}")
-    if x.ndim != 4 or x.shape[0] < 1 or tuple(x.shape[1:]) != tuple(want):
-        fail(f"{path}: inputs have shape {list(x.shape)}, the model needs [n, {', '.join(map(str, want))}] "
-             "with n >= 1")
-    return x
-
-
 def capture(path, x0, out_dir, fail):
     from ai_edge_litert.interpreter import OpResolverType
     it = interpreter(path, 1, fail, experimental_preserve_all_tensors=True,
@@ -120,10 +85,10 @@ def capture(path, x0, out_dir, fail):
         for t in op["outputs"]:
             value = it.get_tensor(int(t))
             file = f"{len(index):04d}.npy"
-            save_npy(os.path.join(out_dir, file), value)
+            cb_delta_files.save_npy(os.path.join(out_dir, file), value)
             index.append({"index": len(index), "name": details[int(t)]["name"], "op": op["op_name"],
                           "shape": list(value.shape), "dtype": value.dtype.name, "file": file})
-    save_json(os.path.join(out_dir, "index.json"), index)
+    cb_delta_files.save_json(os.path.join(out_dir, "index.json"), index)
 
 
 def run(args, fail):
@@ -154,7 +119,7 @@ def run(args, fail):
     if outs[0]["dtype"] != np.float32 or len(outs[0]["shape"]) != 2:
         fail(f"{args.model}: its first output is {np.dtype(outs[0]['dtype']).name} {list(outs[0]['shape'])}, "
              "not float32 [N, classes]")
-    x = read_inputs(args.inputs, [int(d) for d in ins[0]["shape"][1:]], fail)
+    x = cb_delta_files.read_inputs(args.inputs, [int(d) for d in ins[0]["shape"][1:]], fail)
     quantised, int8_weights = quantisation(probe)
     del probe
     try:
@@ -189,11 +154,11 @@ def run(args, fail):
             if r == 0:
                 logits[i] = y[0]
         times.append(row)
-    save_npy(os.path.join(args.out, "outputs.npy"), logits)
+    cb_delta_files.save_npy(os.path.join(args.out, "outputs.npy"), logits)
     if args.capture:
         capture(args.model, xs[0], os.path.join(args.out, "capture"), fail)
     from ai_edge_litert import __version__ as litert_version
-    save_json(os.path.join(args.out, "times.json"), {
+    cb_delta_files.save_json(os.path.join(args.out, "times.json"), {
         "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
         "per_input_s": times, "framework": "tflite", "version": litert_version, "quantised": quantised,
         "int8_weight_tensors": int8_weights, "python": platform.python_version(), "device": "cpu",

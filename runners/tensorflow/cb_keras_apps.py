@@ -35,13 +35,15 @@ its own as first_call_s). Same timing and files as the PyTorch runner's
 delta (runners/README.md, "Delta runs").
 """
 import hashlib
-import json
 import os
 import platform
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
+import cb_delta_files  # noqa: E402
 
 # name: (tf.keras.applications class, input side, Keras' preprocess_input mode)
 MODELS = {
@@ -97,36 +99,6 @@ def seeded(tf, name, seed, softmax=False):
 
 
 # ------------------------------------------------------------------ files
-
-def _atomic_bytes(path, data):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def save_npy(path, array):
-    tmp = f"{path}.tmp.{os.getpid()}.npy"  # np.save would add .npy to any other name
-    try:
-        np.save(tmp, array, allow_pickle=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def save_json(path, obj, indent=None):
-    """JSON; a list one item a line (as the PyTorch runner writes them)."""
-    if isinstance(obj, list):
-        text = "[\n" + ",\n".join(json.dumps(v, allow_nan=False) for v in obj) + "\n]\n"
-    else:
-        text = json.dumps(obj, allow_nan=False, indent=indent) + "\n"
-    _atomic_bytes(path, text.encode())
-
 
 def sha256(path):
     h = hashlib.sha256()
@@ -216,12 +188,14 @@ def keras_export(tf, args, fail):
     except Exception as e:  # tf2onnx raises many kinds
         fail(f"tf2onnx cannot convert {name} at opset {args.opset}: {type(e).__name__}: {' '.join(str(e).split())[:300]}")
     onnx.checker.check_model(proto)
-    _atomic_bytes(paths["onnx"], proto.SerializeToString())
+    data = proto.SerializeToString()
+    cb_delta_files.atomic(paths["onnx"], lambda f: f.write(data))
     seconds["onnx"] = time.perf_counter() - t0
 
     for key, quantise in (("tflite_float", False), ("tflite_int8", True)):
         t0 = time.perf_counter()
-        _atomic_bytes(paths[key], _tflite(tf, model, quantise))
+        data = _tflite(tf, model, quantise)
+        cb_delta_files.atomic(paths[key], lambda f: f.write(data))
         seconds[key] = time.perf_counter() - t0
 
     files = {k: {"file": FILES[k][0], "sha256": sha256(p), "bytes": os.path.getsize(p), "what": FILES[k][1]}
@@ -234,28 +208,12 @@ def keras_export(tf, args, fail):
                         "tf2onnx": tf2onnx.__version__, "onnx": onnx.__version__,
                         "python": platform.python_version()},
            "files": files, "seconds": seconds}
-    save_json(os.path.join(out, "export.json"), doc, indent=1)
+    cb_delta_files.save_json(os.path.join(out, "export.json"), doc, indent=1)
     print(f"{name}: {', '.join(f for f, _ in FILES.values())} and export.json written to {out} in "
           f"{time.perf_counter() - t_start:.1f}s (" + ", ".join(f"{k} {s:.1f}s" for k, s in seconds.items()) + ")")
 
 
 # ------------------------------------------------------------------ delta
-
-def read_inputs(path, want, fail):
-    """float32 [n, *want], n >= 1."""
-    if not os.path.isfile(path):
-        fail(f"cannot open inputs {path}: no such file")
-    try:
-        x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        fail(f"{path}: not a readable .npy file: {e}")
-    if x.dtype != np.float32:
-        fail(f"{path}: inputs must be float32, not {x.dtype}")
-    if x.ndim != 4 or x.shape[0] < 1 or tuple(x.shape[1:]) != tuple(want):
-        fail(f"{path}: inputs have shape {list(x.shape)}, the model needs [n, {', '.join(map(str, want))}] "
-             "with n >= 1 (NHWC)")
-    return x
-
 
 def load_keras(tf, path, fail):
     if not os.path.isfile(path):
@@ -289,7 +247,7 @@ def capture(tf, model, x0, out_dir):
     for i, (layer, value) in enumerate(zip(layers, values)):
         a = value.numpy()
         file = f"{i:04d}.npy"
-        save_npy(os.path.join(out_dir, file), a)
+        cb_delta_files.save_npy(os.path.join(out_dir, file), a)
         index.append({"index": i, "name": layer.name, "type": type(layer).__name__, "shape": list(a.shape),
                       "file": file})
     params = []
@@ -297,10 +255,10 @@ def capture(tf, model, x0, out_dir):
         for w in layer.weights:
             a = np.asarray(w.numpy()).astype(np.float32)
             file = f"param-{len(params):04d}.npy"
-            save_npy(os.path.join(out_dir, file), a)
+            cb_delta_files.save_npy(os.path.join(out_dir, file), a)
             params.append({"name": f"{layer.name}/{_short(w.name)}", "shape": list(a.shape), "file": file})
-    save_json(os.path.join(out_dir, "params.json"), params)
-    save_json(os.path.join(out_dir, "index.json"), index)
+    cb_delta_files.save_json(os.path.join(out_dir, "params.json"), params)
+    cb_delta_files.save_json(os.path.join(out_dir, "index.json"), index)
 
 
 def delta(tf, args, fail):
@@ -314,7 +272,7 @@ def delta(tf, args, fail):
     if not os.path.isfile(args.inputs):
         fail(f"cannot open inputs {args.inputs}: no such file")
     model = load_keras(tf, args.model, fail)
-    x = read_inputs(args.inputs, model.input_shape[1:], fail)
+    x = cb_delta_files.read_inputs(args.inputs, model.input_shape[1:], fail, layout="NHWC")
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
@@ -341,10 +299,10 @@ def delta(tf, args, fail):
             if r == 0:
                 logits[i] = y[0]
         times.append(row)
-    save_npy(os.path.join(args.out, "outputs.npy"), logits)
+    cb_delta_files.save_npy(os.path.join(args.out, "outputs.npy"), logits)
     if args.capture:
         capture(tf, model, xs[0], os.path.join(args.out, "capture"))
-    save_json(os.path.join(args.out, "times.json"), {
+    cb_delta_files.save_json(os.path.join(args.out, "times.json"), {
         "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
         "inter_op_threads": 1, "per_input_s": times, "framework": "keras", "version": tf_keras.__version__,
         "tensorflow": tf.__version__, "python": platform.python_version(), "device": "cpu",

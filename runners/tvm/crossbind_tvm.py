@@ -59,7 +59,6 @@ Run with the environment of runners/tvm/install.sh.
 """
 import argparse
 import collections
-import json
 import os
 import platform
 import sys
@@ -67,6 +66,9 @@ import time
 import warnings
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
+import cb_delta_files  # noqa: E402
 
 OPT_LEVELS = (0, 1, 2, 3, 4)
 
@@ -81,31 +83,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         fail(message)
-
-
-def _atomic(path, write):
-    """write(f) into a temporary file beside `path`, then rename it to `path`."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def save_npy(path, array):
-    _atomic(path, lambda f: np.save(f, array, allow_pickle=False))
-
-
-def save_json(path, obj):
-    """JSON; a list one item a line."""
-    if isinstance(obj, list):
-        text = "[\n" + ",\n".join(json.dumps(v, allow_nan=False) for v in obj) + "\n]\n"
-    else:
-        text = json.dumps(obj, allow_nan=False) + "\n"
-    _atomic(path, lambda f: f.write(text.encode()))
 
 
 def load_onnx(path):
@@ -142,19 +119,8 @@ def first_input(model, path):
 
 
 def read_inputs(path, dims, fail):
-    if not os.path.isfile(path):
-        fail(f"cannot open inputs {path}: no such file")
-    try:
-        x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        fail(f"{path}: not a readable .npy file: {e}")
-    if x.dtype != np.float32:
-        fail(f"{path}: inputs must be float32, not {x.dtype}")
-    want = dims[1:]
-    if x.ndim != 4 or x.shape[0] < 1 or any(w is not None and w != d for w, d in zip(want, x.shape[1:])):
-        shown = ", ".join("?" if w is None else str(w) for w in want)
-        fail(f"{path}: inputs have shape {list(x.shape)}, the model needs [n, {shown}] with n >= 1")
-    return x
+    """float32 [n, *dims[1:]]; a dimension the file leaves open takes any size."""
+    return cb_delta_files.read_inputs(path, dims[1:], fail)
 
 
 def add_parser(sub):
@@ -279,10 +245,10 @@ def run_delta(args):
             if r == 0:
                 logits[i] = logits_of(y)
         times.append(row)
-    save_npy(os.path.join(args.out, "outputs.npy"), logits)
+    cb_delta_files.save_npy(os.path.join(args.out, "outputs.npy"), logits)
     if args.capture:
         capture(model, main(xs[0]) if several else None, os.path.join(args.out, "capture"))
-    save_json(os.path.join(args.out, "times.json"), {
+    cb_delta_files.save_json(os.path.join(args.out, "times.json"), {
         "first_call_s": first, "reps": args.reps, "warmup": args.warmup, "threads": args.threads,
         "per_input_s": times, "framework": "tvm", "version": tvm.__version__, "opt_level": level,
         "target": str(target), "passes": passes, "pass_runs": pass_runs,
@@ -307,10 +273,10 @@ def capture(model, result, out_dir):
     for i, name in enumerate(names):
         value = as_numpy(result[i + 1])
         file = f"{i:04d}.npy"
-        save_npy(os.path.join(out_dir, file), value)
+        cb_delta_files.save_npy(os.path.join(out_dir, file), value)
         index.append({"index": i, "name": name, "shape": list(value.shape), "dtype": value.dtype.name,
                       "file": file})
-    save_json(os.path.join(out_dir, "index.json"), index)
+    cb_delta_files.save_json(os.path.join(out_dir, "index.json"), index)
 
 
 def main():
