@@ -8,7 +8,8 @@
  *    "axes": {"runtime": [...], "crossbind.level": [...], "onnxruntime.level": [...],
  *             "threads": [1, 2], "pytorch.version": ["2.7.1", "1.13.1"]},
  *    "files": [{"name": "planted", "file": "b.onnx", "runtime": "crossbind", "level": "fast"}],
- *    "keras": {"runtimes": ["keras", "onnxruntime", "crossbind", "tflite"], "quantisation": true},
+ *    "keras": {"runtimes": ["keras", "onnxruntime", "crossbind", "tflite"], "quantisation": true,
+ *              "weights": "keras-model.h5"},
  *    "repeat": true}
  * "vary-one" (the default) changes one axis of the base at a time and
  * freezes the rest, each axis giving one group of variants compared among
@@ -294,11 +295,12 @@ static cb_status product(delta_config *c, const base_spec *b, const axes_spec *a
  * the quantised file is never one of the float conversions. */
 static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *b)
 {
-    static const char *const keys[] = {"runtimes", "quantisation", NULL};
+    static const char *const keys[] = {"runtimes", "quantisation", "weights", NULL};
     if (!k) return CB_OK;
     if (!c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs \"model\"");
     if (c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs images (Keras preprocesses its own way), not \"inputs_npy\"");
     cb_status s = check_keys(k, "\"keras\"", keys);
+    if (s == CB_OK) s = get_str(k, "weights", NULL, c->keras_weights, sizeof c->keras_weights);
     const char *rts[8];
     int n = 0;
     if (s == CB_OK) s = axis_strings(k, "runtimes", keras_runtimes, rts, &n);

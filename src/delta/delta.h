@@ -77,6 +77,7 @@ typedef struct delta_config {
     delta_axis axes[DELTA_MAX_AXES];
     int n_axes;
     int keras;             /* 1: also the Keras group (tf.keras.applications' model, its conversions) */
+    char keras_weights[4096]; /* the user's Keras .h5 of that model ("" = seeded random weights) */
     char *canonical;       /* the configuration as stored (owned): a store holds one */
 } delta_config;
 

@@ -185,15 +185,17 @@ cb_status delta_prepare_model(delta_env *e, char *weights_sha, char *model_sha)
 cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha)
 {
     const delta_config *c = e->c;
-    char record[2300], want[512], onnx_sha[65], pipeline[1024];
+    char record[2300], want[512], onnx_sha[65], pipeline[1024], user_sha[65] = "seeded";
     delta_path(e->keras_dir, sizeof e->keras_dir, "%s/keras", e->work);
     delta_path(e->keras_inputs, sizeof e->keras_inputs, "%s/inputs-keras.npy", e->work);
     delta_path(record, sizeof record, "%s/crossbind-export.json", e->keras_dir);
     char h5[2400], onnx[2400];
     delta_path(h5, sizeof h5, "%s/model.h5", e->keras_dir);
     delta_path(onnx, sizeof onnx, "%s/model.onnx", e->keras_dir);
-    snprintf(want, sizeof want, "{\"model\": \"%s\", \"seed\": %ld, \"opset\": %d}\n", c->model, c->seed, c->opset);
-    cb_status s = CB_OK;
+    cb_status s = c->keras_weights[0] ? delta_sha256_file(c->keras_weights, user_sha) : CB_OK;
+    if (s != CB_OK) return s;
+    snprintf(want, sizeof want, "{\"model\": \"%s\", \"seed\": %ld, \"weights_sha256\": \"%s\", \"opset\": %d}\n",
+             c->model, c->seed, user_sha, c->opset);
     if (!export_current(record, want) || delta_sha256_file(h5, model_sha) != CB_OK || delta_sha256_file(onnx, onnx_sha) != CB_OK) {
         const cb_runner *rn = cb_runners_find(e->runners, "tensorflow-python");
         char version[512], seed[32], opset[16], out[2300], err[2300];
@@ -208,14 +210,17 @@ cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha)
         char *argv[32];
         int n = 0;
         for (int i = 0; i < rn->ncommand; i++) argv[n++] = rn->command[i];
-        argv[n++] = "keras-export", argv[n++] = (char *)c->model, argv[n++] = "--seed", argv[n++] = seed;
+        argv[n++] = "keras-export", argv[n++] = (char *)c->model;
+        if (c->keras_weights[0]) argv[n++] = "--weights-in", argv[n++] = (char *)c->keras_weights;
+        else argv[n++] = "--seed", argv[n++] = seed;
         argv[n++] = "--opset", argv[n++] = opset, argv[n++] = "--out-dir", argv[n++] = e->keras_dir;
         argv[n] = NULL;
         if ((s = cb_mkdirs(e->keras_dir)) != CB_OK) return s;
         delta_path(out, sizeof out, "%s/export.stdout.txt", e->work);
         delta_path(err, sizeof err, "%s/export-keras.stderr.txt", e->work);
-        fprintf(stderr, "[delta] exporting Keras' %s (seeded random weights) to .h5, ONNX (tf2onnx, opset %d) and TFLite "
-                        "with tensorflow-python\n", c->model, c->opset);
+        fprintf(stderr, "[delta] exporting Keras' %s (%s) to .h5, ONNX (tf2onnx, opset %d) and TFLite "
+                        "with tensorflow-python\n", c->model, c->keras_weights[0] ? c->keras_weights : "seeded random weights",
+                c->opset);
         cb_proc_result pr;
         if ((s = cb_proc_run(argv, out, err, e->timeout_s, &pr)) != CB_OK) return s;
         if (!pr.exited || pr.exit_code) {
@@ -226,8 +231,13 @@ cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha)
         if ((s = delta_sha256_file(h5, model_sha)) != CB_OK) return s;
         if ((s = cb_write_file_atomic(record, want, strlen(want))) != CB_OK) return s;
     }
-    snprintf(e->keras_note, sizeof e->keras_note, "tf.keras.applications, seed %ld, exported by the tensorflow-python "
-             "runner (its export.json names the versions); ONNX opset %d", c->seed, c->opset);
+    if (c->keras_weights[0])
+        snprintf(e->keras_note, sizeof e->keras_note, "tf.keras.applications with the user's weights (SHA-256 %.16s...), "
+                 "exported by the tensorflow-python runner (its export.json names the versions); ONNX opset %d", user_sha,
+                 c->opset);
+    else
+        snprintf(e->keras_note, sizeof e->keras_note, "tf.keras.applications, seed %ld, exported by the tensorflow-python "
+                 "runner (its export.json names the versions); ONNX opset %d", c->seed, c->opset);
     cb_image_norm norm;
     if ((s = cb_image_norm_parse(delta_keras_norm(c->model), &norm)) != CB_OK) return s;
     if (!(in->keras_sha256 = calloc((size_t)in->n, sizeof *in->keras_sha256))) return cb_fail(CB_ERR_NOMEM, "out of memory");
