@@ -74,6 +74,7 @@ done < "$T/checks"
 # ---- stored results are kept; a second run measures nothing ----
 expect_ok "a second run of the same experiment" "$BIN" delta --config "$T/planted.json" --store "$T/p.sqlite" --json "$T/p2.json" --no-report
 check "it runs no variant again" test "$(grep -c 'stored (ok)' "$T/err")" = 4
+check "it localises nothing again" bash -c "! grep -q localising '$T/err'"
 check "it gives the same summary's measures" python3 -c "
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "../core/clock.h"
 #include "../core/file.h"
+#include "../core/json.h"
 #include "../study/lock.h"
 #include "../study/proc.h"
 #include "analysis.h"
@@ -77,7 +78,9 @@ static cb_status run_variants(const delta_env *e, delta_store *st, delta_analysi
         int found;
         cb_status s = delta_store_get_result(st, c->variants[i].key, &a->res[i], &found);
         if (s != CB_OK) return s;
-        if (found && strcmp(a->res[i].status, "failed")) {
+        /* kept: what was measured; run again: what failed or lacked its
+         * runner's environment (installed since, perhaps) */
+        if (found && !strcmp(a->res[i].status, "ok")) {
             fprintf(stderr, "[delta] %2d/%d %s: stored (%s)\n", i + 1, c->n_variants, c->variants[i].key, a->res[i].status);
             continue;
         }
@@ -157,6 +160,17 @@ static cb_status compare_axes(const delta_config *c, delta_analysis *a)
     return CB_OK;
 }
 
+/* Whether a stored localisation was made with this tolerance. */
+static int same_tolerance(const char *json, double tolerance)
+{
+    cb_json j;
+    if (cb_json_parse(json, strlen(json), "a stored localisation", &j) != CB_OK) return 0;
+    const cb_json *t = cb_json_get(&j, "tolerance");
+    int same = t && t->type == CB_JSON_NUM && t->num == tolerance;
+    cb_json_free(&j);
+    return same;
+}
+
 static cb_status localise_pairs(const delta_env *e, delta_store *st, delta_analysis *a, int allowed)
 {
     const delta_config *c = e->c;
@@ -167,6 +181,11 @@ static cb_status localise_pairs(const delta_env *e, delta_store *st, delta_analy
         int found;
         cb_status s = delta_store_get_localisation(st, va->key, vb->key, &q->localisation, &found);
         if (s != CB_OK) return s;
+        if (found && !same_tolerance(q->localisation, c->tolerance)) { /* made for another tolerance: again */
+            free(q->localisation);
+            q->localisation = NULL;
+            found = 0;
+        }
         if (found || !allowed) continue;
         if (cb_proc_interrupted()) return cb_fail(CB_ERR_IO, "interrupted: the localisations so far are stored");
         fprintf(stderr, "[delta] localising %s vs %s on input %d...\n", va->key, vb->key, q->input);
