@@ -65,7 +65,7 @@ run_suite "differential testing: planted divergence, resume, report" bash tests/
 run_suite "differential testing (sanitizers)" bash tests/delta_test.sh build-san
 run_suite "the runners' delta commands (PyTorch 2.7.1 and 1.13, ONNX Runtime)" bash tests/delta_runners_test.sh
 run_suite "the runners' delta commands (Keras, its tf2onnx and TFLite exports)" bash tests/delta_keras_runners_test.sh
-run_suite "the TVM runner's delta command (opt_levels, passes, capture)" bash tests/runner_tvm_delta_test.sh
+run_suite "the TVM runner's delta command (opt_levels, passes, capture)" bash tests/delta_tvm_runner_test.sh
 run_suite "statistics against SciPy and scikit-learn" /usr/bin/python3 tests/stats_test.py build
 run_suite "statistics (sanitizers)" /usr/bin/python3 tests/stats_test.py build-san
 run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
