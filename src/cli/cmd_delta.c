@@ -84,20 +84,15 @@ int cmd_delta(int argc, char **argv)
             printf("\n");
         }
         printf("base: %s\nvariants: %d\n", c.variants[c.base].key, c.n_variants);
-        delta_config_free(&c);
         return 0;
     }
     cb_runners runners;
-    if ((st = cb_runners_load(rdir, self, &runners)) != CB_OK) {
-        delta_config_free(&c);
-        return cli_status(st);
-    }
+    if ((st = cb_runners_load(rdir, self, &runners)) != CB_OK) return cli_status(st);
     cb_proc_catch_interrupts();
     delta_options o = {.store = store, .work = wdir, .report = no_report ? NULL : repdir, .json = json,
                        .timeout_s = timeout, .localise = localise};
     st = delta_experiment(&c, &runners, &o);
     cb_runners_free(&runners);
-    delta_config_free(&c);
     if (cb_proc_interrupted()) {
         fprintf(stderr, "crossbind: delta interrupted; what was measured is in %s; run the same command to continue\n", store);
         return 130;

@@ -454,16 +454,6 @@ cb_status delta_config_load(const char *path, const char *profile, delta_config 
         s = parse(c, &cfg);
         cb_json_free(&cfg);
     }
-    if (s == CB_OK) {
-        c->canonical = (char *)text;
-        return CB_OK;
-    }
     free(text);
     return s;
-}
-
-void delta_config_free(delta_config *c)
-{
-    free(c->canonical);
-    c->canonical = NULL;
 }

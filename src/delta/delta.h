@@ -78,12 +78,10 @@ typedef struct delta_config {
     int n_axes;
     int keras;             /* 1: also the Keras group (tf.keras.applications' model, its conversions) */
     char keras_weights[4096]; /* the user's Keras .h5 of that model ("" = seeded random weights) */
-    char *canonical;       /* the configuration as stored (owned): a store holds one */
 } delta_config;
 
-/* Reads a configuration file or a named profile ("quick") into *c. */
+/* Reads a configuration file or a named profile ("quick") into *c (which owns nothing). */
 cb_status delta_config_load(const char *path, const char *profile, delta_config *c);
-void delta_config_free(delta_config *c);
 const char *delta_runtime_name(delta_runtime r);
 /* Whether a variant runs an ONNX file (which bisection can cut). */
 static inline int delta_runs_onnx(const delta_variant *v)

@@ -215,25 +215,24 @@ static void pairs_table(cb_out *o, const delta_analysis *a, int x)
     cb_out_lit(o, "</table>\n");
 }
 
-/* Per layer, log10 of the largest activation difference (and of the weights' where they differ). */
+/* Per layer, log10 of the largest activation difference (the weights' are in the summary). */
 static void layer_chart(cb_out *o, const delta_analysis *a, const delta_axis_pair *q, int n)
 {
     cb_json loc;
     if (!q->localisation || cb_json_parse(q->localisation, strlen(q->localisation), "a localisation", &loc) != CB_OK) return;
     const cb_json *cap = cb_json_get(&loc, "capture"), *layers = cap ? cb_json_get(cap, "layers") : NULL;
     if (layers && layers->type == CB_JSON_ARR && layers->count > 0) {
-        int m = layers->count, nw = 0;
-        double *x = malloc((size_t)m * sizeof *x), *ya = malloc((size_t)m * sizeof *ya), *yw = malloc((size_t)m * sizeof *yw);
+        int m = layers->count;
+        double *x = malloc((size_t)m * sizeof *x), *ya = malloc((size_t)m * sizeof *ya);
         double lo = 0, hi = -12;
-        for (int i = 0; x && ya && yw && i < m; i++) {
-            const cb_json *act = cb_json_get(&layers->items[i], "activation"), *w = cb_json_get(&layers->items[i], "weights");
-            const cb_json *mx = act ? cb_json_get(act, "max") : NULL, *wm = w ? cb_json_get(w, "max") : NULL;
+        for (int i = 0; x && ya && i < m; i++) {
+            const cb_json *act = cb_json_get(&layers->items[i], "activation");
+            const cb_json *mx = act ? cb_json_get(act, "max") : NULL;
             x[i] = i;
             ya[i] = log10(fmax(1e-12, mx && mx->type == CB_JSON_NUM ? mx->num : 0));
-            if (wm && wm->type == CB_JSON_NUM) yw[nw] = log10(fmax(1e-12, wm->num)), nw++;
             lo = fmin(lo, ya[i]), hi = fmax(hi, ya[i]);
         }
-        if (x && ya && yw) {
+        if (x && ya) {
             char id[32], title[600];
             snprintf(id, sizeof id, "layers-%d", n);
             snprintf(title, sizeof title, "%s vs %s: log10 max |a - b| of each layer's activations, input %d",
@@ -242,7 +241,7 @@ static void layer_chart(cb_out *o, const delta_analysis *a, const delta_axis_pai
             svg_line_chart(o, id, title, "layer (execution order)", "log10 max |a - b|", &l, 1, floor(fmin(lo, -12)),
                            ceil(fmax(hi, 0)));
         }
-        free(x), free(ya), free(yw);
+        free(x), free(ya);
     }
     cb_json_free(&loc);
 }
@@ -258,6 +257,9 @@ static void ids(cb_out *o, const int *v, int n)
 static void differing(cb_out *o, const delta_analysis *a)
 {
     const delta_config *c = a->c;
+    /* one picture per input, made the first time a pair differs on it */
+    char **thumbs = calloc((size_t)a->inputs.n + 1, sizeof *thumbs);
+    unsigned char *tried = calloc((size_t)a->inputs.n + 1, 1);
     cb_out_lit(o, "<h2 id=\"differing\">Differing inputs</h2><table id=\"t-differing\"><tr><th>variant a</th><th>variant b"
                   "</th><th>input</th><th>image (centre crop)</th><th>top-K of a</th><th>top-K of b</th><th>RBO</th></tr>");
     int rows = 0;
@@ -279,13 +281,13 @@ static void differing(cb_out *o, const delta_analysis *a)
             cb_out_text(o, a->inputs.names[i]);
             cb_out_lit(o, "</td><td>");
             /* base64 has no character HTML escapes: cb_out_text leaves it whole */
-            char *thumb = delta_thumbnail(a->inputs.names[i], 96);
+            if (thumbs && tried && !tried[i]) tried[i] = 1, thumbs[i] = delta_thumbnail(a->inputs.names[i], 96);
+            const char *thumb = thumbs ? thumbs[i] : NULL;
             if (thumb) {
                 cb_out_lit(o, "<div class=\"thumb\" role=\"img\" style=\"background-image:url(data:image/png;base64,");
                 cb_out_text(o, thumb);
                 cb_out_lit(o, ")\"></div>");
             }
-            free(thumb);
             cb_out_lit(o, "</td><td>");
             ids(o, ta, kk);
             cb_out_lit(o, "</td><td>");
@@ -298,6 +300,9 @@ static void differing(cb_out *o, const delta_analysis *a)
     }
     cb_out_lit(o, "</table>");
     if (!rows) cb_out_lit(o, "<p>Every pair agreed on the top-1 class of every input.</p>");
+    for (int i = 0; thumbs && i < a->inputs.n; i++) free(thumbs[i]);
+    free(thumbs);
+    free(tried);
 }
 
 static void manifests(cb_out *o, const delta_analysis *a)

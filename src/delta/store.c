@@ -131,19 +131,6 @@ cb_status delta_store_open(const char *path, const char *fingerprint, delta_stor
     return CB_OK;
 }
 
-cb_status delta_store_open_read(const char *path, delta_store **out)
-{
-    delta_store *s;
-    cb_status st = open_db(path, SQLITE_OPEN_READONLY, &s);
-    if (st != CB_OK) return st;
-    if (!(s->fingerprint = meta_get(s, "fingerprint"))) {
-        delta_store_close(s);
-        return cb_fail(CB_ERR_FORMAT, "%s holds no crossbind delta experiment", path);
-    }
-    *out = s;
-    return CB_OK;
-}
-
 void delta_store_close(delta_store *s)
 {
     if (!s) return;
@@ -151,8 +138,6 @@ void delta_store_close(delta_store *s)
     free(s->fingerprint);
     free(s);
 }
-
-const char *delta_store_fingerprint(const delta_store *s) { return s->fingerprint; }
 
 /* Binds text (t), int (i), double (d) or blob (b: pointer then byte count) parameters in order. */
 static cb_status step(delta_store *s, const char *sql, const char *types, ...)
@@ -193,32 +178,6 @@ cb_status delta_store_put_inputs(delta_store *s, int n, const char *const *names
                            (long long)i, names[i], sha256[i], keras ? keras[i] : NULL);
     if (st == CB_OK) return run(s, "COMMIT", "committing the inputs");
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return st;
-}
-
-cb_status delta_store_get_inputs(delta_store *s, int *n, char ***names, char ***sha256)
-{
-    sqlite3_stmt *q;
-    *n = 0, *names = NULL, *sha256 = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT name, sha256 FROM input ORDER BY idx", -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, "reading the inputs");
-    int cap = 0;
-    cb_status st = CB_OK;
-    while (st == CB_OK && sqlite3_step(q) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **a = realloc(*names, (size_t)cap * sizeof *a), **b = a ? realloc(*sha256, (size_t)cap * sizeof *b) : NULL;
-            if (a) *names = a;
-            if (b) *sha256 = b;
-            if (!a || !b) st = cb_fail(CB_ERR_NOMEM, "out of memory reading the inputs");
-        }
-        if (st == CB_OK) {
-            (*names)[*n] = strdup((const char *)sqlite3_column_text(q, 0));
-            (*sha256)[*n] = strdup((const char *)sqlite3_column_text(q, 1));
-            (*n)++;
-        }
-    }
-    sqlite3_finalize(q);
     return st;
 }
 

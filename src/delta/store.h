@@ -14,10 +14,7 @@
 typedef struct delta_store delta_store;
 
 cb_status delta_store_open(const char *path, const char *fingerprint, delta_store **out);
-/* Read-only, any fingerprint (the report of an existing store). */
-cb_status delta_store_open_read(const char *path, delta_store **out);
 void delta_store_close(delta_store *s);
-const char *delta_store_fingerprint(const delta_store *s);
 
 /* A file (model, weights, inputs) by role: "model.onnx", "weights.pt", "inputs.npy". */
 cb_status delta_store_put_file(delta_store *s, const char *role, const char *path, const char *sha256);
@@ -26,8 +23,6 @@ cb_status delta_store_put_file(delta_store *s, const char *role, const char *pat
  * and its label where the data set has one (`labels` may be NULL). */
 cb_status delta_store_put_inputs(delta_store *s, int n, const char *const *names, const char *const *sha256,
                                  const char *const *keras, const int *labels);
-/* *n = 0 when none are stored; names and hashes are owned by the caller (free each, then the arrays). */
-cb_status delta_store_get_inputs(delta_store *s, int *n, char ***names, char ***sha256);
 
 typedef struct delta_result {
     char key[200];

@@ -24,8 +24,7 @@ typedef struct delta_env {
 
 /* Runs variant v into r (r->status "ok", or "failed" / "unavailable" with
  * r->error). Returns an error only for what stops the whole experiment
- * (out of memory, an interrupt). `runtime_out` receives the crossbind
- * executor's plan text for a crossbind variant (may be NULL). */
+ * (out of memory, an interrupt). */
 cb_status delta_run_variant(const delta_env *e, const delta_variant *v, delta_result *r);
 
 /* The runner that runs a variant (NULL for crossbind): by runtime and, for
