@@ -24,8 +24,18 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
-import cb_delta_files  # noqa: E402
+DELTA_COMMON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common")
+sys.path.insert(0, DELTA_COMMON)
+try:
+    import cb_delta_files  # noqa: E402
+except ImportError:  # this runner's folder was copied without its sibling: only delta's subcommands need it
+    cb_delta_files = None
+
+
+def require_delta_common(fail):
+    if cb_delta_files is None:
+        fail(f"{os.path.normpath(DELTA_COMMON)} is missing: delta's subcommands need runners/delta_common "
+             "beside this runner's folder")
 import cb_imagenet
 
 
@@ -171,6 +181,7 @@ def _first(y):
 def run(args, fail, study=None):
     """`study`: (models, input shapes, load_weights) of the study's own models
     (crossbind_torch.py's), which delta also runs with their trained weights."""
+    require_delta_common(fail)
     models, shapes, load_weights = study or ({}, {}, None)
     if args.onnx is not None:
         if args.model is not None or args.weights is not None:

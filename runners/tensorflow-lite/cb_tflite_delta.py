@@ -32,8 +32,18 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
-import cb_delta_files  # noqa: E402
+DELTA_COMMON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common")
+sys.path.insert(0, DELTA_COMMON)
+try:
+    import cb_delta_files  # noqa: E402
+except ImportError:  # this runner's folder was copied without its sibling: only delta's subcommands need it
+    cb_delta_files = None
+
+
+def require_delta_common(fail):
+    if cb_delta_files is None:
+        fail(f"{os.path.normpath(DELTA_COMMON)} is missing: delta's subcommands need runners/delta_common "
+             "beside this runner's folder")
 
 
 def add_parser(sub):
@@ -92,6 +102,7 @@ def capture(path, x0, out_dir, fail):
 
 
 def run(args, fail):
+    require_delta_common(fail)
     for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
         if getattr(args, opt) < low:
             fail(f"--{opt} must be at least {low}")

@@ -42,8 +42,18 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
-import cb_delta_files  # noqa: E402
+DELTA_COMMON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common")
+sys.path.insert(0, DELTA_COMMON)
+try:
+    import cb_delta_files  # noqa: E402
+except ImportError:  # this runner's folder was copied without its sibling: only delta's subcommands need it
+    cb_delta_files = None
+
+
+def require_delta_common(fail):
+    if cb_delta_files is None:
+        fail(f"{os.path.normpath(DELTA_COMMON)} is missing: delta's subcommands need runners/delta_common "
+             "beside this runner's folder")
 
 # name: (tf.keras.applications class, input side, Keras' preprocess_input mode)
 MODELS = {
@@ -146,6 +156,7 @@ def _tflite(tf, model, quantise):
 
 
 def keras_export(tf, args, fail):
+    require_delta_common(fail)
     import tf2onnx
     import onnx
     import tf_keras
@@ -263,6 +274,7 @@ def capture(tf, model, x0, out_dir):
 
 def delta(tf, args, fail):
     """The runner's threads are set by the caller before TensorFlow runs anything."""
+    require_delta_common(fail)
     import tf_keras
     for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
         if getattr(args, opt) < low:

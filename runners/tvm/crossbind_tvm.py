@@ -67,8 +67,18 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common"))
-import cb_delta_files  # noqa: E402
+DELTA_COMMON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "delta_common")
+sys.path.insert(0, DELTA_COMMON)
+try:
+    import cb_delta_files  # noqa: E402
+except ImportError:  # this runner's folder was copied without its sibling: only delta's subcommands need it
+    cb_delta_files = None
+
+
+def require_delta_common(fail):
+    if cb_delta_files is None:
+        fail(f"{os.path.normpath(DELTA_COMMON)} is missing: delta's subcommands need runners/delta_common "
+             "beside this runner's folder")
 
 OPT_LEVELS = (0, 1, 2, 3, 4)
 
@@ -284,6 +294,7 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     add_parser(sub)
     args = p.parse_args()
+    require_delta_common(fail)
     if args.cmd == "delta":
         run_delta(args)
 
