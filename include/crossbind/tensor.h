@@ -39,6 +39,10 @@ int64_t cb_tensor_numel(const cb_tensor *t);
  * [N,C,H,W] in place (its data reallocated): how a model file that takes
  * [N,H,W,C] is fed (cb_model.input_nhwc). Other tensors are refused. */
 cb_status cb_tensor_nhwc_to_nchw(cb_tensor *t);
+/* A float64 or int64 (token ids) tensor converted to float32 in place (the
+ * executor's one type); ids must stay exact, |id| < 2^24, or the tensor is
+ * refused. `path` names the file in messages. float32 is left as it is. */
+cb_status cb_tensor_to_f32(cb_tensor *t, const char *path);
 
 /* Appends a tensor with a copy of `data` (NULL: zero-filled). */
 cb_status cb_tensor_list_add(cb_tensor_list *list, const char *name, cb_dtype dtype,

@@ -40,17 +40,19 @@ def save_json(path, obj, indent=None):
     atomic(path, lambda f: f.write(text.encode()))
 
 
-def read_inputs(path, shape, fail, layout=""):
-    """The inputs, float32 [n, *shape] with n >= 1; an entry of `shape` that
-    is None takes any size. `layout` (e.g. "NHWC") is named in the message."""
+def read_inputs(path, shape, fail, layout="", dtype=np.float32):
+    """The inputs, `dtype` [n, *shape] with n >= 1 (float32 images, or int64
+    token ids for a model whose input is an embedding's); an entry of
+    `shape` that is None takes any size. `layout` (e.g. "NHWC") is named in
+    the message."""
     if not os.path.isfile(path):
         fail(f"cannot open inputs {path}: no such file")
     try:
         x = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
         fail(f"{path}: not a readable .npy file: {e}")
-    if x.dtype != np.float32:
-        fail(f"{path}: inputs must be float32, not {x.dtype}")
+    if x.dtype != dtype:
+        fail(f"{path}: inputs must be {np.dtype(dtype).name}, not {x.dtype}")
     shape = tuple(shape)
     if (x.ndim != 1 + len(shape) or x.shape[0] < 1
             or any(w is not None and w != d for w, d in zip(shape, x.shape[1:]))):

@@ -285,8 +285,9 @@ function ortVersion() {
   return JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('onnxruntime-node')), '..', 'package.json'))).version;
 }
 
-// The inputs: float32 [n, 3, H, W], n >= 1, matching the model's input where
-// its shape is known.
+// The inputs: float32 images [n, C, H, W], or int64 token ids [n, L] for a
+// model whose input is int64 (an embedding's), n >= 1, matching the model's
+// input where its shape is known. Returns the array with its ORT type.
 function deltaInputs(file, sess) {
   let t;
   try {
@@ -294,11 +295,14 @@ function deltaInputs(file, sess) {
   } catch (e) {
     fail(e.code === 'ENOENT' ? `cannot open inputs ${file}: no such file` : e.message);
   }
-  if (t.descr !== '<f4') fail(`${file}: inputs must be float32, not ${t.descr}`);
   const meta = sess.inputMetadata && sess.inputMetadata[0];
-  const want = meta && meta.isTensor && meta.shape.length === 4 ? meta.shape : [null, 3, null, null];
-  if (t.dims.length !== 4 || t.dims[0] < 1 || t.dims.slice(1).some((d, i) => typeof want[i + 1] === 'number' ? d !== want[i + 1] : d < 1))
+  const tokens = Boolean(meta && meta.isTensor && meta.type === 'int64');
+  if (t.descr !== (tokens ? '<i8' : '<f4')) fail(`${file}: inputs must be ${tokens ? 'int64 token ids' : 'float32'}, not ${t.descr}`);
+  const rank = tokens ? 2 : 4;
+  const want = meta && meta.isTensor && meta.shape.length === rank ? meta.shape : tokens ? [null, null] : [null, 3, null, null];
+  if (t.dims.length !== rank || t.dims[0] < 1 || t.dims.slice(1).some((d, i) => typeof want[i + 1] === 'number' ? d !== want[i + 1] : d < 1))
     fail(`${file}: inputs have shape [${t.dims.join(', ')}], the model needs [n, ${want.slice(1).map((d) => typeof d === 'number' ? d : '?').join(', ')}] with n >= 1`);
+  t.type = tokens ? 'int64' : 'float32';
   return t;
 }
 
@@ -325,7 +329,7 @@ async function cmdDelta(argv) {
   }
   const [n, ...dims] = x.dims, size = dims.reduce((a, d) => a * d, 1);
   const input = sess.inputNames[0], logitsName = sess.outputNames[0];
-  const feeds = Array.from({ length: n }, (_, i) => ({ [input]: new ort.Tensor('float32', x.data.subarray(i * size, (i + 1) * size), [1, ...dims]) }));
+  const feeds = Array.from({ length: n }, (_, i) => ({ [input]: new ort.Tensor(x.type, x.data.subarray(i * size, (i + 1) * size), [1, ...dims]) }));
   const run = async (i, fetches) => {
     try {
       return await sess.run(feeds[i], fetches);

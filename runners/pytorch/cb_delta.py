@@ -40,12 +40,12 @@ import cb_imagenet
 
 
 def add_parser(sub):
-    p = sub.add_parser("delta", help="one ImageNet CNN on each input alone: logits, times, leaf outputs")
+    p = sub.add_parser("delta", help="one model (an ImageNet CNN or the study's) on each input alone: outputs, times, leaf outputs")
     p.add_argument("--model", help="torchvision's NAME (with --weights)")
     p.add_argument("--weights", help="state dict (torch.save), e.g. imagenet-export --weights-out")
     p.add_argument("--onnx", help="instead of --model and --weights: an ONNX file with one float32 NCHW input "
-                                  "(as torch.onnx exports), converted by onnx2torch")
-    p.add_argument("--inputs", required=True, help="float32 .npy [n, 3, S, S]")
+                                  "(as torch.onnx exports) or int64 token ids, converted by onnx2torch")
+    p.add_argument("--inputs", required=True, help="float32 .npy [n, 3, S, S] (int64 [n, L] for token ids)")
     p.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
     p.add_argument("--threads", type=int, required=True)
     p.add_argument("--reps", type=int, required=True)
@@ -53,10 +53,6 @@ def add_parser(sub):
     p.add_argument("--capture", action="store_true",
                    help="also every leaf module's output for input 0, and the state dict's tensors")
 
-
-def read_inputs(path, name, shape, fail):
-    """float32 [n, *shape] inputs, n >= 1."""
-    return cb_delta_files.read_inputs(path, shape, fail)
 
 
 def leaf_modules(model):
@@ -67,12 +63,15 @@ def leaf_modules(model):
 def capture(model, x0, out_dir):
     """Input 0 through the model once more with a forward hook on every leaf
     module: each call's output, in execution order (a module called twice
-    appears twice). Outputs are copied in the hook: an in-place activation
-    that follows (ReLU6(inplace=True)) would otherwise overwrite them."""
+    appears twice); a module that returns a tuple (an LSTM's output and
+    state) gives its first tensor. Outputs are copied in the hook: an
+    in-place activation that follows (ReLU6(inplace=True)) would otherwise
+    overwrite them."""
     records = []
 
     def hook_for(name):
         def hook(module, inputs, output):
+            output = _first(output)
             if isinstance(output, torch.Tensor):
                 records.append((name, type(module).__name__, output.detach().numpy().copy()))
         return hook
@@ -127,11 +126,12 @@ def _dims(value_info):
 
 def onnx_model(path, fail):
     """The ONNX file at `path` as onnx2torch converts it, in evaluation mode,
-    with its input's per-sample shape (C, H, W) and the versions that made
-    it. Only one float32 NCHW image input [N, C, H, W] (N free or 1; C 1 or
-    3) is taken: the form torch.onnx and crossbind export; anything else (an
-    NHWC input as tf2onnx writes Keras models, several inputs, another type)
-    is refused with one line."""
+    with its input's per-sample shape and type and the versions that made
+    it. One input is taken, in the forms torch.onnx and crossbind export: a
+    float32 NCHW image [N, C, H, W] (N free or 1; C 1 or 3), or int64 token
+    ids [N, L] (an embedding's, as crossbind exports its IMDb classifiers);
+    anything else (an NHWC input as tf2onnx writes Keras models, several
+    inputs, another type) is refused with one line."""
     onnx, onnx2torch = onnx2torch_or_exit()
     from importlib import metadata
     try:
@@ -158,19 +158,22 @@ def onnx_model(path, fail):
     nchw = (elem == onnx.TensorProto.FLOAT and dims is not None and len(dims) == 4
             and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and dims[1] in (1, 3)
             and all(isinstance(d, int) and d > 0 for d in dims[2:]))
-    if not nchw:
+    tokens = (elem == onnx.TensorProto.INT64 and dims is not None and len(dims) == 2
+              and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and isinstance(dims[1], int) and dims[1] > 0)
+    if not nchw and not tokens:
         kind = onnx.TensorProto.DataType.Name(elem).lower() if elem else "untyped"
         shape = "no shape" if dims is None else str(dims).replace("'", "")
         nhwc = (" (NHWC, as tf2onnx writes Keras models)"
                 if dims is not None and len(dims) == 4 and dims[3] in (1, 3) and dims[1] not in (1, 3) else "")
         fail(f"{path}: input {i.name} is {kind} {shape}{nhwc}; --onnx takes one float32 NCHW image input "
-             f"[N, C, H, W] (N free or 1, C 1 or 3), as torch.onnx exports")
+             f"[N, C, H, W] (N free or 1, C 1 or 3), as torch.onnx exports, or int64 token ids [N, L]")
     try:
         model = onnx2torch.convert(m)
     except Exception as e:  # an operator or attribute onnx2torch does not convert
         fail(f"{path}: onnx2torch {o2t_version} cannot convert it: {type(e).__name__}: "
              f"{' '.join(str(e).split())[:300]}")
-    return model.eval(), tuple(dims[1:]), {"conversion": "onnx2torch", "onnx2torch": o2t_version, "onnx": onnx.__version__}
+    return (model.eval(), tuple(dims[1:]), np.int64 if tokens else np.float32,
+            {"conversion": "onnx2torch", "onnx2torch": o2t_version, "onnx": onnx.__version__})
 
 
 def _first(y):
@@ -196,18 +199,19 @@ def run(args, fail, study=None):
     torchvision = cb_imagenet.torchvision_or_exit(fail)
     if args.onnx is not None:
         name = args.onnx
-        model, shape, extra = onnx_model(args.onnx, fail)
-        x = read_inputs(args.inputs, name, shape, fail)
+        model, shape, dtype, extra = onnx_model(args.onnx, fail)
+        x = cb_delta_files.read_inputs(args.inputs, shape, fail, dtype=dtype)
     elif args.model in models:  # the study's model with its trained weights (safetensors or state dict)
         name, extra = args.model, {"study_model": True}
-        x = read_inputs(args.inputs, name, shapes[name], fail)
+        tokens = len(shapes[name]) == 1  # the IMDb classifiers: int64 token ids [n, 300]
+        x = cb_delta_files.read_inputs(args.inputs, shapes[name], fail, dtype=np.int64 if tokens else np.float32)
         model = models[name]()
         load_weights(model, args.weights)
         model.eval()
     else:
         name, extra = args.model, {}
         side = cb_imagenet.SIDES[name]
-        x = read_inputs(args.inputs, name, (3, side, side), fail)
+        x = cb_delta_files.read_inputs(args.inputs, (3, side, side), fail)
         torch.manual_seed(0)  # the skeleton's own initialisation, replaced at once
         model = cb_imagenet.load_into(cb_imagenet.skeleton(name, fail), name, args.weights, fail)
     try:

@@ -112,31 +112,31 @@ def load_onnx(path):
 
 
 def first_input(model, path):
-    """(name, dims) of the graph's first input that is not an initializer;
-    dims are ints where the file fixes them, None where it leaves them open."""
+    """(name, dims, dtype) of the graph's first input that is not an
+    initializer: a float32 [N, C, H, W] image or int64 token ids [N, L] (an
+    embedding's, as crossbind exports its IMDb classifiers); dims are ints
+    where the file fixes them, None where it leaves them open."""
     weights = {t.name for t in model.graph.initializer}
     for vi in model.graph.input:
         if vi.name in weights:
             continue
         tensor = vi.type.tensor_type
-        if not vi.type.HasField("tensor_type") or tensor.elem_type != 1:  # onnx.TensorProto.FLOAT
-            fail(f"{path}: delta runs models whose first input is a float32 tensor; {vi.name} is not")
+        elem = tensor.elem_type if vi.type.HasField("tensor_type") else 0
+        if elem not in (1, 7):  # onnx.TensorProto.FLOAT, INT64
+            fail(f"{path}: delta runs models whose first input is a float32 image or int64 token ids; {vi.name} is neither")
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-        if len(dims) != 4:
-            fail(f"{path}: its first input {vi.name} has {len(dims)} dimensions; delta runs [N, C, H, W] images")
-        return vi.name, dims
+        if len(dims) != (4 if elem == 1 else 2):
+            fail(f"{path}: its first input {vi.name} has {len(dims)} dimensions; delta runs [N, C, H, W] images "
+                 "(float32) or [N, L] token ids (int64)")
+        return vi.name, dims, np.float32 if elem == 1 else np.int64
     fail(f"{path}: the graph has no input besides its weights")
-
-
-def read_inputs(path, dims, fail):
-    """float32 [n, *dims[1:]]; a dimension the file leaves open takes any size."""
-    return cb_delta_files.read_inputs(path, dims[1:], fail)
 
 
 def add_parser(sub):
     d = sub.add_parser("delta", help="one ONNX image model compiled by TVM on each input alone: logits, times")
-    d.add_argument("--model", required=True, help="an ONNX file with one float32 [N, C, H, W] image input")
-    d.add_argument("--inputs", required=True, help="float32 .npy [n, C, H, W], preprocessed")
+    d.add_argument("--model", required=True, help="an ONNX file with one float32 [N, C, H, W] image input "
+                                                   "or int64 [N, L] token ids")
+    d.add_argument("--inputs", required=True, help="float32 .npy [n, C, H, W], preprocessed (int64 [n, L] for token ids)")
     d.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
     d.add_argument("--opt-level", required=True, help="TVM PassContext opt_level: 0 to 4")
     d.add_argument("--threads", type=int, required=True)
@@ -198,8 +198,8 @@ def run_delta(args):
     # The runtime's thread pool reads this when tvm starts it.
     os.environ["TVM_NUM_THREADS"] = str(args.threads)
     model = load_onnx(args.model)
-    name, dims = first_input(model, args.model)
-    x = read_inputs(args.inputs, dims, fail)
+    name, dims, dtype = first_input(model, args.model)
+    x = cb_delta_files.read_inputs(args.inputs, dims[1:], fail, dtype=dtype)  # an open dimension takes any size
     import onnx
     import tvm
     from tvm import relax

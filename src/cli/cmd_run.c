@@ -27,33 +27,6 @@ static void help(void)
            cli_models(NULL, ", "));
 }
 
-/* Converts a float64 or int64 (token ids) array to float32 in place. Ids
- * must stay exact: |id| < 2^24. */
-static cb_status as_f32(cb_tensor *t, const char *path)
-{
-    if (t->dtype == CB_F32) return CB_OK;
-    if (t->dtype != CB_F64 && t->dtype != CB_I64)
-        return cb_fail(CB_ERR_FORMAT, "%s: input must be float32, float64 or int64, is %s", path,
-                       cb_dtype_name(t->dtype));
-    int64_t n = cb_tensor_numel(t);
-    float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
-    if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < n; i++) {
-        if (t->dtype == CB_F64) { f[i] = (float)((double *)t->data)[i]; continue; }
-        int64_t v = ((int64_t *)t->data)[i];
-        if (v <= -(1 << 24) || v >= (1 << 24)) {
-            free(f);
-            return cb_fail(CB_ERR_FORMAT, "%s: integer %lld at %lld is too large to hold exactly", path,
-                           (long long)v, (long long)i);
-        }
-        f[i] = (float)v;
-    }
-    free(t->data);
-    t->data = f;
-    t->dtype = CB_F32;
-    return CB_OK;
-}
-
 /* Checks input k's array against the shape the model file declares (for an
  * input the file takes as [N,H,W,C], that one), then brings it into the
  * graph's layout. */
@@ -137,7 +110,7 @@ int cmd_run(int argc, char **argv)
         s = cb_fail(CB_ERR_INVALID_ARG, "the model has %d outputs, %d --output given", m->n_outputs, n_out);
     for (int k = 0; s == CB_OK && k < n_in; k++) {
         s = cb_npy_read(inputs[k], &in[k]);
-        if (s == CB_OK) s = as_f32(&in[k], inputs[k]);
+        if (s == CB_OK) s = cb_tensor_to_f32(&in[k], inputs[k]);
         if (s == CB_OK) s = check_input(m, k, &in[k], inputs[k], &batch);
     }
     int chunk = (int)(batch < RUN_CHUNK ? (batch ? batch : 1) : RUN_CHUNK);

@@ -51,6 +51,31 @@ cb_status cb_tensor_nhwc_to_nchw(cb_tensor *t)
     return CB_OK;
 }
 
+cb_status cb_tensor_to_f32(cb_tensor *t, const char *path)
+{
+    if (t->dtype == CB_F32) return CB_OK;
+    if (t->dtype != CB_F64 && t->dtype != CB_I64)
+        return cb_fail(CB_ERR_FORMAT, "%s: input must be float32, float64 or int64, is %s", path,
+                       cb_dtype_name(t->dtype));
+    int64_t n = cb_tensor_numel(t);
+    float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+    if (!f) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == CB_F64) { f[i] = (float)((double *)t->data)[i]; continue; }
+        int64_t v = ((int64_t *)t->data)[i];
+        if (v <= -(1 << 24) || v >= (1 << 24)) {
+            free(f);
+            return cb_fail(CB_ERR_FORMAT, "%s: integer %lld at %lld is too large to hold exactly", path,
+                           (long long)v, (long long)i);
+        }
+        f[i] = (float)v;
+    }
+    free(t->data);
+    t->data = f;
+    t->dtype = CB_F32;
+    return CB_OK;
+}
+
 cb_status cb_tensor_list_add(cb_tensor_list *list, const char *name, cb_dtype dtype,
                              int ndim, const int64_t *shape, const void *data)
 {

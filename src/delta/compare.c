@@ -22,17 +22,23 @@ void delta_median_range(const double *v, int n, double *median, double *lo, doub
     free(s);
 }
 
-/* A row's ranking as doubles (cb_rank_scores' form). */
-static cb_status ranking(const float *logits, int classes, double *scores, double *rank)
+int delta_classes(int outputs) { return outputs == 1 ? 2 : outputs; }
+
+/* A row's ranking as doubles (cb_rank_scores' form), over
+ * delta_classes(outputs) classes: one output p ranks (1 - p, p). */
+static cb_status ranking(const float *row, int outputs, double *scores, double *rank)
 {
-    for (int c = 0; c < classes; c++) scores[c] = logits[c];
-    return cb_rank_scores(scores, (size_t)classes, rank);
+    if (outputs == 1) scores[0] = 1.0 - (double)row[0], scores[1] = row[0];
+    else
+        for (int c = 0; c < outputs; c++) scores[c] = row[c];
+    return cb_rank_scores(scores, (size_t)delta_classes(outputs), rank);
 }
 
-cb_status delta_topk(const float *logits, int classes, int k, int *ids)
+cb_status delta_topk(const float *row, int outputs, int k, int *ids)
 {
+    const int classes = delta_classes(outputs);
     double *scores = malloc((size_t)classes * sizeof *scores), *rank = malloc((size_t)classes * sizeof *rank);
-    cb_status s = scores && rank ? ranking(logits, classes, scores, rank) : cb_fail(CB_ERR_NOMEM, "out of memory");
+    cb_status s = scores && rank ? ranking(row, outputs, scores, rank) : cb_fail(CB_ERR_NOMEM, "out of memory");
     for (int i = 0; s == CB_OK && i < k && i < classes; i++) ids[i] = (int)rank[i];
     free(scores);
     free(rank);
@@ -82,12 +88,12 @@ cb_status delta_compare(const delta_result *a, const delta_result *b, int k, dou
     if (a->n_inputs != b->n_inputs || a->classes != b->classes)
         return cb_fail(CB_ERR_SHAPE, "%s gives %d x %d outputs, %s %d x %d: they did not run the same task", a->key,
                        a->n_inputs, a->classes, b->key, b->n_inputs, b->classes);
-    int n = a->n_inputs, c = a->classes;
-    if (k > c) k = c;
+    int n = a->n_inputs, c = a->classes, nc = delta_classes(c);
+    if (k > nc) k = nc;
     p->n = n;
     p->in = calloc((size_t)n, sizeof *p->in);
-    double *sa = malloc((size_t)c * sizeof *sa), *sb = malloc((size_t)c * sizeof *sb);
-    double *ra = malloc((size_t)c * sizeof *ra), *rb = malloc((size_t)c * sizeof *rb);
+    double *sa = malloc((size_t)nc * sizeof *sa), *sb = malloc((size_t)nc * sizeof *sb);
+    double *ra = malloc((size_t)nc * sizeof *ra), *rb = malloc((size_t)nc * sizeof *rb);
     cb_status s = p->in && sa && sb && ra && rb ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory comparing variants");
     int n_kendall = 0;
     p->min_cosine = 1;

@@ -32,7 +32,14 @@ void delta_pair_free(delta_pair *p);
 
 /* Median, minimum and maximum of n values (n >= 1). */
 void delta_median_range(const double *v, int n, double *median, double *lo, double *hi);
-/* The top-k class ids of one row of logits, best first (k <= classes). */
-cb_status delta_topk(const float *logits, int classes, int k, int *ids);
+/* The classes a row of `outputs` values ranks. A model with one output
+ * (the study's IMDb classifiers: the sigmoid probability p of the positive
+ * class) is read as two classes, 0 negative and 1 positive, scored
+ * (1 - p, p): top-1 is its label at the threshold 0.5 and every rank
+ * measure is defined; the distances stay those of p itself. */
+int delta_classes(int outputs);
+/* The top-k class ids of one row of `outputs` values, best first
+ * (k <= delta_classes(outputs)). */
+cb_status delta_topk(const float *row, int outputs, int k, int *ids);
 
 #endif

@@ -32,7 +32,8 @@ static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath"
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
 static const char *const torch_versions[] = {"2.7.1", "1.13.1", NULL};
 static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "resnet101", "inception_v3",
-                                     "lenet1", "lenet5", "vgg16", NULL}; /* the last three: the study's, trained */
+                                     /* the study's, with trained weights: */
+                                     "lenet1", "lenet5", "vgg16", "lstm", "gru", "gru-rb", NULL};
 
 /* DeltaNN's axes at the size of a first look: MobileNetV2 on the stand-in
  * photographs, through PyTorch (both versions), ONNX Runtime at every
@@ -407,7 +408,8 @@ static cb_status parse(delta_config *c, const cb_json *cfg)
     if (c->study && (c->images[0] || c->inputs_npy[0] || cb_json_get(cfg, "keras")))
         return cb_fail(CB_ERR_INVALID_ARG, "%s reads its own data set's test split (\"data\": a directory), not images, "
                        "a tensor or Keras", c->model);
-    if (c->data[0] && !c->study) return cb_fail(CB_ERR_INVALID_ARG, "\"data\" is for the study's models (lenet1, lenet5, vgg16)");
+    if (c->data[0] && !c->study)
+        return cb_fail(CB_ERR_INVALID_ARG, "\"data\" is for the study's models (lenet1, lenet5, vgg16, lstm, gru, gru-rb)");
     c->max_images = (int)max_images, c->resize = (int)resize, c->reps = (int)reps, c->warmup = (int)warmup;
     c->k = (int)k, c->opset = (int)opset;
     c->crop = crop ? (int)crop : !strcmp(c->model, "inception_v3") ? 299 : 224;

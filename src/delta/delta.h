@@ -56,12 +56,12 @@ typedef struct delta_axis {
 
 typedef struct delta_config {
     char profile[32];      /* "quick" or "" (a config file) */
-    char model[32];        /* torchvision name (mobilenet_v2, resnet18/50/101, inception_v3) or the study's (lenet1, lenet5, vgg16) */
+    char model[32];        /* torchvision name (mobilenet_v2, resnet18/50/101, inception_v3) or the study's (lenet1, lenet5, vgg16, lstm, gru, gru-rb) */
     long seed;             /* random weights' seed when no weights are given */
     char weights[4096];    /* the user's torchvision .pth ("" = seeded random weights) */
     char images[4096];     /* an image folder; "" = the Debian-shipped stand-in photographs */
     char inputs_npy[4096]; /* or the inputs as a float32 .npy [N, ...] (a model file's own shape) */
-    int study;             /* model is one of the study's (lenet1, lenet5, vgg16): trained weights, its data set */
+    int study;             /* model is one of the study's: trained weights, its data set (IMDb: token ids) */
     char data[4096];       /* the study model's data set directory ("" = its default, cb_dataset_default_dir) */
     int max_images;
     int resize, crop;

@@ -305,18 +305,27 @@ static int torch_module_of(const char *node, char *out, size_t cap)
     return out[0] != 0;
 }
 
-/* PyTorch's module for an ONNX value, through the node's scope name
- * (torch_module_of). The export folds a BatchNorm2d into the convolution
- * before it, so that convolution's value pairs with the batch norm's
- * output where the batch norm has no node of its own. */
+/* PyTorch's module for an ONNX value. In torch.onnx's export, through the
+ * node's scope name (torch_module_of); that export folds a BatchNorm2d into
+ * the convolution before it, so that convolution's value pairs with the
+ * batch norm's output where the batch norm has no node of its own. In
+ * crossbind's export (the study's models, built with PyTorch's module
+ * names), module M's output is the value "M.out". */
 static const layer_value *torch_partner(const delta_onnx *g, const char *value, const capture_set *pt)
 {
     int p = delta_onnx_producer(g, value);
     char module[512];
-    if (p < 0 || !torch_module_of(g->nodes[p].name, module, sizeof module)) return NULL;
+    if (p < 0) return NULL;
+    int scoped = torch_module_of(g->nodes[p].name, module, sizeof module);
+    size_t len = strlen(value);
+    if (!scoped) {
+        if (len <= 4 || strcmp(value + len - 4, ".out") || len - 4 >= sizeof module) return NULL;
+        memcpy(module, value, len - 4);
+        module[len - 4] = 0;
+    }
     for (int i = 0; i < pt->n; i++) {
         if (strcmp(pt->v[i].name, module)) continue;
-        if (!strcmp(pt->v[i].op, "Conv2d") && i + 1 < pt->n && !strcmp(pt->v[i + 1].op, "BatchNorm2d")) {
+        if (scoped && !strcmp(pt->v[i].op, "Conv2d") && i + 1 < pt->n && !strcmp(pt->v[i + 1].op, "BatchNorm2d")) {
             int own = 0;
             char other[512];
             for (int k = 0; k < g->n && !own; k++)
@@ -366,8 +375,9 @@ static cb_status by_capture(const delta_env *e, const delta_variant *a, const de
         const delta_onnx *g = onnx_a ? &ga : onnx_b ? &gb : NULL;
         int first = -1, matched = 0;
         cb_buf_printf(o, "{\"available\": true, \"method\": \"capture\", \"pairing\": \"%s\", \"layers\": [",
-                      torch_onnx ? "PyTorch modules to ONNX values by scope (batch norms folded into convolutions)"
-                                 : "by name");
+                      !torch_onnx ? "by name"
+                      : e->c->study ? "PyTorch modules to the ONNX values crossbind's export names MODULE.out"
+                                    : "PyTorch modules to ONNX values by scope (batch norms folded into convolutions)");
         for (int i = 0; i < lead->n; i++) {
             const layer_value *ll = &lead->v[i];
             const layer_value *lo = torch_onnx ? torch_partner(g, ll->name, other) : capture_find(other, ll->name);
@@ -504,12 +514,18 @@ cb_status delta_localise(const delta_env *e, const delta_variant *a, const delta
     cb_status s = cb_mkdirs(dir);
     if (s == CB_OK) s = cb_npy_read(delta_variant_inputs(e, a), &all);
     if (s == CB_OK && (input < 0 || input >= all.shape[0])) s = cb_fail(CB_ERR_INVALID_ARG, "no input %d", input);
-    if (s == CB_OK) {
-        int64_t per = cb_tensor_numel(&all) / all.shape[0];
-        x = all;
-        x.shape[0] = 1;
-        x.data = (float *)all.data + (size_t)input * (size_t)per;
-        s = cb_npy_write(one_input, &x);
+    if (s == CB_OK) { /* the input as the runners read it, and crossbind's own copy as floats (token ids exact) */
+        size_t row = (size_t)(cb_tensor_numel(&all) / all.shape[0]) * cb_dtype_size(all.dtype);
+        cb_tensor one = all;
+        one.shape[0] = 1;
+        one.data = (char *)all.data + (size_t)input * row;
+        s = cb_npy_write(one_input, &one);
+        if (s == CB_OK) {
+            x = one;
+            if (!(x.data = malloc(row))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+            else memcpy(x.data, one.data, row);
+        }
+        if (s == CB_OK) s = cb_tensor_to_f32(&x, one_input);
     }
     if (s == CB_OK) {
         cb_buf_printf(out, "{\"input\": %d, \"tolerance\": ", input);
@@ -521,5 +537,6 @@ cb_status delta_localise(const delta_env *e, const delta_variant *a, const delta
         cb_buf_printf(out, "}");
     }
     cb_tensor_free(&all);
+    cb_tensor_free(&x);
     return s;
 }

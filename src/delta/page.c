@@ -269,7 +269,7 @@ static void differing(cb_out *o, const delta_analysis *a)
             if (p->in[i].top1_a == p->in[i].top1_b) continue;
             int ta[64], tb[64], kk = c->k < 64 ? c->k : 64;
             const delta_result *ra = &a->res[p->a], *rb = &a->res[p->b];
-            if (kk > ra->classes) kk = ra->classes;
+            if (kk > delta_classes(ra->classes)) kk = delta_classes(ra->classes);
             if (delta_topk(ra->outputs + (size_t)i * (size_t)ra->classes, ra->classes, kk, ta) != CB_OK ||
                 delta_topk(rb->outputs + (size_t)i * (size_t)rb->classes, rb->classes, kk, tb) != CB_OK)
                 continue;

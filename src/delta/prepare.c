@@ -40,7 +40,7 @@ static cb_status inputs_alloc(delta_inputs *in, int n)
 /* Per input, the SHA-256 of its float32 values. */
 static cb_status hash_rows(const cb_tensor *t, int n, char **sha)
 {
-    size_t row = (size_t)(cb_tensor_numel(t) / t->shape[0]) * sizeof(float);
+    size_t row = (size_t)(cb_tensor_numel(t) / t->shape[0]) * cb_dtype_size(t->dtype);
     for (int i = 0; i < n; i++) {
         char hex[65];
         cb_sha256_hex((const char *)t->data + (size_t)i * row, row, hex);
@@ -88,8 +88,8 @@ static cb_status npy_inputs(const delta_config *c, const char *out, delta_inputs
 {
     cb_tensor t = {0};
     cb_status s = cb_npy_read(c->inputs_npy, &t);
-    if (s == CB_OK && (t.dtype != CB_F32 || t.ndim < 2 || t.shape[0] < 1))
-        s = cb_fail(CB_ERR_FORMAT, "%s: inputs must be float32 [N, ...] with N >= 1", c->inputs_npy);
+    if (s == CB_OK && ((t.dtype != CB_F32 && t.dtype != CB_I64) || t.ndim < 2 || t.shape[0] < 1))
+        s = cb_fail(CB_ERR_FORMAT, "%s: inputs must be float32 (or int64 token ids) [N, ...] with N >= 1", c->inputs_npy);
     if (s == CB_OK && t.shape[0] > c->max_images) t.shape[0] = c->max_images;
     if (s == CB_OK) s = inputs_alloc(in, (int)t.shape[0]);
     for (int i = 0; s == CB_OK && i < t.shape[0]; i++) {
@@ -246,6 +246,19 @@ cb_status delta_prepare_keras(delta_env *e, delta_inputs *in, char *model_sha)
     return s;
 }
 
+/* The IMDb models' inputs as every runtime takes them: int64 token ids
+ * [N, 300] (an ONNX Gather's indices, a PyTorch embedding's), from the data
+ * set's [N, 1, 1, 300] ids held as floats. */
+static cb_status token_ids(const cb_dataset *d, cb_tensor *t)
+{
+    const int64_t len = (int64_t)d->c * d->h * d->w, total = d->n * len;
+    int64_t *ids = malloc((size_t)(total ? total : 1) * sizeof *ids);
+    if (!ids) return cb_fail(CB_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < total; i++) ids[i] = (int64_t)d->x[i];
+    *t = (cb_tensor){.dtype = CB_I64, .ndim = 2, .shape = {d->n, len}, .data = ids};
+    return CB_OK;
+}
+
 cb_status delta_prepare_study(delta_env *e, delta_inputs *in, char *weights_sha, char *model_sha, char *pipeline,
                               size_t cap)
 {
@@ -266,6 +279,8 @@ cb_status delta_prepare_study(delta_env *e, delta_inputs *in, char *weights_sha,
     cb_model_free(m);
     if (s == CB_OK) s = cb_dataset_load(format, dir, 0, c->max_images, &d);
     cb_tensor t = {.dtype = CB_F32, .ndim = 4, .shape = {d.n, d.c, d.h, d.w}, .data = d.x};
+    const int tokens = s == CB_OK && !strcmp(format, "imdb");
+    if (tokens) s = token_ids(&d, &t);
     if (s == CB_OK) s = inputs_alloc(in, (int)d.n);
     if (s == CB_OK && !(in->labels = calloc((size_t)d.n, sizeof *in->labels))) s = cb_fail(CB_ERR_NOMEM, "out of memory");
     for (int i = 0; s == CB_OK && i < d.n; i++) {
@@ -278,9 +293,10 @@ cb_status delta_prepare_study(delta_env *e, delta_inputs *in, char *weights_sha,
     if (s == CB_OK) s = hash_rows(&t, in->n, in->sha256);
     if (s == CB_OK) s = cb_npy_write(e->inputs, &t);
     if (s == CB_OK) s = delta_sha256_file(e->inputs, in->file_sha256);
-    snprintf(pipeline, cap, "the first %lld test samples of %s, pixels scaled to [0, 1] as the study reads them",
-             (long long)d.n, d.source);
+    snprintf(pipeline, cap, "the first %lld test samples of %s, %s", (long long)d.n, d.source,
+             tokens ? "int64 token ids [N, 300] as the study reads them" : "pixels scaled to [0, 1] as the study reads them");
     snprintf(e->export_note, sizeof e->export_note, "crossbind's ONNX export of %s with the given weights", c->model);
+    if (t.data != d.x) free(t.data);
     cb_dataset_free(&d);
     return s;
 }

@@ -19,7 +19,7 @@ static void topk(cb_buf *b, const delta_result *r, int input, int k)
 {
     int ids[64];
     if (k > 64) k = 64;
-    if (k > r->classes) k = r->classes;
+    if (k > delta_classes(r->classes)) k = delta_classes(r->classes);
     cb_buf_printf(b, "[");
     if (delta_topk(r->outputs + (size_t)input * (size_t)r->classes, r->classes, k, ids) == CB_OK)
         for (int i = 0; i < k; i++) cb_buf_printf(b, "%s%d", i ? ", " : "", ids[i]);
