@@ -202,6 +202,81 @@ y0 = np.load(f"{t}/float/outputs.npy")[0]
 assert np.abs(last - y0).max() <= 1e-4 * np.abs(y0).max(), np.abs(last - y0).max()
 PY
 
+# ---- onnx2tf: ONNX files into TensorFlow (crossbind_tf.py delta --onnx) ----
+# The Keras file (NHWC) with three intermediate values added as outputs by
+# name alone, as crossbind delta instruments files; and a small NCHW CNN
+# exported by Debian's torch 1.13 with its own inputs.
+$TFPY - "$T" <<'PY'
+import sys
+import onnx
+t = sys.argv[1]
+m = onnx.load(f"{t}/e/model.onnx")
+produced = [o for n in m.graph.node for o in n.output]
+picks = [produced[2], produced[len(produced) // 2], produced[-3]]
+for name in picks:
+    m.graph.output.append(onnx.ValueInfoProto(name=name))
+onnx.save(m, f"{t}/instrumented.onnx")
+PY
+$PY - "$T" <<'PY'
+import sys
+import numpy as np
+import torch
+t = sys.argv[1]
+torch.manual_seed(3)
+net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                          torch.nn.Conv2d(8, 16, 3, stride=2), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                          torch.nn.Flatten(), torch.nn.Linear(16, 10)).eval()
+with torch.no_grad():
+    net[1].running_mean.uniform_(-0.5, 0.5), net[1].running_var.uniform_(0.5, 2)
+x = torch.randn(1, 3, 32, 32)
+torch.onnx.export(net, x, f"{t}/small.onnx", input_names=["image"], output_names=["logits"], opset_version=13,
+                  dynamic_axes={"image": {0: "batch"}})
+np.save(f"{t}/small-x.npy", np.random.default_rng(8).standard_normal((3, 3, 32, 32), dtype=np.float32))
+PY
+timed "onnx2tf: delta --onnx on the tf2onnx file (NHWC) with --capture" \
+    $KERAS delta --onnx "$T/instrumented.onnx" $RUN --out "$T/o2t" --capture
+timed "onnxruntime-node: the same file with --capture" $ORT delta --model "$T/instrumented.onnx" --opt-level all $RUN --out "$T/ort_i" --capture
+timed "onnx2tf: delta --onnx on a torch.onnx file (NCHW)" \
+    $KERAS delta --onnx "$T/small.onnx" --inputs "$T/small-x.npy" --threads 2 --reps 2 --warmup 0 --out "$T/o2t_small"
+timed "onnxruntime-node: the same NCHW file" \
+    $ORT delta --model "$T/small.onnx" --opt-level all --inputs "$T/small-x.npy" --threads 2 --reps 2 --warmup 0 --out "$T/ort_small"
+check "onnx2tf: TensorFlow's logits agree with ONNX Runtime's, NHWC and NCHW (max |a - b| <= 1e-4 max |a|); its times.json" \
+    $PY - "$T" <<'PY'
+import json, sys
+import numpy as np
+t = sys.argv[1]
+for o2t, ort, layout in (("o2t", "ort_i", "nhwc"), ("o2t_small", "ort_small", "nchw")):
+    a, b = np.load(f"{t}/{ort}/outputs.npy"), np.load(f"{t}/{o2t}/outputs.npy")
+    assert a.shape == b.shape and b.dtype == np.float32, (a.shape, b.shape)
+    print(f"    {layout}: max |diff| {np.abs(a - b).max():.3g} of max |logit| {np.abs(a).max():.3g}")
+    assert np.abs(a - b).max() <= 1e-4 * np.abs(a).max() and (a.argmax(1) == b.argmax(1)).all()
+    j = json.load(open(f"{t}/{o2t}/times.json"))
+    assert (j["framework"], j["conversion"], j["onnx2tf"], j["tensorflow"]) == \
+        ("tensorflow", "onnx2tf", "1.29.24", "2.18.1"), j
+    assert j["input_layout"] == layout and j["convert_s"] > 0 and len(j["per_input_s"]) == len(a), j
+PY
+check "onnx2tf --capture: every added value by its ONNX name, in ONNX Runtime's layout and within 1e-4 of it" \
+    $PY - "$T" <<'PY'
+import json, sys
+import numpy as np
+t = sys.argv[1]
+a = {v["name"]: v for v in json.load(open(f"{t}/ort_i/capture/index.json"))}
+b = json.load(open(f"{t}/o2t/capture/index.json"))
+assert len(b) == 3 and [v["name"] for v in b] == list(a), ([v["name"] for v in b], list(a))
+for v in b:
+    x, y = np.load(f"{t}/ort_i/capture/{a[v['name']]['file']}"), np.load(f"{t}/o2t/capture/{v['file']}")
+    assert x.shape == y.shape, (v["name"], x.shape, y.shape)
+    assert np.abs(x - y).max() <= 1e-4 * max(np.abs(x).max(), 1e-6), (v["name"], np.abs(x - y).max())
+PY
+refuses "onnx2tf delta: a missing ONNX file" 'cannot open model' \
+    $KERAS delta --onnx "$T/none.onnx" $RUN --out "$T/bad"
+refuses "onnx2tf delta: a file that is no ONNX model" 'not an ONNX model' \
+    $KERAS delta --onnx "$T/x.npy" $RUN --out "$T/bad"
+refuses "onnx2tf delta: NCHW inputs for the NHWC file" 'inputs have shape \[3, 3, 224, 224\]' \
+    $KERAS delta --onnx "$T/e/model.onnx" --inputs "$T/nchw.npy" --threads 2 --reps 1 --warmup 0 --out "$T/bad"
+expect_error "delta: both --model and --onnx" 'not allowed with argument' \
+    $KERAS delta --model "$T/e/model.h5" --onnx "$T/e/model.onnx" $RUN --out "$T/bad"
+
 refuses "keras-export: an unknown model name" 'unknown model vgg19' \
     $KERAS keras-export vgg19 --seed 1 --out-dir "$T/bad"
 refuses "keras-export: a missing --weights-in file" 'cannot open weights' \

@@ -165,15 +165,15 @@ sys.exit(not ok)" "$T/keras-s.json"
 "$BIN" train lenet5 --epochs 3 --limit-train 4096 --out "$T/lenet5" --quiet > /dev/null 2>&1
 cat > "$T/lenet.json" <<JSON
 {"model": "lenet5", "weights": "$T/lenet5/final.safetensors", "max_images": 100, "reps": 10, "warmup": 0,
- "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "onnx2torch"], "pytorch.version": ["2.7.1", "1.13.1"]}}
+ "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "onnx2torch", "onnx2tf"], "pytorch.version": ["2.7.1", "1.13.1"]}}
 JSON
-expect_ok "LeNet-5 trained by crossbind, in PyTorch (both versions), ONNX Runtime, crossbind and onnx2torch" \
+expect_ok "LeNet-5 trained by crossbind, in PyTorch (both versions), ONNX Runtime, crossbind, onnx2torch and onnx2tf" \
     "$BIN" delta --config "$T/lenet.json" --store "$T/lenet.sqlite" --json "$T/lenet-s.json" --no-report
 check "every variant scores the same accuracy on Fashion-MNIST's labels, above chance" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
 acc = [v['accuracy'] for v in d['variants']]
-ok = all(v['status'] == 'ok' for v in d['variants']) and len(d['variants']) == 5 and len(set(acc)) == 1 and acc[0] > 0.3
+ok = all(v['status'] == 'ok' for v in d['variants']) and len(d['variants']) == 6 and len(set(acc)) == 1 and acc[0] > 0.3
 ok = ok and d['inputs'][0]['name'] == 'test[0]' and 'fashion-mnist' in d['pipeline'].lower()
 sys.exit(not ok)" "$T/lenet-s.json"
 
@@ -183,9 +183,9 @@ sys.exit(not ok)" "$T/lenet-s.json"
   "$BIN" train lstm --data "$T/imdb" --epochs 1 --limit-train 32 --out "$T/lstm" --quiet; } > /dev/null 2>&1
 cat > "$T/lstm.json" <<JSON
 {"model": "lstm", "weights": "$T/lstm/final.safetensors", "data": "$T/imdb", "max_images": 6, "reps": 10, "warmup": 0,
- "tolerance": 1e-12, "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "tvm", "onnx2torch"]}}
+ "tolerance": 1e-12, "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "tvm", "onnx2torch", "onnx2tf"]}}
 JSON
-expect_ok "the LSTM on IMDb token ids in PyTorch, ONNX Runtime, crossbind, TVM and onnx2torch" \
+expect_ok "the LSTM on IMDb token ids in PyTorch, ONNX Runtime, crossbind, TVM, onnx2torch and onnx2tf" \
     "$BIN" delta --config "$T/lstm.json" --store "$T/lstm.sqlite" --json "$T/lstm-s.json" --no-report
 check "PyTorch, ONNX Runtime and crossbind agree on every label and score the same accuracy" python3 -c "
 import json, sys
@@ -194,13 +194,14 @@ v = {x['key']: x for x in d['variants']}
 ran = [v[k] for k in ('pytorch-2.7.1/t2', 'onnxruntime@all/t2', 'crossbind@fast/t2')]
 ok = all(x['status'] == 'ok' for x in ran) and len({x['accuracy'] for x in ran}) == 1
 ok = ok and 'int64 token ids' in d['pipeline'] and d['inputs'][0]['name'] == 'test[0]'
-pairs = [p for a in d['axes'] for p in a['pairs'] if 'tvm' not in p['a'] + p['b'] and 'onnx2torch' not in p['a'] + p['b']]
+pairs = [p for a in d['axes'] for p in a['pairs'] if not any(r in p['a'] + p['b'] for r in ('tvm', 'onnx2t'))]
 ok = ok and len(pairs) == 3 and all(p['top1_agreement'] == 1 and p['max_logit_diff'] < 1e-5 for p in pairs)
 sys.exit(not ok)" "$T/lstm-s.json"
-check "TVM and onnx2torch are failed variants that name the LSTM they cannot convert" python3 -c "
+check "TVM, onnx2torch and onnx2tf are failed variants that say they cannot convert the LSTM" python3 -c "
 import json, sys
 v = {x['key']: x for x in json.load(open(sys.argv[1]))['variants']}
-sys.exit(not all(v[k]['status'] == 'failed' and 'LSTM' in v[k]['error'] for k in ('tvm@O2/t2', 'onnx2torch@eager/t2')))" "$T/lstm-s.json"
+ok = all(v[k]['status'] == 'failed' and 'LSTM' in v[k]['error'] for k in ('tvm@O2/t2', 'onnx2torch@eager/t2'))
+sys.exit(not (ok and v['onnx2tf@default/t2']['status'] == 'failed' and 'cannot convert' in v['onnx2tf@default/t2']['error']))" "$T/lstm-s.json"
 check "PyTorch's modules pair with crossbind's exported values: the first to differ is the LSTM's" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -214,7 +215,7 @@ expect_error "a study model without its weights" "trained parameters" "$BIN" del
 
 # ---- the variants a configuration names ----
 expect_ok "the quick profile's variants" "$BIN" delta --profile quick --list
-check "vary-one: one group per axis, the variants named once" grep -qx "variants: 22" "$T/out"
+check "vary-one: one group per axis, the variants named once" grep -qx "variants: 24" "$T/out"
 check "the int8 TFLite conversion is a group of its own, never a float conversion" \
     bash -c "grep -qx 'TFLite quantisation: keras:keras/t2 keras:tflite@float/t2 keras:tflite@int8/t2' '$T/out' && ! grep '^Keras conversion' '$T/out' | grep -q int8"
 check "the PyTorch version axis holds the rest fixed" grep -qx "PyTorch version: pytorch-2.7.1/t2 pytorch-1.13.1/t2" "$T/out"

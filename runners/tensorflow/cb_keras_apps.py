@@ -128,15 +128,20 @@ def add_parsers(sub):
     g.add_argument("--weights-in", help="a .h5 file of the same model (model.h5 of an earlier keras-export)")
     x.add_argument("--out-dir", required=True)
     x.add_argument("--opset", type=int, default=13)
-    d = sub.add_parser("delta", help="a Keras model on each input alone: logits, times, every layer's output")
-    d.add_argument("--model", required=True, help="model.h5 (keras-export)")
-    d.add_argument("--inputs", required=True, help="float32 .npy [n, S, S, 3], preprocessed")
+    d = sub.add_parser("delta", help="a Keras model, or an ONNX file through onnx2tf, on each input alone: "
+                                     "logits, times, every layer's output")
+    g = d.add_mutually_exclusive_group(required=True)
+    g.add_argument("--model", help="model.h5 (keras-export)")
+    g.add_argument("--onnx", help="an ONNX file, converted into TensorFlow by onnx2tf (cb_onnx2tf.py)")
+    d.add_argument("--inputs", required=True, help="float32 .npy [n, S, S, 3], preprocessed (for --onnx: the "
+                                                   "file's own input layout, or int64 token ids)")
     d.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
     d.add_argument("--threads", type=int, required=True)
     d.add_argument("--reps", type=int, required=True)
     d.add_argument("--warmup", type=int, required=True)
     d.add_argument("--capture", action="store_true",
-                   help="also every layer's output for input 0, and every layer's weights")
+                   help="also every layer's output for input 0, and every layer's weights (--onnx: the file's "
+                        "outputs after the first)")
 
 
 def check_export_args(args, fail):

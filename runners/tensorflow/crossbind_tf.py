@@ -52,6 +52,7 @@ import cb_tf_bench  # noqa: E402
 import cb_tf_export  # noqa: E402
 import cb_keras_map  # noqa: E402
 import cb_keras_apps  # noqa: E402
+import cb_onnx2tf  # noqa: E402
 import cb_safetensors  # noqa: E402
 
 SEEDS = [287426343, 1850616268, 2068338201, 1202616822, 868822724]
@@ -595,7 +596,10 @@ def main():
         return
     if args.cmd == "delta":
         set_threads(args.threads)  # before TensorFlow runs anything
-        cb_keras_apps.delta(tf, args, fail)
+        if args.onnx is not None:
+            cb_onnx2tf.delta(tf, args, fail)
+        else:
+            cb_keras_apps.delta(tf, args, fail)
         return
     if args.cmd == "keras-export":
         cb_keras_apps.keras_export(tf, args, fail)

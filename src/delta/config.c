@@ -24,9 +24,10 @@
 #include "crossbind/model.h"
 #include "delta.h"
 
-static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", "tvm", "onnx2torch", NULL};
-static const char *const torch_runtimes[] = {"crossbind", "onnxruntime", "pytorch", "tvm", "onnx2torch", NULL};
-static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", "tvm", NULL};
+static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", "tvm", "onnx2torch",
+                                       "onnx2tf", NULL}; /* in delta_runtime's order */
+static const char *const torch_runtimes[] = {"crossbind", "onnxruntime", "pytorch", "tvm", "onnx2torch", "onnx2tf", NULL};
+static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", "tvm", "onnx2tf", NULL};
 static const char *const tvm_levels[] = {"O0", "O1", "O2", "O3", "O4", NULL};
 static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath", NULL};
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
@@ -38,17 +39,19 @@ static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "re
 /* DeltaNN's axes at the size of a first look: MobileNetV2 on the stand-in
  * photographs, through PyTorch (both versions), ONNX Runtime at every
  * graph level, crossbind at every level, TVM at DeltaNN's opt_levels 0, 2
- * and 4, and back into PyTorch by onnx2torch, 1 and 2 threads; and Keras'
- * MobileNetV2 natively, through tf2onnx into ONNX Runtime, crossbind and
- * TVM, and through TFLite (float, and int8 as its own group). */
+ * and 4, back into PyTorch by onnx2torch and into TensorFlow by onnx2tf, 1
+ * and 2 threads; and Keras' MobileNetV2 natively, through tf2onnx into ONNX
+ * Runtime, crossbind, TVM and (by onnx2tf) TensorFlow again, and through
+ * TFLite (float, and int8 as its own group). */
 static const char quick_profile[] =
     "{\"model\": \"mobilenet_v2\", \"seed\": 1, \"max_images\": 8, \"reps\": 10, \"warmup\": 2,"
-    " \"axes\": {\"runtime\": [\"pytorch\", \"onnxruntime\", \"crossbind\", \"tvm\", \"onnx2torch\"],"
+    " \"axes\": {\"runtime\": [\"pytorch\", \"onnxruntime\", \"crossbind\", \"tvm\", \"onnx2torch\", \"onnx2tf\"],"
     "  \"crossbind.level\": [\"reference\", \"fast\", \"fused\", \"fastmath\"],"
     "  \"onnxruntime.level\": [\"disabled\", \"basic\", \"extended\", \"all\"],"
     "  \"tvm.level\": [\"O0\", \"O2\", \"O4\"],"
     "  \"threads\": [1, 2], \"pytorch.version\": [\"2.7.1\", \"1.13.1\"]},"
-    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\", \"tvm\"], \"quantisation\": true},"
+    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\", \"tvm\", \"onnx2tf\"],"
+    "  \"quantisation\": true},"
     " \"repeat\": true}";
 
 const char *delta_runtime_name(delta_runtime r) { return runtimes[r]; }
@@ -210,7 +213,7 @@ static cb_status read_base(const cb_json *b, base_spec *out)
     static const char *const level_keys[] = {"crossbind", "onnxruntime", "tvm", NULL};
     /* TVM's PassContext defaults to opt_level 2 */
     *out = (base_spec){.runtime = DELTA_PYTORCH, .version = "2.7.1", .threads = 2,
-                       .level = {"fast", "all", "eager", "default", "float", "O2", "eager"}};
+                       .level = {"fast", "all", "eager", "default", "float", "O2", "eager", "default"}};
     if (!b) return CB_OK;
     char rt[32] = "pytorch";
     long threads = 2;
@@ -353,8 +356,8 @@ static cb_status read_files(delta_config *c, const cb_json *files, const base_sp
         if (!v.file[0]) return cb_fail(CB_ERR_INVALID_ARG, "a \"files\" entry needs \"file\"");
         v.runtime = (delta_runtime)index_of(runtimes, rt);
         if (!delta_runs_onnx(&v))
-            return cb_fail(CB_ERR_INVALID_ARG, "\"files\": an ONNX file runs in crossbind, onnxruntime, tvm or "
-                           "onnx2torch, not %s", rt);
+            return cb_fail(CB_ERR_INVALID_ARG, "\"files\": an ONNX file runs in crossbind, onnxruntime, tvm, "
+                           "onnx2torch or onnx2tf, not %s", rt);
         snprintf(v.level, sizeof v.level, "%s", b->level[v.runtime]);
         if ((s = get_str(f, "level", levels_of(v.runtime), v.level, sizeof v.level)) != CB_OK) return s;
         snprintf(v.label, sizeof v.label, "file%d", i + 1);

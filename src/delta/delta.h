@@ -23,6 +23,7 @@ typedef enum {
     DELTA_CROSSBIND, DELTA_ONNXRUNTIME, DELTA_PYTORCH, DELTA_KERAS, DELTA_TFLITE,
     DELTA_TVM,        /* Apache TVM (Relax), an ONNX file compiled at one opt_level */
     DELTA_ONNX2TORCH, /* an ONNX file turned back into PyTorch by onnx2torch */
+    DELTA_ONNX2TF,    /* an ONNX file turned into TensorFlow by onnx2tf */
     DELTA_N_RUNTIMES
 } delta_runtime;
 /* The framework the model comes from: torchvision's (exported to ONNX by
@@ -37,7 +38,7 @@ typedef struct delta_variant {
     delta_runtime runtime;
     delta_source source;
     /* crossbind: reference|fast|fused|fastmath; onnxruntime: disabled|basic|extended|all;
-     * pytorch, onnx2torch: eager; keras: default; tflite: float|int8 (Optimize.DEFAULT's
+     * pytorch, onnx2torch: eager; keras, onnx2tf: default; tflite: float|int8 (Optimize.DEFAULT's
      * dynamic-range weights); tvm: O0..O4 (PassContext opt_level) */
     char level[32];
     char version[32];     /* pytorch: "2.7.1" (the runner's environment) or "1.13.1" (Debian's); others "" */
@@ -87,7 +88,7 @@ const char *delta_runtime_name(delta_runtime r);
 static inline int delta_runs_onnx(const delta_variant *v)
 {
     return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM ||
-           v->runtime == DELTA_ONNX2TORCH;
+           v->runtime == DELTA_ONNX2TORCH || v->runtime == DELTA_ONNX2TF;
 }
 /* Keras applications' preprocessing mode for a model ("tf" or "caffe"). */
 const char *delta_keras_norm(const char *model);

@@ -166,7 +166,7 @@ static cb_status capture_runner(const delta_env *e, const delta_variant *v, cons
     cb_status s = cb_mkdirs(dir);
     const char *src = delta_variant_file(e, v, own);
     snprintf(file, sizeof file, "%s", src);
-    if (s == CB_OK && (v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM)) {
+    if (s == CB_OK && (v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM || v->runtime == DELTA_ONNX2TF)) {
         delta_onnx g;
         delta_path(file, sizeof file, "%s/instrumented.onnx", dir);
         s = delta_onnx_open(src, &g);
@@ -260,11 +260,12 @@ static void json_first(cb_buf *o, int index, const layer_value *l, const delta_o
 }
 
 /* Runtimes that give an ONNX file's values by their names: crossbind by
- * node, ONNX Runtime and TVM through a copy of the file with every value
- * as a graph output. */
+ * node, ONNX Runtime, TVM and onnx2tf through a copy of the file with every
+ * value as a graph output. */
 static int onnx_values(const delta_variant *v)
 {
-    return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM;
+    return v->runtime == DELTA_CROSSBIND || v->runtime == DELTA_ONNXRUNTIME || v->runtime == DELTA_TVM ||
+           v->runtime == DELTA_ONNX2TF;
 }
 
 /* Sides whose intermediate values share names: ONNX values, PyTorch's

@@ -41,6 +41,7 @@ const cb_runner *delta_runner_of(const delta_env *e, const delta_variant *v)
     if (v->runtime == DELTA_TFLITE) return cb_runners_find(e->runners, "tensorflow-lite");
     if (v->runtime == DELTA_TVM) return cb_runners_find(e->runners, "tvm");
     if (v->runtime == DELTA_ONNX2TORCH) return cb_runners_find(e->runners, "pytorch-python");
+    if (v->runtime == DELTA_ONNX2TF) return cb_runners_find(e->runners, "tensorflow-python");
     /* torch 2.7.1 is the PyPI environment of pytorch-python, 1.13.1 Debian's python3-torch */
     return cb_runners_find(e->runners, !strcmp(v->version, "1.13.1") ? "pytorch" : "pytorch-python");
 }
@@ -175,7 +176,8 @@ static cb_status read_runner_output(const char *dir, const delta_config *c, delt
     /* the runner's own account of itself goes into the manifest as it said it:
      * versions and settings (strings, numbers) and TVM's record of the passes it ran */
     static const char *const keys[] = {"framework", "version", "torchvision", "python", "opt_level", "execution_provider",
-                                       "device", "target", "compile_s", "conversion", "onnx2torch", "quantised",
+                                       "device", "target", "compile_s", "conversion", "onnx2torch", "onnx2tf", "convert_s",
+                                       "input_layout", "onnx2tf_options", "capture_skipped", "quantised",
                                        "tensorflow", "passes", NULL};
     for (int k = 0; s == CB_OK && keys[k]; k++) {
         const cb_json *v = cb_json_get(&t, keys[k]);
@@ -230,7 +232,7 @@ cb_status delta_runner_call(const delta_env *e, const delta_variant *v, const ch
     if (v->runtime == DELTA_PYTORCH) {
         add_arg(argv, &n, "--model"), add_arg(argv, &n, c->model);
         add_arg(argv, &n, "--weights"), add_arg(argv, &n, e->weights);
-    } else if (v->runtime == DELTA_ONNX2TORCH) {
+    } else if (v->runtime == DELTA_ONNX2TORCH || v->runtime == DELTA_ONNX2TF) {
         add_arg(argv, &n, "--onnx"), add_arg(argv, &n, file);
     } else {
         add_arg(argv, &n, "--model"), add_arg(argv, &n, file);
@@ -290,6 +292,10 @@ static void conversion(const delta_env *e, const delta_variant *v, char *out, si
         snprintf(out, cap, "native: torchvision's %s in PyTorch %s, eager mode", model, v->version);
     else if (v->runtime == DELTA_ONNX2TORCH)
         snprintf(out, cap, "PyTorch -> ONNX (%s) -> onnx2torch -> PyTorch 2.7.1", e->export_note);
+    else if (v->runtime == DELTA_ONNX2TF && v->source == DELTA_SRC_KERAS)
+        snprintf(out, cap, "Keras -> ONNX (tf2onnx, %s) -> onnx2tf -> TensorFlow 2.18.1", e->keras_note);
+    else if (v->runtime == DELTA_ONNX2TF)
+        snprintf(out, cap, "PyTorch -> ONNX (%s) -> onnx2tf -> TensorFlow 2.18.1", e->export_note);
     else if (v->source == DELTA_SRC_PYTORCH) snprintf(out, cap, "PyTorch -> ONNX (%s) -> %s", e->export_note, rt);
     else if (v->runtime == DELTA_KERAS) snprintf(out, cap, "native: tf.keras.applications' %s in TensorFlow (%s)", model, e->keras_note);
     else if (v->runtime == DELTA_TFLITE)
