@@ -11,6 +11,9 @@
 #  - crossbind_ort.js delta on model.onnx at level all;
 #  - crossbind_tflite.py delta (LiteRT) on the float file (with --capture)
 #    and on the int8 file;
+#  - crossbind_tf.py delta --onnx (onnx2tf into TensorFlow) on model.onnx
+#    with three values added as outputs (--capture), and on a small NCHW
+#    CNN exported by Debian's torch 1.13, against ONNX Runtime on both;
 # checks export.json (fields, each file's SHA-256), that the export from
 # model.h5 gives the same .h5 and .tflite bytes and the same outputs in
 # Keras and ONNX Runtime, the files each delta
@@ -19,8 +22,9 @@
 # int8 file differs measurably more (over 1e-3 and over ten times the float
 # file's difference; the figures are printed), and that bad input gets one
 # error line and a non-zero exit. Prints the wall time of the export and of
-# each delta run, then "N passed, N failed" (28 tests; 1 min 43 s on the
-# 2-core AMD EPYC, 71 s of it the two exports).
+# each delta run, then "N passed, N failed" (38 tests; 2 min 55 s on the
+# 2-core AMD EPYC with another suite running beside it, 71 s of it the two
+# exports when alone).
 # Needs runners/tensorflow-python/install.sh (with tf2onnx),
 # runners/tensorflow-lite/install.sh and npm ci in runners/onnxruntime-node.
 set -u
