@@ -138,6 +138,26 @@ ok = ok and m.get('logits') == ('classifier.1', 'Linear') and c['first']['op'] =
 ok = ok and p['localisation']['bisection']['available'] is False
 sys.exit(not ok)" "$T/torch-s.json"
 
+# ---- devices: a CUDA variant where no backend or runner offers CUDA is unavailable, with the reason ----
+cat > "$T/device.json" <<'JSON'
+{"model": "mobilenet_v2", "seed": 3, "max_images": 1, "reps": 10, "warmup": 0, "mode": "product",
+ "axes": {"runtime": ["crossbind", "onnxruntime"], "device": ["cpu", "cuda"]}}
+JSON
+expect_ok "crossbind and ONNX Runtime on the CPU and on CUDA" "$BIN" delta --config "$T/device.json" \
+    --store "$T/device.sqlite" --json "$T/device-s.json" --no-report
+check "the CPU variants are measured; each CUDA one is unavailable, saying why, with device cuda in its manifest" python3 -c "
+import json, sys
+v = {x['key']: x for x in json.load(open(sys.argv[1]))['variants']}
+ok = sorted(v) == ['crossbind@fast/t2', 'crossbind@fast/t2/cuda', 'onnxruntime@all/t2', 'onnxruntime@all/t2/cuda',
+                   'pytorch-2.7.1/t2']  # and the base
+ok = ok and v['crossbind@fast/t2']['status'] == 'ok' and v['onnxruntime@all/t2']['status'] == 'ok'
+cb, ort = v['crossbind@fast/t2/cuda'], v['onnxruntime@all/t2/cuda']
+ok = ok and cb['status'] == 'unavailable' and 'no cuda backend' in cb['error']
+ok = ok and ort['status'] == 'unavailable' and 'onnxruntime-node declares no cuda device' in ort['error']
+sys.exit(not (ok and cb['manifest']['device'] == 'cuda' and v['crossbind@fast/t2']['manifest']['device'] == 'cpu'))" "$T/device-s.json"
+echo '{"model": "mobilenet_v2", "axes": {"device": ["tpu"]}}' > "$T/c12.json"
+expect_error "an unknown device" 'axis "device": unknown value' "$BIN" delta --config "$T/c12.json" --list
+
 # ---- Keras' side: native, tf2onnx into ONNX Runtime and crossbind, TFLite float and int8 ----
 cat > "$T/keras.json" <<'JSON'
 {"model": "mobilenet_v2", "seed": 3, "max_images": 2, "reps": 10, "warmup": 0,

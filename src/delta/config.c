@@ -32,6 +32,7 @@ static const char *const tvm_levels[] = {"O0", "O1", "O2", "O3", "O4", NULL};
 static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath", NULL};
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
 static const char *const torch_versions[] = {"2.7.1", "1.13.1", NULL};
+static const char *const devices[] = {"cpu", "cuda", NULL};
 static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "resnet101", "inception_v3",
                                      /* the study's, with trained weights: */
                                      "lenet1", "lenet5", "vgg16", "lstm", "gru", "gru-rb", NULL};
@@ -76,8 +77,8 @@ void delta_variant_key(delta_variant *v)
     if (v->runtime == DELTA_PYTORCH) snprintf(head, sizeof head, "pytorch-%s", v->version);
     else if (v->runtime == DELTA_KERAS) snprintf(head, sizeof head, "keras");
     else snprintf(head, sizeof head, "%s@%s", runtimes[v->runtime], v->level);
-    snprintf(v->key, sizeof v->key, "%s%s%s/t%d%s", v->label[0] ? v->label : "", v->label[0] ? ":" : "", head,
-             v->threads, v->repeat ? "#2" : "");
+    snprintf(v->key, sizeof v->key, "%s%s%s/t%d%s%s%s", v->label[0] ? v->label : "", v->label[0] ? ":" : "", head,
+             v->threads, v->device[0] ? "/" : "", v->device, v->repeat ? "#2" : ""); /* the CPU is unnamed */
 }
 
 /* The variant's index, added when new (the same variant named by two axes is run once). */
@@ -170,14 +171,14 @@ static cb_status axis_strings(const cb_json *axes, const char *key, const char *
 }
 
 typedef struct {
-    const char *runtime[8], *cb_level[8], *ort_level[8], *tvm_level[8], *version[8]; /* axis_strings: at most 8 */
-    int n_runtime, n_cb_level, n_ort_level, n_tvm_level, n_version, threads[8], n_threads;
+    const char *runtime[8], *cb_level[8], *ort_level[8], *tvm_level[8], *version[8], *device[8]; /* at most 8 */
+    int n_runtime, n_cb_level, n_ort_level, n_tvm_level, n_version, threads[8], n_threads, n_device;
 } axes_spec;
 
 static cb_status read_axes(const cb_json *axes, axes_spec *a)
 {
     static const char *const keys[] = {"runtime", "crossbind.level", "onnxruntime.level", "tvm.level", "threads",
-                                       "pytorch.version", NULL};
+                                       "pytorch.version", "device", NULL};
     memset(a, 0, sizeof *a);
     if (!axes) return CB_OK;
     cb_status s = check_keys(axes, "\"axes\"", keys);
@@ -186,6 +187,7 @@ static cb_status read_axes(const cb_json *axes, axes_spec *a)
     if (s == CB_OK) s = axis_strings(axes, "onnxruntime.level", ort_levels, a->ort_level, &a->n_ort_level);
     if (s == CB_OK) s = axis_strings(axes, "tvm.level", tvm_levels, a->tvm_level, &a->n_tvm_level);
     if (s == CB_OK) s = axis_strings(axes, "pytorch.version", torch_versions, a->version, &a->n_version);
+    if (s == CB_OK) s = axis_strings(axes, "device", devices, a->device, &a->n_device);
     const cb_json *t = cb_json_get(axes, "threads");
     if (s == CB_OK && t) {
         if (t->type != CB_JSON_ARR || t->count < 1 || t->count > 8)
@@ -265,6 +267,12 @@ static cb_status vary_one(delta_config *c, const base_spec *b, const axes_spec *
     if (a->n_version && (x = add_axis(c, "PyTorch version")))
         for (int i = 0; s == CB_OK && i < a->n_version; i++)
             s = join(c, x, make(b, DELTA_PYTORCH, "eager", a->version[i], b->threads));
+    if (a->n_device && (x = add_axis(c, "device")))
+        for (int i = 0; s == CB_OK && i < a->n_device; i++) {
+            delta_variant v = make(b, b->runtime, NULL, NULL, b->threads);
+            if (strcmp(a->device[i], "cpu")) snprintf(v.device, sizeof v.device, "%s", a->device[i]);
+            s = join(c, x, v);
+        }
     return s;
 }
 
@@ -283,11 +291,14 @@ static cb_status product(delta_config *c, const base_spec *b, const axes_spec *a
         int nl = rt == DELTA_CROSSBIND ? a->n_cb_level : rt == DELTA_ONNXRUNTIME ? a->n_ort_level
                : rt == DELTA_TVM ? a->n_tvm_level : rt == DELTA_PYTORCH ? a->n_version : 0;
         for (int l = 0; s == CB_OK && l < (nl ? nl : 1); l++)
-            for (int t = 0; s == CB_OK && t < nt; t++) {
-                int th = a->n_threads ? a->threads[t] : b->threads;
-                const char *val = nl ? lv[l] : NULL;
-                s = join(c, x, rt == DELTA_PYTORCH ? make(b, rt, "eager", val, th) : make(b, rt, val, NULL, th));
-            }
+            for (int t = 0; s == CB_OK && t < nt; t++)
+                for (int d = 0; s == CB_OK && d < (a->n_device ? a->n_device : 1); d++) {
+                    int th = a->n_threads ? a->threads[t] : b->threads;
+                    const char *val = nl ? lv[l] : NULL;
+                    delta_variant v = rt == DELTA_PYTORCH ? make(b, rt, "eager", val, th) : make(b, rt, val, NULL, th);
+                    if (a->n_device && strcmp(a->device[d], "cpu")) snprintf(v.device, sizeof v.device, "%s", a->device[d]);
+                    s = join(c, x, v);
+                }
     }
     delta_variant base = make(b, b->runtime, NULL, NULL, b->threads);
     if (s == CB_OK && (c->base = add_variant(c, base)) < 0) s = CB_ERR_INVALID_ARG;

@@ -43,6 +43,7 @@ typedef struct delta_variant {
     char level[32];
     char version[32];     /* pytorch: "2.7.1" (the runner's environment) or "1.13.1" (Debian's); others "" */
     int threads;
+    char device[8];       /* "" (the CPU) or "cuda": a variant on a device its runtime lacks is unavailable */
     char file[4096];      /* a user's ONNX file (crossbind, onnxruntime), "" for the model's own */
     char label[64];       /* the file variant's name in the config, "keras" for Keras' variants, "" otherwise */
     int repeat;           /* 1: the determinism check, a second run of the base */

@@ -245,6 +245,7 @@ cb_status delta_runner_call(const delta_env *e, const delta_variant *v, const ch
     add_arg(argv, &n, "--reps"), add_arg(argv, &n, nreps);
     add_arg(argv, &n, "--warmup"), add_arg(argv, &n, nwarm);
     if (capture) add_arg(argv, &n, "--capture");
+    if (v->device[0]) add_arg(argv, &n, "--device"), add_arg(argv, &n, v->device); /* a device its manifest declares */
     argv[n] = NULL;
     delta_path(out, sizeof out, "%s/stdout.txt", dir);
     delta_path(err, sizeof err, "%s/stderr.txt", dir);
@@ -315,8 +316,8 @@ static void manifest_head(const delta_env *e, const delta_variant *v, cb_buf *ma
     cb_buf_printf(man, ", \"source\": \"%s\", \"runtime\": \"%s\", \"level\": ",
                   v->source == DELTA_SRC_KERAS ? "keras" : v->file[0] ? "file" : "pytorch", delta_runtime_name(v->runtime));
     cb_buf_json_string(man, v->level);
-    cb_buf_printf(man, ", \"threads\": %d, \"device\": \"cpu\", \"repeat\": %s, \"quantisation\": \"%s\", "
-                       "\"conversion\": ", v->threads, v->repeat ? "true" : "false",
+    cb_buf_printf(man, ", \"threads\": %d, \"device\": \"%s\", \"repeat\": %s, \"quantisation\": \"%s\", "
+                       "\"conversion\": ", v->threads, v->device[0] ? v->device : "cpu", v->repeat ? "true" : "false",
                   int8 ? "dynamic-range int8 weights (TFLite Optimize.DEFAULT), float activations"
                        : "none (float32 weights and activations)");
     conversion(e, v, conv, sizeof conv);
@@ -328,8 +329,28 @@ static void manifest_head(const delta_env *e, const delta_variant *v, cb_buf *ma
     cb_buf_printf(man, ", \"reps\": %d, \"warmup\": %d, \"batch\": 1", c->reps, c->warmup);
 }
 
+/* Why the variant's device is out of its runtime's reach ("" when it is
+ * not): crossbind's only backend is the CPU's, and a runner offers the
+ * devices its manifest declares. */
+static void device_missing(const delta_env *e, const delta_variant *v, char *why, size_t cap)
+{
+    why[0] = 0;
+    if (!v->device[0]) return;
+    if (v->runtime == DELTA_CROSSBIND) {
+        snprintf(why, cap, "crossbind has no %s backend: its one backend is the CPU's", v->device);
+        return;
+    }
+    const cb_runner *rn = delta_runner_of(e, v);
+    for (int i = 0; rn && i < rn->ndevices; i++)
+        if (!strcmp(rn->devices[i], v->device)) return;
+    snprintf(why, cap, "%s declares no %s device in its manifest (devices: %s)", rn ? rn->name : "its runner",
+             v->device, rn && rn->ndevices ? rn->devices[0] : "none");
+}
+
 cb_status delta_run_variant(const delta_env *e, const delta_variant *v, delta_result *r)
 {
+    char missing[300];
+    device_missing(e, v, missing, sizeof missing);
     memset(r, 0, sizeof *r);
     snprintf(r->key, sizeof r->key, "%s", v->key);
     snprintf(r->status, sizeof r->status, "ok");
@@ -341,7 +362,9 @@ cb_status delta_run_variant(const delta_env *e, const delta_variant *v, delta_re
         s = fail_variant(r, "failed", cb_last_error());
     } else {
         manifest_head(e, v, &man, file_sha);
-        if (v->runtime == DELTA_CROSSBIND) {
+        if (missing[0]) {
+            s = fail_variant(r, "unavailable", missing);
+        } else if (v->runtime == DELTA_CROSSBIND) {
             cb_tensor x = {0};
             const char *inputs = delta_variant_inputs(e, v);
             s = cb_npy_read(inputs, &x);
