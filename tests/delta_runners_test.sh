@@ -238,8 +238,15 @@ g = h.make_graph([h.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
                  [h.make_tensor_value_info("logits", TP.FLOAT, ["batch", 3])])
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
 PY
-refuses "--onnx: an NHWC input (tf2onnx's form) is refused" "NHWC.*takes one float32 NCHW image input" \
+refuses "--onnx: NCHW inputs for an NHWC file (tf2onnx's form)" "inputs have shape \[.*, 3, 224, 224\], the model needs \[n, 224, 224, 3\]" \
     $NEW delta --onnx "$T/nhwc.onnx" --inputs "$T/x.npy" $D
+$VENV -c "import numpy as np, sys; np.save(sys.argv[2], np.load(sys.argv[1]).transpose(0, 2, 3, 1).copy())" "$T/x.npy" "$T/x-nhwc.npy"
+expect_ok "--onnx: an NHWC file runs on NHWC inputs" $NEW delta --onnx "$T/nhwc.onnx" --inputs "$T/x-nhwc.npy" \
+    --out "$T/nhwc" --threads 1 --reps 1 --warmup 0
+check "... to each channel's mean, as the file computes" $VENV -c "
+import numpy as np, sys
+x, y = np.load(sys.argv[1]), np.load(sys.argv[2])
+sys.exit(not (y.shape == (len(x), 3) and np.abs(y - x.mean(axis=(1, 2))).max() <= 1e-5))" "$T/x-nhwc.npy" "$T/nhwc/outputs.npy"
 refuses "--onnx under torch 1.13 (no onnx2torch): says where it runs" "bash runners/pytorch-python/install.sh" \
     $OLD delta --onnx "$T/m.onnx" --inputs "$T/x.npy" $D
 $OLD delta --onnx "$T/m.onnx" --inputs "$T/x.npy" $D >/dev/null 2>&1

@@ -235,7 +235,7 @@ expect_error "a study model without its weights" "trained parameters" "$BIN" del
 
 # ---- the variants a configuration names ----
 expect_ok "the quick profile's variants" "$BIN" delta --profile quick --list
-check "vary-one: one group per axis, the variants named once" grep -qx "variants: 24" "$T/out"
+check "vary-one: one group per axis, the variants named once" grep -qx "variants: 25" "$T/out"
 check "the int8 TFLite conversion is a group of its own, never a float conversion" \
     bash -c "grep -qx 'TFLite quantisation: keras:keras/t2 keras:tflite@float/t2 keras:tflite@int8/t2' '$T/out' && ! grep '^Keras conversion' '$T/out' | grep -q int8"
 check "the PyTorch version axis holds the rest fixed" grep -qx "PyTorch version: pytorch-2.7.1/t2 pytorch-1.13.1/t2" "$T/out"

@@ -43,8 +43,8 @@ def add_parser(sub):
     p = sub.add_parser("delta", help="one model (an ImageNet CNN or the study's) on each input alone: outputs, times, leaf outputs")
     p.add_argument("--model", help="torchvision's NAME (with --weights)")
     p.add_argument("--weights", help="state dict (torch.save), e.g. imagenet-export --weights-out")
-    p.add_argument("--onnx", help="instead of --model and --weights: an ONNX file with one float32 NCHW input "
-                                  "(as torch.onnx exports) or int64 token ids, converted by onnx2torch")
+    p.add_argument("--onnx", help="instead of --model and --weights: an ONNX file with one float32 image input "
+                                  "(NCHW or NHWC) or int64 token ids, converted by onnx2torch")
     p.add_argument("--inputs", required=True, help="float32 .npy [n, 3, S, S] (int64 [n, L] for token ids)")
     p.add_argument("--out", required=True, help="directory for outputs.npy, times.json and capture/")
     p.add_argument("--threads", type=int, required=True)
@@ -127,11 +127,11 @@ def _dims(value_info):
 def onnx_model(path, fail):
     """The ONNX file at `path` as onnx2torch converts it, in evaluation mode,
     with its input's per-sample shape and type and the versions that made
-    it. One input is taken, in the forms torch.onnx and crossbind export: a
-    float32 NCHW image [N, C, H, W] (N free or 1; C 1 or 3), or int64 token
-    ids [N, L] (an embedding's, as crossbind exports its IMDb classifiers);
-    anything else (an NHWC input as tf2onnx writes Keras models, several
-    inputs, another type) is refused with one line."""
+    it. One input is taken, in the forms torch.onnx, tf2onnx and crossbind
+    export: a float32 image, NCHW [N, C, H, W] or NHWC [N, H, W, C] (N free
+    or 1; C 1 or 3), or int64 token ids [N, L] (an embedding's, as crossbind
+    exports its IMDb classifiers); anything else (several inputs, another
+    type or rank) is refused with one line."""
     onnx, onnx2torch = onnx2torch_or_exit()
     from importlib import metadata
     try:
@@ -155,18 +155,17 @@ def onnx_model(path, fail):
     i = inputs[0]
     dims = _dims(i)
     elem = i.type.tensor_type.elem_type
-    nchw = (elem == onnx.TensorProto.FLOAT and dims is not None and len(dims) == 4
-            and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and dims[1] in (1, 3)
-            and all(isinstance(d, int) and d > 0 for d in dims[2:]))
+    image = (elem == onnx.TensorProto.FLOAT and dims is not None and len(dims) == 4
+             and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and all(isinstance(d, int) and d > 0 for d in dims[1:]))
+    nchw = image and dims[1] in (1, 3)
+    nhwc = image and dims[3] in (1, 3)  # tf2onnx's Keras files
     tokens = (elem == onnx.TensorProto.INT64 and dims is not None and len(dims) == 2
               and (not isinstance(dims[0], int) or dims[0] in (0, 1)) and isinstance(dims[1], int) and dims[1] > 0)
-    if not nchw and not tokens:
+    if not nchw and not nhwc and not tokens:
         kind = onnx.TensorProto.DataType.Name(elem).lower() if elem else "untyped"
         shape = "no shape" if dims is None else str(dims).replace("'", "")
-        nhwc = (" (NHWC, as tf2onnx writes Keras models)"
-                if dims is not None and len(dims) == 4 and dims[3] in (1, 3) and dims[1] not in (1, 3) else "")
-        fail(f"{path}: input {i.name} is {kind} {shape}{nhwc}; --onnx takes one float32 NCHW image input "
-             f"[N, C, H, W] (N free or 1, C 1 or 3), as torch.onnx exports, or int64 token ids [N, L]")
+        fail(f"{path}: input {i.name} is {kind} {shape}; --onnx takes one float32 image input, [N, C, H, W] as "
+             f"torch.onnx exports or [N, H, W, C] as tf2onnx does (N free or 1, C 1 or 3), or int64 token ids [N, L]")
     try:
         model = onnx2torch.convert(m)
     except Exception as e:  # an operator or attribute onnx2torch does not convert

@@ -27,7 +27,8 @@
 static const char *const runtimes[] = {"crossbind", "onnxruntime", "pytorch", "keras", "tflite", "tvm", "onnx2torch",
                                        "onnx2tf", NULL}; /* in delta_runtime's order */
 static const char *const torch_runtimes[] = {"crossbind", "onnxruntime", "pytorch", "tvm", "onnx2torch", "onnx2tf", NULL};
-static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", "tvm", "onnx2tf", NULL};
+static const char *const keras_runtimes[] = {"keras", "onnxruntime", "crossbind", "tflite", "tvm", "onnx2tf", "onnx2torch",
+                                             NULL};
 static const char *const tvm_levels[] = {"O0", "O1", "O2", "O3", "O4", NULL};
 static const char *const cb_levels[] = {"reference", "fast", "fused", "fastmath", NULL};
 static const char *const ort_levels[] = {"disabled", "basic", "extended", "all", NULL};
@@ -42,8 +43,8 @@ static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "re
  * graph level, crossbind at every level, TVM at DeltaNN's opt_levels 0, 2
  * and 4, back into PyTorch by onnx2torch and into TensorFlow by onnx2tf, 1
  * and 2 threads; and Keras' MobileNetV2 natively, through tf2onnx into ONNX
- * Runtime, crossbind, TVM and (by onnx2tf) TensorFlow again, and through
- * TFLite (float, and int8 as its own group). */
+ * Runtime, crossbind, TVM, TensorFlow again (onnx2tf) and PyTorch
+ * (onnx2torch), and through TFLite (float, and int8 as its own group). */
 static const char quick_profile[] =
     "{\"model\": \"mobilenet_v2\", \"seed\": 1, \"max_images\": 8, \"reps\": 10, \"warmup\": 2,"
     " \"axes\": {\"runtime\": [\"pytorch\", \"onnxruntime\", \"crossbind\", \"tvm\", \"onnx2torch\", \"onnx2tf\"],"
@@ -51,7 +52,7 @@ static const char quick_profile[] =
     "  \"onnxruntime.level\": [\"disabled\", \"basic\", \"extended\", \"all\"],"
     "  \"tvm.level\": [\"O0\", \"O2\", \"O4\"],"
     "  \"threads\": [1, 2], \"pytorch.version\": [\"2.7.1\", \"1.13.1\"]},"
-    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\", \"tvm\", \"onnx2tf\"],"
+    " \"keras\": {\"runtimes\": [\"keras\", \"onnxruntime\", \"crossbind\", \"tflite\", \"tvm\", \"onnx2tf\", \"onnx2torch\"],"
     "  \"quantisation\": true},"
     " \"repeat\": true}";
 

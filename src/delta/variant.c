@@ -291,6 +291,8 @@ static void conversion(const delta_env *e, const delta_variant *v, char *out, si
     else if (e->c->study) snprintf(out, cap, "trained weights -> ONNX (%s) -> %s", e->export_note, rt);
     else if (v->runtime == DELTA_PYTORCH)
         snprintf(out, cap, "native: torchvision's %s in PyTorch %s, eager mode", model, v->version);
+    else if (v->runtime == DELTA_ONNX2TORCH && v->source == DELTA_SRC_KERAS)
+        snprintf(out, cap, "Keras -> ONNX (tf2onnx, %s) -> onnx2torch -> PyTorch 2.7.1", e->keras_note);
     else if (v->runtime == DELTA_ONNX2TORCH)
         snprintf(out, cap, "PyTorch -> ONNX (%s) -> onnx2torch -> PyTorch 2.7.1", e->export_note);
     else if (v->runtime == DELTA_ONNX2TF && v->source == DELTA_SRC_KERAS)
