@@ -206,7 +206,10 @@ cat > "$T/lstm.json" <<JSON
  "tolerance": 1e-12, "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind", "tvm", "onnx2torch", "onnx2tf"]}}
 JSON
 expect_ok "the LSTM on IMDb token ids in PyTorch, ONNX Runtime, crossbind, TVM, onnx2torch and onnx2tf" \
-    "$BIN" delta --config "$T/lstm.json" --store "$T/lstm.sqlite" --json "$T/lstm-s.json" --no-report
+    "$BIN" delta --config "$T/lstm.json" --store "$T/lstm.sqlite" --json "$T/lstm-s.json" --report "$T/lstm-report"
+check "its report names the study's model and the IMDb stand-in it read" bash -c \
+    "grep -q 'lstm (the study.s model), its trained weights' '$T/lstm-report/index.html' &&
+     grep -q 'STAND-IN: A stand-in in the aclImdb directory layout, NOT the IMDb reviews' '$T/lstm-report/index.html'"
 check "PyTorch, ONNX Runtime and crossbind agree on every label and score the same accuracy" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -12,6 +12,9 @@
 #include "../core/json.h"
 #include "../report/out.h"
 #include "../report/svg.h"
+#include "../study/study.h"
+#include "crossbind/data.h"
+#include "crossbind/model.h"
 #include "analysis.h"
 #include "thumb.h"
 
@@ -33,7 +36,14 @@ static void header(cb_out *o, const delta_analysis *a)
 {
     const delta_config *c = a->c;
     cb_out_lit(o, "<h1>crossbind delta: differential testing of environments</h1><div id=\"summary\"><p><b>Model:</b> ");
-    if (c->model[0]) {
+    if (c->study) {
+        cb_out_text(o, c->model);
+        cb_out_lit(o, " (the study's model), its trained weights ");
+        cb_out_text(o, c->weights);
+        cb_out_lit(o, "; ONNX file (crossbind's export) SHA-256 <code>");
+        cb_out_text(o, a->model_sha);
+        cb_out_lit(o, "</code>");
+    } else if (c->model[0]) {
         cb_out_text(o, c->model);
         cb_out_lit(o, " (torchvision), ");
         if (c->weights[0]) {
@@ -50,7 +60,16 @@ static void header(cb_out *o, const delta_analysis *a)
         cb_out_lit(o, "the user's ONNX files (see the manifests)");
     }
     cb_out_lit(o, "</p><p><b>Data sets:</b> ");
-    if (c->inputs_npy[0]) {
+    if (c->study) { /* its test split; a stand-in says so in its README (cb_data_describe) */
+        cb_data_source d = {0};
+        snprintf(d.format, sizeof d.format, "%s", cb_model_data_format(c->model));
+        snprintf(d.path, sizeof d.path, "%.511s", c->data[0] ? c->data : cb_dataset_default_dir(d.format));
+        cb_data_describe(&d);
+        if (d.stand_in) cb_out_lit(o, "<span class=\"stand-in\">STAND-IN: ");
+        else cb_out_lit(o, "<span>");
+        cb_out_text(o, d.name);
+        cb_out_lit(o, "</span>, the test split's labels");
+    } else if (c->inputs_npy[0]) {
         cb_out_lit(o, "the user's tensor ");
         cb_out_text(o, c->inputs_npy);
     } else if (c->images[0]) {
