@@ -277,17 +277,48 @@ def capture(tf, model, x0, out_dir):
     cb_delta_files.save_json(os.path.join(out_dir, "index.json"), index)
 
 
-def delta(tf, args, fail):
-    """The runner's threads are set by the caller before TensorFlow runs anything."""
+def check_delta_args(args, fail):
+    """The counts and the inputs file every delta run needs (--model or --onnx)."""
     require_delta_common(fail)
-    import tf_keras
     for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
         if getattr(args, opt) < low:
             fail(f"--{opt} must be at least {low}")
-    if not os.path.isfile(args.model):
-        fail(f"cannot open model {args.model}: no such file")
     if not os.path.isfile(args.inputs):
         fail(f"cannot open inputs {args.inputs}: no such file")
+
+
+def timed_passes(fwd, xs, args, row_of):
+    """The delta timing of a TensorFlow function at batch 1: the first call
+    on its own, --warmup untimed calls of input 0, then --reps timed calls
+    of each input. The clock surrounds the call and reading its result
+    (TensorFlow runs a function synchronously on the CPU; `row_of` turns the
+    result into one [1, K] numpy row). Returns (first call s, [n, K] rows of
+    each input's first timed call, per-input lists of seconds)."""
+    t0 = time.perf_counter()
+    y = row_of(fwd(xs[0]))
+    first = time.perf_counter() - t0
+    logits = np.empty((len(xs), y.shape[1]), dtype=np.float32)
+    for _ in range(args.warmup):
+        row_of(fwd(xs[0]))
+    times = []
+    for i, xi in enumerate(xs):
+        row = []
+        for r in range(args.reps):
+            t0 = time.perf_counter()
+            y = row_of(fwd(xi))
+            row.append(time.perf_counter() - t0)
+            if r == 0:
+                logits[i] = y[0]
+        times.append(row)
+    return first, logits, times
+
+
+def delta(tf, args, fail):
+    """The runner's threads are set by the caller before TensorFlow runs anything."""
+    check_delta_args(args, fail)
+    import tf_keras
+    if not os.path.isfile(args.model):
+        fail(f"cannot open model {args.model}: no such file")
     model = load_keras(tf, args.model, fail)
     x = cb_delta_files.read_inputs(args.inputs, model.input_shape[1:], fail, layout="NHWC")
     try:
@@ -296,26 +327,8 @@ def delta(tf, args, fail):
         fail(f"cannot make {args.out}: {e}")
     fwd = tf.function(lambda t: model(t, training=False),
                       input_signature=[tf.TensorSpec((1,) + tuple(x.shape[1:]), tf.float32)])
-    # Batch-1 tensors made before any timing; the clock surrounds the call
-    # and reading its result (TensorFlow runs a function synchronously on the
-    # CPU; the copy is of one row of logits).
-    xs = [tf.constant(x[i:i + 1]) for i in range(len(x))]
-    t0 = time.perf_counter()
-    y = fwd(xs[0]).numpy()
-    first = time.perf_counter() - t0
-    logits = np.empty((len(xs), y.shape[1]), dtype=np.float32)
-    for _ in range(args.warmup):
-        fwd(xs[0]).numpy()
-    times = []
-    for i, xi in enumerate(xs):
-        row = []
-        for r in range(args.reps):
-            t0 = time.perf_counter()
-            y = fwd(xi).numpy()
-            row.append(time.perf_counter() - t0)
-            if r == 0:
-                logits[i] = y[0]
-        times.append(row)
+    xs = [tf.constant(x[i:i + 1]) for i in range(len(x))]  # batch-1 tensors made before any timing
+    first, logits, times = timed_passes(fwd, xs, args, lambda y: y.numpy())
     cb_delta_files.save_npy(os.path.join(args.out, "outputs.npy"), logits)
     if args.capture:
         capture(tf, model, xs[0], os.path.join(args.out, "capture"))

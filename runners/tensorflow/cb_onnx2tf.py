@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from cb_keras_apps import cb_delta_files, require_delta_common
+from cb_keras_apps import cb_delta_files, check_delta_args, timed_passes
 
 
 class _DownloadRefused(Exception):
@@ -113,8 +113,11 @@ def _as_onnx_layout(value, dims):
 def convert(path, work, fail):
     """The ONNX file as a tf-keras model, with what describes the conversion."""
     import onnx
-    import onnx2tf
-    import onnx2tf.onnx2tf as converter_module
+    try:
+        import onnx2tf
+        import onnx2tf.onnx2tf as converter_module
+    except ImportError as e:  # an environment made before onnx2tf joined its lock file
+        fail(f"onnx2tf cannot be imported ({e}); run: bash runners/tensorflow-python/install.sh")
     if not os.path.isfile(path):
         fail(f"cannot open model {path}: no such file")
     try:
@@ -177,12 +180,7 @@ def convert(path, work, fail):
 
 def delta(tf, args, fail):
     """Like cb_keras_apps.delta for an ONNX file; threads are set by the caller."""
-    require_delta_common(fail)
-    for opt, low in (("threads", 1), ("reps", 1), ("warmup", 0)):
-        if getattr(args, opt) < low:
-            fail(f"--{opt} must be at least {low}")
-    if not os.path.isfile(args.inputs):
-        fail(f"cannot open inputs {args.inputs}: no such file")
+    check_delta_args(args, fail)
     work = tempfile.mkdtemp(prefix="crossbind-onnx2tf-")
     try:
         model, dims, kind, outputs, info = convert(args.onnx, work, fail)
@@ -205,32 +203,15 @@ def delta(tf, args, fail):
         y = (result[0] if several else result).numpy()
         if y.ndim != 2:
             y = _as_onnx_layout(y, outputs[0][1])
-            if y is None or y.shape[0] != 1:
+            if y is None:
                 fail(f"{args.onnx}: the first output's layout cannot be told from its ONNX shape {outputs[0][1]}")
-            y = y.reshape(1, -1)
+            y = y.reshape(len(y), -1)
+        if y.shape[0] != 1:
+            fail(f"{args.onnx}: the first output is {list(y.shape)} for one input; delta needs [1, ...]")
         return y
 
-    # Batch-1 tensors made before any timing; the clock surrounds the call
-    # and reading its first output, as for the Keras variant.
-    xs = [tf.constant(x[i:i + 1]) for i in range(len(x))]
-    t0 = time.perf_counter()
-    y = logits_of(fwd(xs[0]))
-    first = time.perf_counter() - t0
-    if y.shape[0] != 1:
-        fail(f"{args.onnx}: the first output is {list(y.shape)} for one input; delta needs [1, ...]")
-    logits = np.empty((len(xs), y.shape[1]), dtype=np.float32)
-    for _ in range(args.warmup):
-        logits_of(fwd(xs[0]))
-    times = []
-    for i, xi in enumerate(xs):
-        row = []
-        for r in range(args.reps):
-            t0 = time.perf_counter()
-            y = logits_of(fwd(xi))
-            row.append(time.perf_counter() - t0)
-            if r == 0:
-                logits[i] = y[0]
-        times.append(row)
+    xs = [tf.constant(x[i:i + 1]) for i in range(len(x))]  # batch-1 tensors made before any timing
+    first, logits, times = timed_passes(fwd, xs, args, logits_of)
     cb_delta_files.save_npy(os.path.join(args.out, "outputs.npy"), logits)
     skipped = capture(fwd(xs[0]), outputs, os.path.join(args.out, "capture")) if args.capture and several else 0
     cb_delta_files.save_json(os.path.join(args.out, "times.json"), {

@@ -244,6 +244,13 @@ static delta_variant make(const base_spec *b, delta_runtime r, const char *level
     return v;
 }
 
+/* The variant on a device of the "device" axis (NULL or "cpu": the CPU, which keys leave unnamed). */
+static delta_variant on_device(delta_variant v, const char *device)
+{
+    if (device && strcmp(device, "cpu")) snprintf(v.device, sizeof v.device, "%s", device);
+    return v;
+}
+
 static cb_status vary_one(delta_config *c, const base_spec *b, const axes_spec *a)
 {
     delta_variant base = make(b, b->runtime, NULL, NULL, b->threads);
@@ -269,11 +276,8 @@ static cb_status vary_one(delta_config *c, const base_spec *b, const axes_spec *
         for (int i = 0; s == CB_OK && i < a->n_version; i++)
             s = join(c, x, make(b, DELTA_PYTORCH, "eager", a->version[i], b->threads));
     if (a->n_device && (x = add_axis(c, "device")))
-        for (int i = 0; s == CB_OK && i < a->n_device; i++) {
-            delta_variant v = make(b, b->runtime, NULL, NULL, b->threads);
-            if (strcmp(a->device[i], "cpu")) snprintf(v.device, sizeof v.device, "%s", a->device[i]);
-            s = join(c, x, v);
-        }
+        for (int i = 0; s == CB_OK && i < a->n_device; i++)
+            s = join(c, x, on_device(make(b, b->runtime, NULL, NULL, b->threads), a->device[i]));
     return s;
 }
 
@@ -297,8 +301,7 @@ static cb_status product(delta_config *c, const base_spec *b, const axes_spec *a
                     int th = a->n_threads ? a->threads[t] : b->threads;
                     const char *val = nl ? lv[l] : NULL;
                     delta_variant v = rt == DELTA_PYTORCH ? make(b, rt, "eager", val, th) : make(b, rt, val, NULL, th);
-                    if (a->n_device && strcmp(a->device[d], "cpu")) snprintf(v.device, sizeof v.device, "%s", a->device[d]);
-                    s = join(c, x, v);
+                    s = join(c, x, on_device(v, a->n_device ? a->device[d] : NULL));
                 }
     }
     delta_variant base = make(b, b->runtime, NULL, NULL, b->threads);

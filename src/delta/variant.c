@@ -343,10 +343,13 @@ static void device_missing(const delta_env *e, const delta_variant *v, char *why
         return;
     }
     const cb_runner *rn = delta_runner_of(e, v);
-    for (int i = 0; rn && i < rn->ndevices; i++)
+    char declared[4 * (CB_NAME + 2)] = "";
+    for (int i = 0; rn && i < rn->ndevices; i++) {
         if (!strcmp(rn->devices[i], v->device)) return;
+        snprintf(declared + strlen(declared), sizeof declared - strlen(declared), "%s%s", i ? ", " : "", rn->devices[i]);
+    }
     snprintf(why, cap, "%s declares no %s device in its manifest (devices: %s)", rn ? rn->name : "its runner",
-             v->device, rn && rn->ndevices ? rn->devices[0] : "none");
+             v->device, declared[0] ? declared : "none");
 }
 
 cb_status delta_run_variant(const delta_env *e, const delta_variant *v, delta_result *r)
