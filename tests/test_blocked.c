@@ -1,6 +1,7 @@
 /* The blocked-layout rewrite of inference (src/graph/blocked.c) and its
  * contract with callers: parameters written between forward passes are
- * used, and cb_exec_freeze_params keeps the ones the first pass converted. */
+ * used (the weights and the batch normalisation folded into them), and
+ * cb_exec_freeze_params keeps the ones the first pass converted. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,8 @@
 enum { BATCH = 2, OUT = 32 };
 
 /* Two 3x3 convolutions on 16 x 64 x 64 (heavy enough for the rewrite),
- * with a ReLU between them and global pooling after. */
+ * with a ReLU between them, a batch normalisation (away from the identity)
+ * after the second and global pooling last. */
 static int build(cb_graph *g, int *x)
 {
     const int64_t dims[3] = {16, 64, 64};
@@ -17,11 +19,16 @@ static int build(cb_graph *g, int *x)
     *x = cb_graph_input(g, "x", 3, dims);
     const int c1 = cb_graph_conv2d(g, "c1", *x, 32, 3, 1, 1, 1);
     const int c2 = cb_graph_conv2d(g, "c2", cb_graph_unary(g, CB_OP_RELU, c1), OUT, 3, 1, 1, 1);
-    g->output = cb_graph_global_avgpool(g, c2);
+    g->output = cb_graph_global_avgpool(g, cb_graph_batchnorm2d(g, "bn", c2, 1e-5f, 0.1f));
     if (cb_graph_finalize(g) != CB_OK) return -1;
     cb_rng rng;
     cb_rng_seed(&rng, 3);
     cb_graph_init_params(g, &rng);
+    static const char *const bn[] = {"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"};
+    for (int k = 0; k < 4; k++) {
+        float *v = cb_graph_param_data(g, cb_graph_find(g, bn[k]));
+        for (int c = 0; c < OUT; c++) v[c] = k == 3 ? 0.5f + 0.05f * (float)c : 0.3f * sinf((float)(k * OUT + c));
+    }
     return 0;
 }
 
@@ -39,6 +46,12 @@ static void scale_c2(cb_graph *g, float by)
     for (int i = 0; i < OUT * 32 * 9; i++) w[i] *= by;
 }
 
+static void shift_bn(cb_graph *g, float by)
+{
+    float *mean = cb_graph_param_data(g, cb_graph_find(g, "bn.running_mean"));
+    for (int c = 0; c < OUT; c++) mean[c] += by;
+}
+
 TEST(blocked_rewrite_reads_weights_written_between_passes)
 {
     cb_graph g;
@@ -51,8 +64,10 @@ TEST(blocked_rewrite_reads_weights_written_between_passes)
     if (!ex || !ref || !frozen) return;
     char *plan = cb_exec_plan_text(ex);
     CHECK(plan != NULL);
-    /* Where oneDNN is built in, both convolutions are blocked members. */
-    if (plan && strstr(plan, "oneDNN in use")) CHECK(strstr(plan, "onednn-blocked") && strstr(plan, " +relu"));
+    /* Where oneDNN is built in, both convolutions are blocked members, the
+     * second with the batch normalisation in its weights. */
+    if (plan && strstr(plan, "oneDNN in use"))
+        CHECK(strstr(plan, "onednn-blocked") && strstr(plan, " +relu") && strstr(plan, "folded into the weights"));
     free(plan);
     cb_exec_freeze_params(frozen);
     float y1[BATCH * OUT], y2[BATCH * OUT], yr[BATCH * OUT], yf[BATCH * OUT];
@@ -66,8 +81,19 @@ TEST(blocked_rewrite_reads_weights_written_between_passes)
     int changed = 0;
     for (int i = 0; i < BATCH * OUT; i++) changed |= fabsf(y2[i] - y1[i]) > 1e-4f;
     CHECK(changed);
-    forward(frozen, &g, x, y2);
-    CHECK(check_close("frozen: the weights of its first pass", y2, y1, BATCH * OUT, 0, 0));
+    forward(frozen, &g, x, yf);
+    CHECK(check_close("frozen: the weights of its first pass", yf, y1, BATCH * OUT, 0, 0));
+    /* The batch normalisation's statistics, written between passes. */
+    shift_bn(&g, 0.25f);
+    float y3[BATCH * OUT];
+    forward(ex, &g, x, y3);
+    forward(ref, &g, x, yr);
+    CHECK(check_close("after writing the statistics: the reference level's", y3, yr, BATCH * OUT, 1e-5, 1e-4));
+    changed = 0;
+    for (int i = 0; i < BATCH * OUT; i++) changed |= fabsf(y3[i] - y2[i]) > 1e-4f;
+    CHECK(changed);
+    forward(frozen, &g, x, y3);
+    CHECK(check_close("frozen: the statistics of its first pass", y3, y1, BATCH * OUT, 0, 0));
     cb_exec_free(ex);
     cb_exec_free(ref);
     cb_exec_free(frozen);

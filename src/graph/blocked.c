@@ -4,15 +4,25 @@
  *
  * It finds the nodes that oneDNN primitives (and a few loops of crossbind's
  * own) can run on channel-blocked values: convolutions of every kind, max
- * and average pooling, residual Add, activations, channel Concat, and the
- * global average pooling that leaves the blocked world. Their values live in
+ * and average pooling, residual Add, activations, channel Concat, inference
+ * batch normalisation, and the global average pooling that leaves the
+ * blocked world. Their values live in
  * blocked buffers shared by liveness; a value is reordered to the plain
  * NCHW buffer the rest of the engine reads (a copy-out step) only where a
  * node outside reads it, where it is the graph's output or pinned, or where
- * a caller asked to capture it. A convolution also computes, as oneDNN
- * post-ops, the ReLU or Clip after it and a residual Add whose other
- * operand dies there (the sum is accumulated in that operand's buffer):
- * those nodes are fused nodes, not materialised.
+ * a caller asked to capture it. A convolution also takes the inference
+ * batch normalisation right after it into its weights and bias (scaled per
+ * output channel, as ONNX Runtime's and PyTorch's conv-BN folding do: the
+ * rounding differs from normalising the sums), and computes as oneDNN
+ * post-ops the ReLU or Clip after it and a residual Add whose other operand
+ * dies there (the sum is accumulated in that operand's buffer): those
+ * nodes are fused nodes, not materialised.
+ *
+ * Why the batch normalisation is folded, not a post-op: oneDNN 2.6's
+ * per-channel binary post-ops made VGG-16's convolutions at batch 128 up to
+ * 1.8x slower (2-core AMD EPYC, AVX2: features.7 54 -> 98 ms per 256
+ * samples), while folding costs one pass over the weights, once where the
+ * caller froze them.
  *
  * Why: MobileNetV2 at batch 1 spent more time reordering each
  * convolution's input and output than convolving (dnnl_blocked.c).
@@ -20,15 +30,18 @@
  * Which nodes join (a fixed rule, printed by the plan): convolutions with a
  * multiple of the block size of output channels (and, grouped, of channels
  * per group unless depthwise) in graphs of over CONV_HEAVY_FLOPS per
- * sample; a node whose activation inputs are all blocked. A convolution
- * whose result no member reads stays outside (it would only add reorders:
- * VGG-16's convolutions feed batch normalisations). */
+ * sample, unless the dense kernel would run it at the plan's largest batch
+ * (VGG-16's 2x2 layers at batch 128: 15 ms per 256 samples against
+ * oneDNN's 40); a node whose activation inputs are all blocked. A
+ * convolution whose result no member reads stays outside (it would only add
+ * reorders). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blocked.h"
 #include "op.h"
 
-enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_FUSED };
+enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_BN, R_FUSED };
 enum { MAX_POST = 4 };
 
 struct cb_blk_plan {
@@ -40,6 +53,11 @@ struct cb_blk_plan {
     int *fused_into;        /* R_FUSED: the convolution computing it; else -1 */
     int *result;            /* convolution: the node whose value holds its group's result */
     int *sum_with;          /* convolution: the Add's other operand whose buffer it accumulates into, or -1 */
+    int *bn_of;             /* convolution: the batch normalisation folded into its weights and bias, or -1 */
+    float **coef;           /* batch normalisation: its per-channel scales then shifts, made at each pass */
+    float **fold_b;         /* convolution with bn_of: its folded bias */
+    float *fold_w;          /* the folded weights of the convolution being reordered (the largest one's size) */
+    int max_batch;
     int *npost;
     cb_blk_post (*post)[MAX_POST];
     int *slot;              /* blocked value: its buffer */
@@ -67,9 +85,11 @@ static int channels_ok(const cb_node *n, int block)
 
 static int observable(const cb_graph *g, int v) { return g->nodes[v].pinned || v == g->output; }
 
-static int conv_joins(const cb_graph *g, const cb_node *n, int block)
+static int conv_joins(const cb_graph *g, const cb_node *n, int block, int max_batch)
 {
     if (!channels_ok(n, block)) return 0;
+    cb_conv_shape at_most = cb_node_conv_shape(g, n, max_batch);
+    if ((n->groups <= 1) && cb_conv2d_dense_ok(&at_most)) return 0;
     const cb_node *x = &g->nodes[n->in[0]];
     if (!x->batched || x->ndim != 3) return 0;
     const int groups = n->groups > 1 ? n->groups : 1, c = (int)x->dims[0], oc = (int)n->dims[0];
@@ -91,13 +111,14 @@ static int pool_joins(const cb_graph *g, const cb_node *n)
 static int is_unary_act(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_ACT) || op == CB_OP_CLIP; }
 
 /* The role node i can take given which values are blocked so far. */
-static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blocked, int block)
+static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blocked, int block, int max_batch)
 {
     switch (n->op) {
-    case CB_OP_CONV2D: return conv_joins(g, n, block) ? R_CONV : R_NONE;
+    case CB_OP_CONV2D: return conv_joins(g, n, block, max_batch) ? R_CONV : R_NONE;
     case CB_OP_MAXPOOL2D:
     case CB_OP_AVGPOOL2D: return blocked[n->in[0]] && pool_joins(g, n) ? R_POOL : R_NONE;
     case CB_OP_GLOBAL_AVGPOOL: return blocked[n->in[0]] ? R_GAP : R_NONE;
+    case CB_OP_BATCHNORM2D: return blocked[n->in[0]] ? R_BN : R_NONE;
     case CB_OP_ADD: {
         const cb_node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
         return blocked[n->in[0]] && blocked[n->in[1]] && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
@@ -120,7 +141,7 @@ static void choose_members(cb_blk_plan *p, const cb_graph *g, unsigned char *dro
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < g->count; i++) {
-            const int r = dropped[i] ? R_NONE : role_of(g, &g->nodes[i], p->blocked, p->block);
+            const int r = dropped[i] ? R_NONE : role_of(g, &g->nodes[i], p->blocked, p->block, p->max_batch);
             const unsigned char b = r != R_NONE && r != R_GAP;
             if (r != p->role[i] || b != p->blocked[i]) changed = 1;
             p->role[i] = (unsigned char)r;
@@ -139,19 +160,29 @@ static void choose_members(cb_blk_plan *p, const cb_graph *g, unsigned char *dro
     }
 }
 
-/* Post-ops: node k (an activation or Add) whose operand is a convolution
- * group's result used by k alone becomes part of that convolution. */
+/* Post-ops: node k (an activation, Add or batch normalisation) whose
+ * operand is a convolution group's result used by k alone becomes part of
+ * that convolution. A batch normalisation joins only directly after the
+ * convolution (before any post-op): it is folded into the weights. */
 static void fuse(cb_blk_plan *p, const cb_graph *g)
 {
     for (int k = 0; k < g->count; k++) {
         const cb_node *n = &g->nodes[k];
-        if (p->role[k] != R_ACT && p->role[k] != R_ADD) continue;
+        if (p->role[k] != R_ACT && p->role[k] != R_ADD && p->role[k] != R_BN) continue;
         for (int side = 0; side < (p->role[k] == R_ADD ? 2 : 1); side++) {
             const int v = n->in[side], conv = p->role[v] == R_CONV ? v : p->role[v] == R_FUSED ? p->fused_into[v] : -1;
             if (conv < 0 || p->result[conv] != v || uses(g, v) != 1 || observable(g, v) ||
                 p->npost[conv] == MAX_POST)
                 continue;
             cb_blk_post post = {0};
+            if (p->role[k] == R_BN) {
+                if (v != conv || p->npost[conv]) break;
+                p->bn_of[conv] = k;
+                p->role[k] = R_FUSED;
+                p->fused_into[k] = conv;
+                p->result[conv] = k;
+                break;
+            }
             if (p->role[k] == R_ACT) {
                 if (n->op == CB_OP_RELU) post.kind = CB_POST_RELU;
                 else if (n->op == CB_OP_CLIP) post = (cb_blk_post){CB_POST_CLIP, n->lo, n->hi};
@@ -266,6 +297,9 @@ void cb_blk_plan_free(cb_blk_plan *p)
     }
     for (int s = 0; s < p->nslots; s++) free(p->slot_buf[s]);
     free(p->slot_buf), free(p->slot_floats), free(p->in_buf);
+    for (int i = 0; p->coef && i < p->count; i++) free(p->coef[i]);
+    for (int i = 0; p->fold_b && i < p->count; i++) free(p->fold_b[i]);
+    free(p->coef), free(p->bn_of), free(p->fold_b), free(p->fold_w);
     free(p->role), free(p->blocked), free(p->exit), free(p->captured), free(p->fused_into), free(p->result), free(p->sum_with);
     free(p->npost), free(p->post), free(p->slot), free(p->prim), free(p->in_reorder), free(p->out_reorder);
     free(p);
@@ -302,12 +336,14 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out
     p->slot_floats = calloc(n, sizeof(size_t)), p->slot_buf = calloc(n, sizeof(float *));
     p->prim = calloc(n, sizeof *p->prim), p->in_reorder = calloc(n, sizeof *p->prim);
     p->out_reorder = calloc(n, sizeof *p->prim);
-    if (!p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
+    p->bn_of = malloc(n * sizeof(int)), p->coef = calloc(n, sizeof(float *)), p->fold_b = calloc(n, sizeof(float *));
+    p->max_batch = max_batch;
+    if (!p->bn_of || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
         !p->slot || !p->slot_floats || !p->slot_buf || !p->prim || !p->in_reorder || !p->out_reorder) {
         cb_blk_plan_free(p);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
     }
-    for (int i = 0; i < g->count; i++) p->fused_into[i] = p->sum_with[i] = -1, p->result[i] = i;
+    for (int i = 0; i < g->count; i++) p->fused_into[i] = p->sum_with[i] = p->bn_of[i] = -1, p->result[i] = i;
     unsigned char *dropped = calloc(n, 1);
     if (!dropped) {
         cb_blk_plan_free(p);
@@ -332,6 +368,20 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out
         }
     if (st == CB_OK && p->in_floats && !(p->in_buf = aligned_floats(p->in_floats * (size_t)max_batch)))
         st = cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
+    for (int i = 0; i < g->count && st == CB_OK; i++)
+        if (g->nodes[i].op == CB_OP_BATCHNORM2D && p->role[i] != R_NONE &&
+            !(p->coef[i] = aligned_floats(2 * (size_t)g->nodes[i].dims[0])))
+            st = cb_fail(CB_ERR_NOMEM, "out of memory for batch normalisation coefficients");
+    size_t fold_floats = 0;
+    for (int i = 0; i < g->count && st == CB_OK; i++) {
+        if (p->bn_of[i] < 0) continue;
+        const size_t wf = (size_t)cb_node_numel(&g->nodes[g->nodes[i].in[1]]);
+        if (wf > fold_floats) fold_floats = wf;
+        if (!(p->fold_b[i] = aligned_floats((size_t)g->nodes[i].dims[0])))
+            st = cb_fail(CB_ERR_NOMEM, "out of memory for a folded bias");
+    }
+    if (st == CB_OK && fold_floats && !(p->fold_w = aligned_floats(fold_floats)))
+        st = cb_fail(CB_ERR_NOMEM, "out of memory for folded weights");
     if (st != CB_OK) {
         cb_blk_plan_free(p);
         return st;
@@ -367,6 +417,38 @@ void cb_blk_capture(cb_blk_plan *p, int i)
 
 static float *buf(const cb_blk_plan *p, int v) { return p->slot_buf[p->slot[v]]; }
 
+/* Batch normalisation k's scales and shifts from its parameters as they
+ * are now, in the plain step's arithmetic (cb_bn_fwd, inference). */
+static const float *bn_coef(const cb_blk_plan *p, const cb_exec *ex, int k)
+{
+    const cb_node *n = &ex->g->nodes[k];
+    const float *gamma = ex->val[n->in[1]], *beta = ex->val[n->in[2]], *mean = ex->val[n->in[3]],
+                *var = ex->val[n->in[4]];
+    const int c = (int)n->dims[0];
+    float *coef = p->coef[k];
+    for (int j = 0; j < c; j++) {
+        const float invstd = (float)(1.0 / sqrt((double)var[j] + n->eps));
+        coef[j] = gamma[j] * invstd;
+        coef[c + j] = beta[j] - mean[j] * coef[j];
+    }
+    return coef;
+}
+
+/* Convolution i's weights and bias with its batch normalisation folded in:
+ * w[o] * scale[o], b[o] * scale[o] + shift[o] per output channel o. */
+static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i)
+{
+    const cb_node *n = &ex->g->nodes[i];
+    const float *coef = bn_coef(p, ex, p->bn_of[i]), *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
+    const int oc = (int)n->dims[0];
+    const size_t per = (size_t)cb_node_numel(&ex->g->nodes[n->in[1]]) / (size_t)oc;
+#pragma omp parallel for schedule(static) if (per * (size_t)oc > 65536)
+    for (int o = 0; o < oc; o++) {
+        for (size_t k = 0; k < per; k++) p->fold_w[o * per + k] = w[o * per + k] * coef[o];
+        p->fold_b[i][o] = b ? b[o] * coef[o] + coef[oc + o] : coef[oc + o];
+    }
+}
+
 /* The primitives of node i for this batch size. */
 static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
 {
@@ -382,7 +464,8 @@ static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
             src_blocked = 1;
         }
         if (st == CB_OK)
-            st = cb_blk_conv_create(ex->dnnl, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2, src_blocked, p->post[i],
+            st = cb_blk_conv_create(ex->dnnl, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2 || p->bn_of[i] >= 0,
+                                    src_blocked, p->post[i],
                                     p->npost[i], &p->prim[i]);
     } else if (p->role[i] == R_POOL) {
         cb_conv_shape s = cb_node_conv_shape(g, n, batch);
@@ -436,11 +519,20 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
             if ((st = cb_blk_reorder_run(p->in_reorder[i], x, p->in_buf))) return st;
             x = p->in_buf;
         }
-        st = cb_blk_conv_run(p->prim[i], x, ex->val[n->in[1]], n->n_in > 2 ? ex->val[n->in[2]] : NULL, buf(p, v),
-                             ex->params_frozen);
+        const float *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
+        if (p->bn_of[i] >= 0) { /* frozen parameters: folded once per primitive (the bias stays) */
+            if (cb_blk_conv_reads_weights(p->prim[i], ex->params_frozen)) fold_bn(p, ex, i);
+            w = p->fold_w;
+            b = p->fold_b[i];
+        }
+        st = cb_blk_conv_run(p->prim[i], x, w, b, buf(p, v), ex->params_frozen);
         break;
     }
     case R_POOL: st = cb_blk_pool_run(p->prim[i], buf(p, n->in[0]), buf(p, i)); break;
+    case R_BN:
+        cb_blk_scale_shift(buf(p, n->in[0]), bn_coef(p, ex, i), buf(p, i), batch, (int)n->dims[0],
+                           (int)(n->dims[1] * n->dims[2]));
+        break;
     case R_ADD:
         cb_blk_add(buf(p, n->in[0]), buf(p, n->in[1]), buf(p, i), cb_node_floats(n, batch));
         break;
@@ -475,7 +567,7 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
 {
     static const char *const names[] = {"", "conv2d", "pooling", "add", "activation", "concat", "global_avgpool",
-                                        "fused"};
+                                        "batchnorm", "fused"};
     if (p->role[i] == R_FUSED) {
         cb_buf_printf(b, "fused into node %d's convolution (not materialised)", p->fused_into[i]);
         return;
@@ -484,6 +576,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
     if (p->role[i] == R_CONV) {
         if (!p->blocked[g->nodes[i].in[0]])
             cb_buf_printf(b, ", input %s", g->nodes[g->nodes[i].in[0]].dims[0] % p->block ? "plain" : "reordered in");
+        if (p->bn_of[i] >= 0) cb_buf_printf(b, " +batchnorm(node %d) folded into the weights", p->bn_of[i]);
         for (int k = 0; k < p->npost[i]; k++) {
             const cb_blk_post *q = &p->post[i][k];
             if (q->kind == CB_POST_SUM) cb_buf_printf(b, " +sum(node %d, in its buffer)", p->sum_with[i]);

@@ -194,6 +194,8 @@ static cb_status run(cb_blk_prim *p, const void *const *data, const char *what)
     return CB_OK;
 }
 
+int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w) { return !keep_w || !p->wready; }
+
 cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w)
 {
     if (!keep_w || !p->wready) {
@@ -289,6 +291,11 @@ cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const 
     (void)p; (void)x; (void)w; (void)b; (void)y; (void)keep_w;
     return none();
 }
+int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w)
+{
+    (void)p; (void)keep_w;
+    return 1;
+}
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out)
 {
     (void)ctx; (void)s; (void)max;
@@ -319,6 +326,29 @@ void cb_blk_add(const float *a, const float *b, float *y, size_t n)
 {
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t k = 0; k < n; k++) y[k] = a[k] + b[k];
+}
+
+/* A batch normalisation on its own (not right after a convolution, which
+ * would take it into its weights): the plain step's x * scale + shift per
+ * channel, one block of channels at a time. */
+static void scale_shift_blocks(const float *x, const float *coef, float *y, int64_t runs, int c, int hw, int B)
+{
+#pragma omp parallel for schedule(static) if (runs * hw * B > 65536)
+    for (int64_t r = 0; r < runs; r++) { /* a run: one sample's block of B channels, hw x B floats */
+        const int c0 = (int)(r % (c / B)) * B;
+        const float *sc = coef + c0, *sh = coef + c + c0, *in = x + r * hw * B;
+        float *out = y + r * hw * B;
+        for (int j = 0; j < hw; j++)
+            for (int k = 0; k < B; k++) out[j * B + k] = in[j * B + k] * sc[k] + sh[k];
+    }
+}
+
+void cb_blk_scale_shift(const float *x, const float *coef, float *y, int n, int c, int hw)
+{
+    const int B = cb_blk_block();
+    const int64_t runs = (int64_t)n * (c / B);
+    if (B == 16) scale_shift_blocks(x, coef, y, runs, c, hw, 16); /* constant block sizes: the lanes vectorise */
+    else scale_shift_blocks(x, coef, y, runs, c, hw, 8);
 }
 
 /* The per-plane means of a blocked [N, C/B, H, W, B] value into plain

@@ -274,6 +274,9 @@ struct dnnl_stream *cb_dnnl_ctx_stream(cb_dnnl_ctx *c);
 cb_status cb_blk_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int groups, int has_bias, int src_blocked,
                              const cb_blk_post *post, int npost, cb_blk_prim **out);
 cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w);
+/* Whether the next cb_blk_conv_run(..., keep_w) reads w (and so whether a
+ * caller that derives the weights must derive them first). */
+int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w);
 /* Max or average pooling (s->exclude_pad) between blocked values. */
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out);
 cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);
@@ -283,6 +286,8 @@ cb_status cb_blk_reorder_run(cb_blk_prim *p, const float *x, float *y);
 void cb_blk_prim_free(cb_blk_prim *p);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
+/* y = x * scale[c] + shift[c] on a blocked [N, C/B, HW, B] value; coef: C scales, then C shifts. */
+void cb_blk_scale_shift(const float *x, const float *coef, float *y, int n, int c, int hw);
 void cb_blk_global_avgpool(const float *x, float *y, int n, int c, int hw); /* y plain [N, C] */
 void cb_blk_concat(const float *const *xs, const int64_t *sample_floats, int k, float *y, int n);
 

@@ -6,15 +6,21 @@ kept on its own (its operand is read again afterwards), a depthwise, a
 grouped and a dilated convolution, max pooling with padding, average
 pooling with and without windows past the padding (the latter stays
 outside), tanh on blocked values, a channel Concat, 12 channels (not a
-multiple of the block: outside, reordered in again), global pooling and a
-linear layer. Usage: export.py OUT_DIR"""
+multiple of the block: outside, reordered in again), a batch normalisation
+as a post-op (before the ReLU's) and one on its own (its operand is read
+again), global pooling and a linear layer. Batch normalisations are exported
+as such (TrainingMode.PRESERVE of a model in eval mode), not folded into the
+convolutions. Usage: export.py OUT_DIR"""
 import sys
+import warnings
 
 import numpy as np
 import torch
 import torch.nn as nn
 
 torch.manual_seed(5)
+# PRESERVE warns about constant folding for models in training mode; this one is in eval mode.
+warnings.filterwarnings("ignore", message="It is recommended that constant folding")
 out = sys.argv[1]
 
 
@@ -30,6 +36,13 @@ class Net(nn.Module):
         s.d = nn.Conv2d(32, 16, 3, 1, 1)
         s.odd = nn.Conv2d(32, 12, 1)
         s.back = nn.Conv2d(12, 32, 1)
+        s.e = nn.Conv2d(32, 32, 3, 1, 1)
+        s.bn1, s.bn2 = nn.BatchNorm2d(32), nn.BatchNorm2d(32)
+        for bn in (s.bn1, s.bn2):  # statistics and affine parameters away from the identity
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
         s.fc = nn.Linear(64, 10)
 
     def forward(s, x):
@@ -44,7 +57,9 @@ class Net(nn.Module):
         cat = torch.cat([s.c(w), s.d(w)], 1)                # 32 channels
         o = s.back(torch.relu(s.odd(cat)))                  # 12 channels: plain
         o = nn.functional.avg_pool2d(o + cat, 3, 2, 1)            # far padding unused: stays outside
-        p = nn.functional.adaptive_avg_pool2d(torch.cat([o, o], 1), 1).flatten(1)
+        q = torch.relu(s.bn1(s.e(o)))                       # batch normalisation and ReLU as post-ops
+        u = s.bn2(q) + q                                    # a batch normalisation on its own: q is read again
+        p = nn.functional.adaptive_avg_pool2d(torch.cat([u, u], 1), 1).flatten(1)
         return s.fc(p)
 
 
@@ -54,4 +69,5 @@ np.save(out + "/blk_x.npy", x.numpy())
 with torch.no_grad():
     np.save(out + "/blk_torch.npy", m(x).numpy())
 torch.onnx.export(m, x, out + "/blk.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
+                  training=torch.onnx.TrainingMode.PRESERVE,
                   dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
