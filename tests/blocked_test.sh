@@ -43,6 +43,7 @@ check "plan: a concatenation of blocked values stays blocked" grep -A1 "^32 " "$
 check "plan: 12 channels (not a multiple of the block) stay outside" grep -A1 "^35 " "$T/plan" | grep -q "n1-3 onednn"
 check "plan: a batch normalisation folded into its convolution's weights, its ReLU a post-op" grep -q "+batchnorm(node [0-9]*) folded into the weights +relu, buffer" "$T/plan"
 check "plan: a batch normalisation whose operand is read again runs on its own, blocked" grep -q "^  forward: batchnorm: onednn-blocked nChw[0-9]*c, buffer" "$T/plan"
+check "plan: a 2x2 max pooling runs crossbind's blocked loop" grep -q "pooling: onednn-blocked nChw[0-9]*c, 2x2 max loop" "$T/plan"
 check "plan: the memory line counts the blocked buffers" grep -q "blocked buffers [0-9.]* MiB" "$T/plan"
 check "plan: none of it at level fast (no rewrites)" bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --level fast | grep -q onednn-blocked"
 check "plan: none of it with CROSSBIND_CONV=blas" bash -c "! CROSSBIND_CONV=blas '$BIN' plan '$T/blk.onnx' --batch 3 | grep -q onednn-blocked"
@@ -59,7 +60,7 @@ import json, numpy as np
 fast = {n['name']: n for n in json.load(open('$T/d/index.json'))['nodes']}
 ref = {n['name']: n for n in json.load(open('$T/r/index.json'))['nodes']}
 for name in ('/MaxPool_output_0', '/Add_1_output_0', '/Tanh_output_0', '/Concat_output_0', '/Relu_output_0',
-             '/Clip_output_0', '/Add_output_0', '/Relu_3_output_0', '/bn2/BatchNormalization_output_0'):
+             '/Clip_output_0', '/Add_output_0', '/Relu_3_output_0', '/bn2/BatchNormalization_output_0', '/MaxPool_1_output_0'):
     a, b = np.load('$T/d/' + fast[name]['file']), np.load('$T/r/' + ref[name]['file'])
     assert a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4), (name, np.abs(a - b).max())
 for name in ('/stem/Conv', '/a/Conv', '/dw/Conv', '/b/Conv', '/e/Conv', '/bn1/BatchNormalization_output_0'):

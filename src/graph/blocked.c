@@ -108,6 +108,15 @@ static int pool_joins(const cb_graph *g, const cb_node *n)
     return (s.oh - 1) * s.sh + s.kh - s.h - s.ph == s.ph && (s.ow - 1) * s.sw + s.kw - s.w - s.pw == s.pw;
 }
 
+/* Max pooling that crossbind's own blocked loop runs (oneDNN's the others). */
+static int own_pool(const cb_graph *g, int i)
+{
+    const cb_node *n = &g->nodes[i];
+    if (n->op != CB_OP_MAXPOOL2D) return 0;
+    const cb_conv_shape s = cb_node_conv_shape(g, n, 1);
+    return s.kh == 2 && s.kw == 2 && s.sh == 2 && s.sw == 2 && s.ph == 0 && s.pw == 0;
+}
+
 static int is_unary_act(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_ACT) || op == CB_OP_CLIP; }
 
 /* The role node i can take given which values are blocked so far. */
@@ -467,7 +476,7 @@ static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
             st = cb_blk_conv_create(ex->dnnl, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2 || p->bn_of[i] >= 0,
                                     src_blocked, p->post[i],
                                     p->npost[i], &p->prim[i]);
-    } else if (p->role[i] == R_POOL) {
+    } else if (p->role[i] == R_POOL && !own_pool(g, i)) {
         cb_conv_shape s = cb_node_conv_shape(g, n, batch);
         s.c = (int)n->dims[0];
         st = cb_blk_pool_create(ex->dnnl, &s, n->op == CB_OP_MAXPOOL2D, &p->prim[i]);
@@ -528,7 +537,14 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
         st = cb_blk_conv_run(p->prim[i], x, w, b, buf(p, v), ex->params_frozen);
         break;
     }
-    case R_POOL: st = cb_blk_pool_run(p->prim[i], buf(p, n->in[0]), buf(p, i)); break;
+    case R_POOL:
+        if (own_pool(g, i)) {
+            const cb_node *x = &g->nodes[n->in[0]];
+            cb_blk_maxpool2x2(buf(p, n->in[0]), buf(p, i), batch, (int)x->dims[0], (int)x->dims[1], (int)x->dims[2]);
+        } else {
+            st = cb_blk_pool_run(p->prim[i], buf(p, n->in[0]), buf(p, i));
+        }
+        break;
     case R_BN:
         cb_blk_scale_shift(buf(p, n->in[0]), bn_coef(p, ex, i), buf(p, i), batch, (int)n->dims[0],
                            (int)(n->dims[1] * n->dims[2]));
@@ -585,6 +601,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
         }
     }
     if (p->role[i] == R_GAP) cb_buf_printf(b, " (plain output)");
+    if (p->role[i] == R_POOL && own_pool(g, i)) cb_buf_printf(b, ", 2x2 max loop");
     const int v = p->role[i] == R_CONV ? p->result[i] : i;
     if (p->blocked[v]) cb_buf_printf(b, ", buffer %d%s", p->slot[v], p->exit[v] ? ", copied out" : "");
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ops.h"
+#include "vec.h"
 
 #ifdef CB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -349,6 +350,36 @@ void cb_blk_scale_shift(const float *x, const float *coef, float *y, int n, int 
     const int64_t runs = (int64_t)n * (c / B);
     if (B == 16) scale_shift_blocks(x, coef, y, runs, c, hw, 16); /* constant block sizes: the lanes vectorise */
     else scale_shift_blocks(x, coef, y, runs, c, hw, 8);
+}
+
+/* oneDNN's blocked max pooling took 5.1 ms per VGG-16 batch of 128 at its
+ * first 2x2 layer (2-core AMD EPYC, AVX2) where the plain step takes 1.5:
+ * one pass with the block's lanes as the vector. */
+static void maxpool2x2_blocks(const float *x, float *y, int64_t planes, int h, int w, int B)
+{
+    const int oh = h / 2, ow = w / 2;
+#pragma omp parallel for schedule(static) if (planes * oh * ow * B > 65536)
+    for (int64_t pl = 0; pl < planes; pl++) { /* a plane: one sample's block of B channels */
+        const float *in = x + pl * h * w * B;
+        float *out = y + pl * oh * ow * B;
+        for (int oy = 0; oy < oh; oy++)
+            for (int ox = 0; ox < ow; ox++) {
+                const float *a = in + ((size_t)(2 * oy) * w + 2 * ox) * B, *b = a + (size_t)w * B;
+                float *o = out + ((size_t)oy * ow + ox) * B;
+                for (int k = 0; k < B; k += CB_VL) /* PyTorch's scan order */
+                    v8_store(o + k, v8_max_nan(v8_max_nan(v8_max_nan(v8_load(a + k), v8_load(a + B + k)),
+                                                          v8_load(b + k)),
+                                               v8_load(b + B + k)));
+            }
+    }
+}
+
+void cb_blk_maxpool2x2(const float *x, float *y, int n, int c, int h, int w)
+{
+    const int B = cb_blk_block();
+    const int64_t planes = (int64_t)n * (c / B);
+    if (B == 16) maxpool2x2_blocks(x, y, planes, h, w, 16);
+    else maxpool2x2_blocks(x, y, planes, h, w, 8);
 }
 
 /* The per-plane means of a blocked [N, C/B, H, W, B] value into plain

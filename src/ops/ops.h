@@ -286,6 +286,9 @@ cb_status cb_blk_reorder_run(cb_blk_prim *p, const float *x, float *y);
 void cb_blk_prim_free(cb_blk_prim *p);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
+/* 2x2, stride 2, unpadded max pooling of a blocked [N, C/B, H, W, B] value
+ * (oh = h / 2, ow = w / 2), NaN winning as in the plain step. */
+void cb_blk_maxpool2x2(const float *x, float *y, int n, int c, int h, int w);
 /* y = x * scale[c] + shift[c] on a blocked [N, C/B, HW, B] value; coef: C scales, then C shifts. */
 void cb_blk_scale_shift(const float *x, const float *coef, float *y, int n, int c, int hw);
 void cb_blk_global_avgpool(const float *x, float *y, int n, int c, int hw); /* y plain [N, C] */

@@ -8,7 +8,7 @@ pooling with and without windows past the padding (the latter stays
 outside), tanh on blocked values, a channel Concat, 12 channels (not a
 multiple of the block: outside, reordered in again), a batch normalisation
 as a post-op (before the ReLU's) and one on its own (its operand is read
-again), global pooling and a linear layer. Batch normalisations are exported
+again), a 2x2 max pooling, global pooling and a linear layer. Batch normalisations are exported
 as such (TrainingMode.PRESERVE of a model in eval mode), not folded into the
 convolutions. Usage: export.py OUT_DIR"""
 import sys
@@ -59,6 +59,7 @@ class Net(nn.Module):
         o = nn.functional.avg_pool2d(o + cat, 3, 2, 1)            # far padding unused: stays outside
         q = torch.relu(s.bn1(s.e(o)))                       # batch normalisation and ReLU as post-ops
         u = s.bn2(q) + q                                    # a batch normalisation on its own: q is read again
+        u = nn.functional.max_pool2d(u, 2)                  # 2x2 max pooling: crossbind's own blocked loop
         p = nn.functional.adaptive_avg_pool2d(torch.cat([u, u], 1), 1).flatten(1)
         return s.fc(p)
 
