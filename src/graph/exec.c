@@ -280,9 +280,9 @@ static void plan_workspace(cb_exec *ex, int max_batch)
         ex->ws_floats = ex->ws_slice = workspace_floats(ex, max_batch, threads);
         return;
     }
-    const int chunks = (max_batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+    const int chunk = cb_exec_chunk(ex, max_batch), chunks = (max_batch + chunk - 1) / chunk;
     ex->slices = cb_split_threads(threads, chunks);
-    ex->ws_slice = workspace_floats(ex, max_batch < SLICE_SAMPLES ? max_batch : SLICE_SAMPLES, 1);
+    ex->ws_slice = workspace_floats(ex, max_batch < chunk ? max_batch : chunk, 1);
     ex->ws_floats = ex->ws_slice * (size_t)ex->slices;
     int whole = ex->whole_dnnl ? max_batch : 0;
     if (ex->big && threads > 1) { /* batches under the threads run whole (cb_exec_forward) */
@@ -412,6 +412,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
      * LeNet-5), each thread with its own workspace sized for one chunk.
      * Every other executor runs the whole batch with one workspace. */
     ex->slices = (!with_grads && kernels != CB_KERNELS_REFERENCE && !conv_heavy(g)) ? cb_get_threads() : 0;
+    for (int i = 0; i < g->count; i++) ex->recurrent |= g->nodes[i].op == CB_OP_LSTM || g->nodes[i].op == CB_OP_GRU;
     ex->big = cb_graph_forward_flops(g) > CONV_HEAVY_FLOPS;
     if (kernels != CB_KERNELS_REFERENCE) {
         cb_status st = plan_dnnl(ex, max_batch);
@@ -679,7 +680,7 @@ static cb_status exec_forward(cb_exec *ex, int batch)
 {
     if (batch < 1 || batch > ex->max_batch)
         return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
-    const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+    const int chunk = cb_exec_chunk(ex, batch), chunks = (batch + chunk - 1) / chunk;
     /* Threads may have been lowered since the plan; never raised above it. */
     const int now = cb_get_threads() < ex->kthreads ? cb_get_threads() : ex->kthreads;
     int threads;
@@ -702,7 +703,7 @@ static cb_status exec_forward(cb_exec *ex, int batch)
             /* The slice's kernels single-threaded (its workspace is sized
              * for one), even where nested parallel regions are enabled. */
             omp_set_num_threads(1);
-            int b0 = c * SLICE_SAMPLES, b1 = b0 + SLICE_SAMPLES < batch ? b0 + SLICE_SAMPLES : batch;
+            int b0 = c * chunk, b1 = b0 + chunk < batch ? b0 + chunk : batch;
             cb_status st = forward_range(ex, b0, b1 - b0, ex->ws + (size_t)omp_get_thread_num() * ex->ws_slice, 0);
             if (st != CB_OK) {
 #pragma omp critical
@@ -724,9 +725,23 @@ static cb_status exec_forward(cb_exec *ex, int batch)
  * runs through the threaded kernels: sliced, it would use one thread,
  * whose cache cannot hold the whole recurrent weight matrix either (LSTM
  * batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
+/* Chunks of SLICE_SAMPLES; with recurrent layers, one chunk per planned
+ * thread where that is larger: each chunk's per-step products pack the
+ * recurrent weights once (single-threaded SGEMM), so fewer, larger chunks
+ * pack them less often. At batch 256 on 2 threads (2-core AMD EPYC):
+ * LSTM inference 3.19 -> 3.08 s per 512 samples, GRU 2.40 -> 2.32 s,
+ * reset-before GRU 2.43 -> 2.35 s. Batches up to SLICE_SAMPLES per thread
+ * are chunked as before. */
+int cb_exec_chunk(const cb_exec *ex, int batch)
+{
+    if (!ex->recurrent || ex->kthreads < 1) return SLICE_SAMPLES;
+    const int per_thread = (batch + ex->kthreads - 1) / ex->kthreads;
+    return per_thread > SLICE_SAMPLES ? per_thread : SLICE_SAMPLES;
+}
+
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
 {
-    const int chunks = (batch + SLICE_SAMPLES - 1) / SLICE_SAMPLES;
+    const int chunk = cb_exec_chunk(ex, batch), chunks = (batch + chunk - 1) / chunk;
     *threads = 1;
     if (!ex->slices || (ex->big && batch < now) || (ex->whole_dnnl && chunks > 1)) {
         *threads = now;

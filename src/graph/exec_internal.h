@@ -32,6 +32,7 @@ struct cb_exec {
     float *ws;
     size_t ws_floats;
     int slices;          /* fast inference: threads the batch's chunks are spread over; 0: no chunks */
+    int recurrent;       /* the graph has a recurrent layer: its chunks grow with the batch (cb_exec_chunk) */
     unsigned char *fused; /* fast kernels: an activation node computed by the convolution before it (1), a
                            * pooling by the one two before (FUSED_POOL) */
     int *pool_after;      /* training, fast kernels: the max pooling whose backward also does this activation's, or -1 */
@@ -67,6 +68,8 @@ typedef enum exec_mode {
     EXEC_SLICED     /* chunks of SLICE_SAMPLES spread over `threads` threads */
 } exec_mode;
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now_threads, int *threads);
+/* The samples per chunk of sliced inference at this batch size. */
+int cb_exec_chunk(const cb_exec *ex, int batch);
 
 /* What the op descriptors' steps (op_*.c) read of the executor. */
 size_t cb_node_floats(const cb_node *n, int batch);           /* a value's floats over `batch` samples */

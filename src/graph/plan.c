@@ -56,8 +56,9 @@ static void put_modes(cb_buf *b, const cb_exec *ex, unsigned char *whole, unsign
         if (n <= max) {
             m = cb_exec_mode(ex, n, ex->kthreads, &threads);
             if (m == EXEC_SLICED) {
-                sliced[n < SLICE_SAMPLES ? n : SLICE_SAMPLES] = 1;
-                if (n % SLICE_SAMPLES) sliced[n % SLICE_SAMPLES] = 1;
+                const int chunk = cb_exec_chunk(ex, n);
+                sliced[n < chunk ? n : chunk] = 1;
+                if (n % chunk) sliced[n % chunk] = 1;
             } else {
                 whole[n] = 1;
             }
@@ -66,8 +67,10 @@ static void put_modes(cb_buf *b, const cb_exec *ex, unsigned char *whole, unsign
             cb_buf_printf(b, "batches %d-%d: %s\n", from, n - 1,
                           prev == EXEC_WHOLE       ? "the whole batch, threaded kernels"
                           : prev == EXEC_ONE_CHUNK ? "one chunk on the calling thread, single-threaded kernels"
-                                                   : "chunks of up to " CB_STR(SLICE_SAMPLES) " samples over threads, "
-                                                     "single-threaded kernels in each");
+                          : ex->recurrent ? "chunks of up to " CB_STR(SLICE_SAMPLES) " samples, or one per thread where "
+                                            "that is more, over threads, single-threaded kernels in each"
+                                          : "chunks of up to " CB_STR(SLICE_SAMPLES) " samples over threads, "
+                                            "single-threaded kernels in each");
             from = n;
         }
         prev = m;
