@@ -871,7 +871,8 @@ TEST(recurrent_gradients_match_finite_differences)
 }
 
 /* Fast inference executors run recurrent layers on chunks of the batch
- * (each with its part of the saved gates and its own workspace); reference
+ * (each with its own workspace; the GRU also with its part of the saved
+ * gates, the LSTM keeping none: cb_lstm_infer); reference
  * inference executors run the whole batch at once, with a workspace sized
  * for it (it once was sized for one chunk). Both must match a training
  * executor on the whole batch. */
@@ -882,7 +883,9 @@ TEST(recurrent_inference_slices_match)
         const cb_kernels kernels = k < 3 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
         cb_graph g;
         cb_graph_init(&g);
-        int64_t t[1] = {6}, one[1] = {1};
+        /* 20 steps: LSTM inference projects its inputs a block of steps at
+         * a time (cb_lstm_infer), here in blocks of 4 or 7 steps */
+        int64_t t[1] = {20}, one[1] = {1};
         int ids = cb_graph_input(&g, "ids", 1, t);
         int e = cb_graph_embedding(&g, "emb", ids, 9, 5);
         int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, 7) : cb_graph_gru(&g, "rnn", e, 7, layer == 2);
@@ -897,7 +900,7 @@ TEST(recurrent_inference_slices_match)
         const int n = 150; /* more than one slice of samples */
         CHECK_OK(cb_exec_create(&g, n, 0, kernels, &inf));
         CHECK_OK(cb_exec_create(&g, n, 1, kernels, &train));
-        for (int i = 0; i < n * 6; i++) cb_exec_value(inf, ids)[i] = cb_exec_value(train, ids)[i] = (float)((i * 7) % 9);
+        for (int i = 0; i < n * 20; i++) cb_exec_value(inf, ids)[i] = cb_exec_value(train, ids)[i] = (float)((i * 7) % 9);
         memset(cb_exec_value(inf, labels), 0, n * sizeof(float));
         memset(cb_exec_value(train, labels), 0, n * sizeof(float));
         CHECK_OK(cb_exec_forward(inf, n));

@@ -21,10 +21,10 @@ static double rnn_flops(const cb_graph *g, const cb_node *n)
 #define LSTM_SAVED 5
 #define GRU_SAVED 6
 
+/* Inference keeps nothing (cb_lstm_infer). */
 static size_t lstm_saved(const cb_node *n, int max_batch, int with_grads)
 {
-    (void)with_grads;
-    return (size_t)max_batch * (size_t)n->dims[0] * LSTM_SAVED * (size_t)n->dims[1];
+    return with_grads ? (size_t)max_batch * (size_t)n->dims[0] * LSTM_SAVED * (size_t)n->dims[1] : 0;
 }
 
 static size_t gru_saved(const cb_node *n, int max_batch, int with_grads)
@@ -36,9 +36,8 @@ static size_t gru_saved(const cb_node *n, int max_batch, int with_grads)
 static size_t lstm_workspace(const cb_exec *ex, const cb_node *n, int batch, int threads)
 {
     (void)threads;
-    if (!ex->with_grads) return 0; /* only its backward needs one */
     cb_rnn_shape rs = rnn_shape(ex->g, n, batch);
-    return cb_lstm_workspace(&rs);
+    return ex->with_grads ? cb_lstm_workspace(&rs) : cb_lstm_infer_workspace(&rs);
 }
 
 static size_t gru_workspace(const cb_exec *ex, const cb_node *n, int batch, int threads)
@@ -53,6 +52,11 @@ static cb_status lstm_forward(const cb_step *st)
     const cb_exec *ex = st->ex;
     const cb_node *n = st->n;
     cb_rnn_shape rs = rnn_shape(st->g, n, st->batch);
+    if (!ex->with_grads) {
+        cb_lstm_infer(&rs, st->x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]], ex->val[n->in[4]], st->y,
+                      st->ws, st->fast);
+        return CB_OK;
+    }
     float *saved = ex->aux[st->i] + (size_t)st->b0 * rs.t * LSTM_SAVED * rs.h;
     cb_lstm_fwd(&rs, st->x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]], ex->val[n->in[4]], st->y, saved,
                 st->fast);

@@ -38,6 +38,10 @@ void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
                  const float *saved, const float *dy, float *dx, float *dw_ih, float *dw_hh, float *db_ih,
                  float *db_hh, float *ws, int fast);
 size_t cb_lstm_workspace(const cb_rnn_shape *s);
+/* Inference only (nothing saved): ws holds cb_lstm_infer_workspace floats. */
+void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
+                   const float *b_hh, float *y, float *ws, int fast);
+size_t cb_lstm_infer_workspace(const cb_rnn_shape *s);
 /* GRU (rnn.c): reset_before 0 is PyTorch's GRU, 1 the Keras reset_after=False
  * variant; saved [n, t, 6h]; ws: cb_gru_workspace floats, forward too. */
 void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
