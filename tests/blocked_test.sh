@@ -42,6 +42,8 @@ check "plan: a value read outside is copied out" grep -A1 "^23 " "$T/plan" | gre
 check "plan: a concatenation of blocked values stays blocked" grep -A1 "^32 " "$T/plan" | grep -q "concat: onednn-blocked"
 check "plan: 12 channels (not a multiple of the block) stay outside" grep -A1 "^35 " "$T/plan" | grep -q "n1-3 onednn"
 check "plan: a batch normalisation folded into its convolution's weights, its ReLU a post-op" grep -q "+batchnorm(node [0-9]*) folded into the weights +relu, buffer" "$T/plan"
+check "plan: at level fused the batch normalisation after a convolution is not folded (it rounds otherwise), it runs blocked on its own" \
+    bash -c "'$BIN' plan '$T/blk.onnx' --batch 3 --level fused | grep -A1 '/bn1/' | grep -q 'batchnorm: onednn-blocked'"
 check "plan: a batch normalisation whose operand is read again runs on its own, blocked" grep -q "^  forward: batchnorm: onednn-blocked nChw[0-9]*c, buffer" "$T/plan"
 check "plan: a 2x2 max pooling runs crossbind's blocked loop" grep -q "pooling: onednn-blocked nChw[0-9]*c, 2x2 max loop" "$T/plan"
 check "plan: the memory line counts the blocked buffers" grep -q "blocked buffers [0-9.]* MiB" "$T/plan"

@@ -10,11 +10,12 @@
  * blocked buffers shared by liveness; a value is reordered to the plain
  * NCHW buffer the rest of the engine reads (a copy-out step) only where a
  * node outside reads it, where it is the graph's output or pinned, or where
- * a caller asked to capture it. A convolution also takes the inference
- * batch normalisation right after it into its weights and bias (scaled per
- * output channel, as ONNX Runtime's and PyTorch's conv-BN folding do: the
- * rounding differs from normalising the sums), and computes as oneDNN
- * post-ops the ReLU or Clip after it and a residual Add whose other operand
+ * a caller asked to capture it. At fastmath a convolution also takes the
+ * inference batch normalisation right after it into its weights and bias
+ * (scaled per output channel, as ONNX Runtime's and PyTorch's conv-BN
+ * folding do: the rounding differs from normalising the sums, so at fused
+ * it runs on its own, blocked, in the plain step's arithmetic). A
+ * convolution computes as oneDNN post-ops the ReLU or Clip after it and a residual Add whose other operand
  * dies there (the sum is accumulated in that operand's buffer): those
  * nodes are fused nodes, not materialised.
  *
@@ -172,8 +173,9 @@ static void choose_members(cb_blk_plan *p, const cb_graph *g, unsigned char *dro
 /* Post-ops: node k (an activation, Add or batch normalisation) whose
  * operand is a convolution group's result used by k alone becomes part of
  * that convolution. A batch normalisation joins only directly after the
- * convolution (before any post-op): it is folded into the weights. */
-static void fuse(cb_blk_plan *p, const cb_graph *g)
+ * convolution (before any post-op), and only where the level allows its
+ * other rounding (fold_bn, fastmath): it is folded into the weights. */
+static void fuse(cb_blk_plan *p, const cb_graph *g, int fold_bn)
 {
     for (int k = 0; k < g->count; k++) {
         const cb_node *n = &g->nodes[k];
@@ -185,7 +187,7 @@ static void fuse(cb_blk_plan *p, const cb_graph *g)
                 continue;
             cb_blk_post post = {0};
             if (p->role[k] == R_BN) {
-                if (v != conv || p->npost[conv]) break;
+                if (!fold_bn || v != conv || p->npost[conv]) break;
                 p->bn_of[conv] = k;
                 p->role[k] = R_FUSED;
                 p->fused_into[k] = conv;
@@ -327,7 +329,7 @@ static float *aligned_floats(size_t n)
     return aligned_alloc(64, bytes);
 }
 
-cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out)
+cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fold_bn, cb_blk_plan **out)
 {
     *out = NULL;
     const int block = cb_blk_block();
@@ -364,7 +366,7 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out
         cb_blk_plan_free(p);
         return CB_OK;
     }
-    fuse(p, g);
+    fuse(p, g, fold_bn);
     plan_exits(p, g);
     cb_status st = assign_slots(p, g);
     for (int s = 0; s < p->nslots && st == CB_OK; s++)

@@ -9,8 +9,10 @@
 
 /* The plan for g, or *out = NULL where no node joins (or oneDNN is not
  * built in). Buffers are sized for max_batch; primitives are made at the
- * first forward of each batch size. */
-cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, cb_blk_plan **out);
+ * first forward of each batch size. fold_bn: a batch normalisation right
+ * after a convolution is folded into its weights (else it runs on its own,
+ * in the plain step's arithmetic). */
+cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fold_bn, cb_blk_plan **out);
 void cb_blk_plan_free(cb_blk_plan *p);
 /* Whether node i's forward step is the plan's (p may be NULL). */
 int cb_blk_member(const cb_blk_plan *p, int i);

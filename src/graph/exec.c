@@ -398,7 +398,8 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     /* The blocked-layout rewrite first (blocked.c): the flag fusions below
      * leave its members alone. */
     if (rewrites && !with_grads && conv_heavy(g) && cb_dnnl_enabled()) {
-        cb_status st = cb_blk_plan_create(g, max_batch, &ex->blk);
+        /* Folding a batch normalisation into the weights rounds otherwise: fastmath's alone. */
+        cb_status st = cb_blk_plan_create(g, max_batch, kernels == CB_KERNELS_FAST, &ex->blk);
         if (st != CB_OK) {
             cb_exec_free(ex);
             return st;
