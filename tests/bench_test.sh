@@ -85,6 +85,8 @@ json_check "  ... every cell measured, none in training" "$T/in/bench.json" \
     "len(d['cells']) == 6 and all(c['status'] == 'ok' and c['kind'] != 'train' for c in d['cells'])"
 json_check "  ... inference in batches of 32" "$T/in/bench.json" \
     "all(c['batch'] == 32 for c in d['cells'] if c['kind'] == 'infer')"
+check "  ... the page's Reproduce line names the kinds measured" \
+    grep -q "^Reproduce: crossbind bench --models mobilenet_v2 --bindings crossbind,onnxruntime-node --kinds infer,latency,startup --threads" "$T/in/bench.md"
 W="$T/in/work/models/mobilenet_v2.onnx"
 a=$("$BIN" bench-worker --model mobilenet_v2 --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
 b=$(node runners/onnxruntime-node/crossbind_ort.js bench --model mobilenet_v2 --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")

@@ -394,6 +394,16 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
     for (int m = 0; m < c->nmodels; m++) cb_buf_printf(&cmd, "%s%s", m ? "," : " ", c->models[m]);
     cb_buf_printf(&cmd, " --bindings");
     for (int i = 0; i < c->nbindings; i++) cb_buf_printf(&cmd, "%s%s", i ? "," : " ", c->bindings[i]);
+    int all = 1; /* --kinds only where some kind was left out */
+    for (int k = 0; k < CB_BENCH_KINDS; k++) all &= c->kinds[k] != 0;
+    if (!all) {
+        cb_buf_printf(&cmd, " --kinds");
+        for (int k = 0, first = 1; k < CB_BENCH_KINDS; k++)
+            if (c->kinds[k]) {
+                cb_buf_printf(&cmd, "%s%s", first ? " " : ",", cb_bench_kind_names[k]);
+                first = 0;
+            }
+    }
     cb_buf_printf(&cmd, " --threads %d --rounds %d%s", c->threads, c->rounds, c->quick ? " --quick" : "");
     cb_out_text(b, cmd.data);
     cb_buf_free(&cmd);
