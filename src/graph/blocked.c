@@ -15,11 +15,12 @@
  * (scaled per output channel, as ONNX Runtime's and PyTorch's conv-BN
  * folding do: the rounding differs from normalising the sums, so at fused
  * it runs on its own, blocked, in the plain step's arithmetic). A
- * convolution computes as oneDNN post-ops the ReLU or Clip after it and a residual Add whose other operand
- * dies there (the sum is accumulated in that operand's buffer): those
- * nodes are fused nodes, not materialised.
+ * convolution computes as oneDNN post-ops the ReLU or Clip after it and a
+ * residual Add whose other operand dies there (the sum is accumulated in
+ * that operand's buffer): those nodes are fused nodes, not materialised.
  *
- * Why the batch normalisation is folded, not a post-op: oneDNN 2.6's
+ * Why the batch normalisation is folded at fastmath rather than computed
+ * exactly as a post-op at every level: oneDNN 2.6's
  * per-channel binary post-ops made VGG-16's convolutions at batch 128 up to
  * 1.8x slower (2-core AMD EPYC, AVX2: features.7 54 -> 98 ms per 256
  * samples), while folding costs one pass over the weights, once where the
@@ -36,7 +37,6 @@
  * oneDNN's 40); a node whose activation inputs are all blocked. A
  * convolution whose result no member reads stays outside (it would only add
  * reorders). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blocked.h"
@@ -429,20 +429,13 @@ void cb_blk_capture(cb_blk_plan *p, int i)
 static float *buf(const cb_blk_plan *p, int v) { return p->slot_buf[p->slot[v]]; }
 
 /* Batch normalisation k's scales and shifts from its parameters as they
- * are now, in the plain step's arithmetic (cb_bn_fwd, inference). */
+ * are now, in the plain step's arithmetic. */
 static const float *bn_coef(const cb_blk_plan *p, const cb_exec *ex, int k)
 {
     const cb_node *n = &ex->g->nodes[k];
-    const float *gamma = ex->val[n->in[1]], *beta = ex->val[n->in[2]], *mean = ex->val[n->in[3]],
-                *var = ex->val[n->in[4]];
-    const int c = (int)n->dims[0];
-    float *coef = p->coef[k];
-    for (int j = 0; j < c; j++) {
-        const float invstd = (float)(1.0 / sqrt((double)var[j] + n->eps));
-        coef[j] = gamma[j] * invstd;
-        coef[c + j] = beta[j] - mean[j] * coef[j];
-    }
-    return coef;
+    cb_bn_infer_coef((int)n->dims[0], n->eps, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
+                     ex->val[n->in[4]], p->coef[k]);
+    return p->coef[k];
 }
 
 /* Convolution i's weights and bias with its batch normalisation folded in:

@@ -111,6 +111,23 @@ static void channel_stats_fast(const cb_bn_shape *s, const float *x, int c, doub
     *var = sq.total / m;
 }
 
+/* One channel's normalisation as y = x * scale + shift. */
+static inline void scale_shift(double mean, double var, float eps, float gamma, float beta, float *invstd,
+                               float *scale, float *shift)
+{
+    *invstd = (float)(1.0 / sqrt(var + eps));
+    *scale = gamma * *invstd;
+    *shift = beta - (float)mean * *scale;
+}
+
+void cb_bn_infer_coef(int c, float eps, const float *gamma, const float *beta, const float *running_mean,
+                      const float *running_var, float *coef)
+{
+    float invstd;
+    for (int j = 0; j < c; j++)
+        scale_shift(running_mean[j], running_var[j], eps, gamma[j], beta[j], &invstd, &coef[j], &coef[c + j]);
+}
+
 void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *gamma, const float *beta,
                float *running_mean, float *running_var, float *saved, float *y, int fast)
 {
@@ -130,12 +147,12 @@ void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *
             mean = running_mean[c];
             var = running_var[c];
         }
-        const float invstd = (float)(1.0 / sqrt(var + s->eps));
+        float invstd, scale, shift;
+        scale_shift(mean, var, s->eps, gamma[c], beta[c], &invstd, &scale, &shift);
         if (saved) {
             saved[c] = (float)mean;
             saved[s->c + c] = invstd;
         }
-        const float scale = gamma[c] * invstd, shift = beta[c] - (float)mean * scale;
         for (int n = 0; n < s->n; n++) {
             const float *p = x + ((size_t)n * s->c + c) * hw;
             float *q = y + ((size_t)n * s->c + c) * hw;

@@ -24,6 +24,10 @@ void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, i
 typedef struct cb_bn_shape { int n, c, h, w; float eps, momentum; } cb_bn_shape;
 void cb_bn_fwd(const cb_bn_shape *s, int training, const float *x, const float *gamma, const float *beta,
                float *running_mean, float *running_var, float *saved, float *y, int fast);
+/* Inference's per-channel scales (coef[0, c)) and shifts (coef[c, 2c)):
+ * y = x * scale + shift is cb_bn_fwd's inference arithmetic. */
+void cb_bn_infer_coef(int c, float eps, const float *gamma, const float *beta, const float *running_mean,
+                      const float *running_var, float *coef);
 /* dx is added to, or stored where store_dx (dgamma, dbeta are added to). */
 void cb_bn_bwd(const cb_bn_shape *s, const float *x, const float *gamma, const float *saved, const float *dy,
                float *dx, float *dgamma, float *dbeta, int fast, int store_dx);
