@@ -722,10 +722,6 @@ static cb_status exec_forward(cb_exec *ex, int batch)
     return forward_range(ex, 0, batch, ex->ws, 1);
 }
 
-/* A single sample of a large model (the recurrent ones: 0.6-1.3 GFLOP)
- * runs through the threaded kernels: sliced, it would use one thread,
- * whose cache cannot hold the whole recurrent weight matrix either (LSTM
- * batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
 /* Chunks of SLICE_SAMPLES; with recurrent layers, one chunk per planned
  * thread where that is larger: each chunk's per-step products pack the
  * recurrent weights once (single-threaded SGEMM), so fewer, larger chunks
@@ -740,6 +736,10 @@ int cb_exec_chunk(const cb_exec *ex, int batch)
     return per_thread > SLICE_SAMPLES ? per_thread : SLICE_SAMPLES;
 }
 
+/* A single sample of a large model (the recurrent ones: 0.6-1.3 GFLOP)
+ * runs through the threaded kernels: sliced, it would use one thread,
+ * whose cache cannot hold the whole recurrent weight matrix either (LSTM
+ * batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
 {
     const int chunk = cb_exec_chunk(ex, batch), chunks = (batch + chunk - 1) / chunk;

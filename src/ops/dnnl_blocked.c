@@ -329,9 +329,9 @@ void cb_blk_add(const float *a, const float *b, float *y, size_t n)
     for (size_t k = 0; k < n; k++) y[k] = a[k] + b[k];
 }
 
-/* A batch normalisation on its own (not right after a convolution, which
- * would take it into its weights): the plain step's x * scale + shift per
- * channel, one block of channels at a time. */
+/* A batch normalisation on its own (at fused, or not right after a
+ * convolution that could take it into its weights): the plain step's
+ * x * scale + shift per channel, one block of channels at a time. */
 static void scale_shift_blocks(const float *x, const float *coef, float *y, int64_t runs, int c, int hw, int B)
 {
 #pragma omp parallel for schedule(static) if (runs * hw * B > 65536)
