@@ -293,12 +293,10 @@ cb_status delta_prepare_study(delta_env *e, delta_inputs *in, char *weights_sha,
     if (s == CB_OK) s = hash_rows(&t, in->n, in->sha256);
     if (s == CB_OK) s = cb_npy_write(e->inputs, &t);
     if (s == CB_OK) s = delta_sha256_file(e->inputs, in->file_sha256);
-    if (tokens)
-        snprintf(pipeline, cap, "the first %lld test samples of %s, int64 token ids [N, %lld] as the study reads them",
-                 (long long)d.n, d.source, (long long)t.shape[1]);
-    else
-        snprintf(pipeline, cap, "the first %lld test samples of %s, pixels scaled to [0, 1] as the study reads them",
-                 (long long)d.n, d.source);
+    char what[64] = "pixels scaled to [0, 1]";
+    if (tokens) snprintf(what, sizeof what, "int64 token ids [N, %lld]", (long long)t.shape[1]);
+    snprintf(pipeline, cap, "the first %lld test samples of %s, %s as the study reads them", (long long)d.n, d.source,
+             what);
     snprintf(e->export_note, sizeof e->export_note, "crossbind's ONNX export of %s with the given weights", c->model);
     if (t.data != d.x) free(t.data);
     cb_dataset_free(&d);

@@ -32,9 +32,9 @@
  * Which nodes join (a fixed rule, printed by the plan): convolutions with a
  * multiple of the block size of output channels (and, grouped, of channels
  * per group unless depthwise) in graphs of over CONV_HEAVY_FLOPS per
- * sample, unless the dense kernel would run it at the plan's largest batch
- * (VGG-16's 2x2 layers at batch 128: 15 ms per 256 samples against
- * oneDNN's 40); a node whose activation inputs are all blocked. A
+ * sample, unless the plain path runs it as a matrix product at the plan's
+ * largest batch, where it does not use oneDNN either (VGG-16's 2x2 layers
+ * at batch 128, dense kernel: 15 ms per 256 samples against oneDNN's 40); a node whose activation inputs are all blocked. A
  * convolution whose result no member reads stays outside (it would only add
  * reorders). */
 #include <stdlib.h>
@@ -89,8 +89,9 @@ static int observable(const cb_graph *g, int v) { return g->nodes[v].pinned || v
 static int conv_joins(const cb_graph *g, const cb_node *n, int block, int max_batch)
 {
     if (!channels_ok(n, block)) return 0;
-    cb_conv_shape at_most = cb_node_conv_shape(g, n, max_batch);
-    if ((n->groups <= 1) && cb_conv2d_dense_ok(&at_most)) return 0;
+    const cb_conv_shape at_most = cb_node_conv_shape(g, n, max_batch);
+    if (n->groups <= 1 && at_most.dh <= 1 && at_most.dw <= 1 && cb_conv2d_matrix_product(&at_most))
+        return 0; /* the plain path's matrix product, as for oneDNN (cb_dnnl_conv_use) */
     const cb_node *x = &g->nodes[n->in[0]];
     if (!x->batched || x->ndim != 3) return 0;
     const int groups = n->groups > 1 ? n->groups : 1, c = (int)x->dims[0], oc = (int)n->dims[0];

@@ -43,6 +43,8 @@ static int tap_of(const cb_conv_shape *s, int oy, int ox, int iy, int ix)
     return i >= 0 && i < s->kh && j >= 0 && j < s->kw ? i * s->kw + j : -1;
 }
 
+int cb_conv2d_matrix_product(const cb_conv_shape *s) { return cb_conv2d_whole_window(s) || cb_conv2d_dense_ok(s); }
+
 int cb_conv2d_dense_ok(const cb_conv_shape *s)
 {
     if (s->n < DENSE_MIN_BATCH || cb_conv2d_whole_window(s) || mt_floats(s) > DENSE_MAX_MT || mt_floats(s) == 0)

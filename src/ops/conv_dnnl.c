@@ -154,7 +154,7 @@ int cb_dnnl_conv_use(const cb_conv_shape *s)
     if (!conv_enabled()) return 0;
     double flops = 2.0 * s->oc * s->oh * s->ow * (double)s->c * s->kh * s->kw;
     if (flops < DNNL_MIN_FLOPS) return 0;
-    if (cb_conv2d_whole_window(s) || cb_conv2d_dense_ok(s)) return 0; /* a matrix product both ways */
+    if (cb_conv2d_matrix_product(s)) return 0; /* a matrix product both ways */
     if (s->c == 1 && cb_conv2d_wgrad_direct_ok(s)) return 0; /* crossbind's direct kernels both ways */
     const int own_bwd = cb_conv2d_bwd_nb_ok(s) || (cb_conv2d_wgrad_direct_ok(s) && cb_conv2d_dgrad_own(s));
     return (own_bwd ? 0 : CB_DNNL_BWD) | (s->c > 1 ? CB_DNNL_FWD : 0);

@@ -246,6 +246,10 @@ typedef struct cb_dnnl_conv cb_dnnl_conv;
  * enabled): bits CB_DNNL_FWD, CB_DNNL_BWD. */
 enum { CB_DNNL_FWD = 1, CB_DNNL_BWD = 2 };
 int cb_dnnl_conv_use(const cb_conv_shape *s);
+/* Whether a convolution of this shape (ungrouped, undilated) is run as a
+ * matrix product rather than by oneDNN: the whole window, or the dense
+ * kernel's every-output-sees-every-input case at this sample count. */
+int cb_conv2d_matrix_product(const cb_conv_shape *s);
 int cb_dnnl_enabled(void);                      /* built in, and not turned off by CROSSBIND_CONV */
 const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
