@@ -2,7 +2,7 @@
 # The blocked-layout rewrite of inference (src/graph/blocked.c) on a network
 # made to reach every branch of it (tests/blocked/export.py, exported by
 # Debian's torch 1.13): the plan names its members, post-ops (batch
-# normalisation among them) and copy-outs;
+# normalisation among them), the convolutions Winograd's method runs and copy-outs;
 # every level and CROSSBIND_CONV=blas give PyTorch's outputs; a dump
 # captures blocked values through copy-out steps without changing the plan,
 # equal to the reference level's values, and lists post-op'd values as not
@@ -33,7 +33,18 @@ check "  ... to PyTorch's outputs" close "$T/y_blas.npy" "$T/blk_torch.npy"
 
 "$BIN" plan "$T/blk.onnx" --batch 3 --threads 2 >"$T/plan"
 check "plan: the stem reads the 3-channel image plain, with ReLU as a post-op" grep -q "^  forward: conv2d: onednn-blocked nChw[0-9]*c, input plain +relu" "$T/plan"
-check "plan: Clip as a post-op" grep -q "onednn-blocked nChw[0-9]*c +clip" "$T/plan"
+check "plan: Clip as a post-op" grep -q "nChw[0-9]*c +clip" "$T/plan"
+# Winograd's method: fastmath only, on nChw8c only (AVX-512's nChw16c keeps oneDNN), for the 3x3 stride-1
+# convolutions with channels of 8 and output channels of 16: /a/ (its Clip), /d/ (input reordered in), /e/ (its
+# batch normalisation folded, then transformed); not the stem (3 channels), depthwise, grouped or 1x1 ones.
+if grep -q "nChw8c" "$T/plan"; then
+    check "plan: at fastmath the 3x3 stride-1 convolutions /a/, /d/, /e/ run Winograd's method, no other" \
+        bash -c "[ \"\$(grep -B1 winograd '$T/plan' | grep -o '^[0-9]* /[a-z]*/Conv' | tr '\n' ' ')\" = '8 /a/Conv 31 /d/Conv 45 /e/Conv ' ]"
+else
+    check "plan: no Winograd's method on nChw16c" bash -c "! grep -q winograd '$T/plan'"
+fi
+check "plan: no Winograd's method at level fused (it rounds otherwise)" \
+    bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --level fused | grep -q winograd"
 check "plan: a residual Add as a sum into its operand's buffer" grep -q "+sum(node 5, in its buffer)" "$T/plan"
 check "plan: an Add whose operand is read again runs on its own" grep -A1 "^21 " "$T/plan" | grep -q "add: onednn-blocked"
 check "plan: tanh runs on blocked values" grep -A1 "^22 " "$T/plan" | grep -q "activation: onednn-blocked"

@@ -9,10 +9,11 @@
 
 /* The plan for g, or *out = NULL where no node joins (or oneDNN is not
  * built in). Buffers are sized for max_batch; primitives are made at the
- * first forward of each batch size. fold_bn: a batch normalisation right
+ * first forward of each batch size. fastmath: a batch normalisation right
  * after a convolution is folded into its weights (else it runs on its own,
- * in the plain step's arithmetic). */
-cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fold_bn, cb_blk_plan **out);
+ * in the plain step's arithmetic), and the 3x3 convolutions that
+ * cb_wino_supports takes run Winograd's method (on nChw8c only). */
+cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_blk_plan **out);
 void cb_blk_plan_free(cb_blk_plan *p);
 /* Whether node i's forward step is the plan's (p may be NULL). */
 int cb_blk_member(const cb_blk_plan *p, int i);
@@ -26,7 +27,7 @@ int cb_blk_materialised(const cb_blk_plan *p, int i, int *by);
 void cb_blk_capture(cb_blk_plan *p, int i);
 /* Node i's step as plan text. */
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b);
-/* The blocked buffers' bytes at max_batch. */
+/* The blocked buffers' bytes at max_batch, with the Winograd workspace. */
 size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch);
 
 #endif

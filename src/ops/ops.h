@@ -296,6 +296,20 @@ cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);
 cb_status cb_blk_reorder_create(cb_dnnl_ctx *ctx, int n, int c, int h, int w, int to_plain, cb_blk_prim **out);
 cb_status cb_blk_reorder_run(cb_blk_prim *p, const float *x, float *y);
 void cb_blk_prim_free(cb_blk_prim *p);
+/* Winograd F(2x2, 3x3) convolution between nChw8c values (conv_winograd.c;
+ * the blocked layout's block must be CB_VL = 8), for the fastmath level:
+ * 3x3, stride 1, padding 1, undilated, ungrouped, channels a multiple of 8,
+ * output channels of 16, both at most 256 (the measured rule). u holds
+ * cb_wino_weight_floats(s) transformed weights (cb_wino_weights, from
+ * [oc, c, 3, 3]); ws cb_wino_workspace(s, threads) floats. Post-ops in
+ * order, CB_POST_SUM reading y's old value. Runs on `threads` threads,
+ * never inside a parallel region. */
+int cb_wino_supports(const cb_conv_shape *s, int groups);
+size_t cb_wino_weight_floats(const cb_conv_shape *s);
+size_t cb_wino_workspace(const cb_conv_shape *s, int threads);
+void cb_wino_weights(const cb_conv_shape *s, const float *w, float *u);
+void cb_wino_conv(const cb_conv_shape *s, const float *x, const float *u, const float *bias, const cb_blk_post *post,
+                  int npost, float *y, float *ws, int threads);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
 /* 2x2, stride 2, unpadded max pooling of a blocked [N, C/B, H, W, B] value

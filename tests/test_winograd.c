@@ -1,0 +1,118 @@
+/* Winograd F(2x2, 3x3) convolution (src/ops/conv_winograd.c) against the
+ * reference convolution: image sizes that leave partial 2x2 tiles, tile
+ * counts that leave partial register tiles and uneven thread groups, the
+ * post-ops in order (the sum reading the destination's old value, ReLU and
+ * Clip letting NaN through), one and two threads, and which shapes it
+ * takes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "../src/ops/ops.h"
+
+enum { B = 8 }; /* nChw8c */
+
+static void to_blocked(const float *x, float *y, int n, int c, int hw)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c; k++)
+            for (int p = 0; p < hw; p++)
+                y[(((size_t)i * (c / B) + k / B) * hw + p) * B + k % B] = x[((size_t)i * c + k) * hw + p];
+}
+
+static void from_blocked(const float *x, float *y, int n, int c, int hw)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c; k++)
+            for (int p = 0; p < hw; p++)
+                y[((size_t)i * c + k) * hw + p] = x[(((size_t)i * (c / B) + k / B) * hw + p) * B + k % B];
+}
+
+static cb_conv_shape shape(int n, int c, int oc, int h, int w)
+{
+    return (cb_conv_shape){.n = n, .c = c, .h = h, .w = w, .oc = oc, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+                           .ph = 1, .pw = 1, .oh = h, .ow = w};
+}
+
+/* Runs one case; returns whether it matched the reference (with the
+ * post-ops applied to the reference's plain result). */
+static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, int threads, int nan_at)
+{
+    const size_t xn = (size_t)s->n * s->c * s->h * s->w, yn = (size_t)s->n * s->oc * s->oh * s->ow,
+                 wn = (size_t)s->oc * s->c * 9;
+    float *x = malloc(xn * sizeof *x), *xb = malloc(xn * sizeof *x), *w = malloc(wn * sizeof *w),
+          *b = malloc((size_t)s->oc * sizeof *b), *old = malloc(yn * sizeof *old), *ref = malloc(yn * sizeof *ref),
+          *yb = malloc(yn * sizeof *yb), *y = malloc(yn * sizeof *y),
+          *u = malloc(cb_wino_weight_floats(s) * sizeof *u),
+          *ws = malloc(cb_wino_workspace(s, threads) * sizeof *ws);
+    int ok = x && xb && w && b && old && ref && yb && y && u && ws;
+    if (ok) {
+        for (size_t i = 0; i < xn; i++) x[i] = sinf(0.61f * (float)i) + 0.25f * cosf(0.07f * (float)i);
+        for (size_t i = 0; i < wn; i++) w[i] = 0.3f * sinf(1.3f * (float)i + 0.5f);
+        for (int o = 0; o < s->oc; o++) b[o] = 0.1f * (float)(o % 7) - 0.3f;
+        for (size_t i = 0; i < yn; i++) old[i] = cosf(0.11f * (float)i);
+        if (nan_at >= 0) x[nan_at] = NAN;
+        cb_conv2d_fwd_ref(s, x, w, b, ref);
+        for (size_t i = 0; i < yn; i++)
+            for (int k = 0; k < npost; k++) {
+                float v = ref[i];
+                if (post[k].kind == CB_POST_SUM) v += old[i];
+                else if (post[k].kind == CB_POST_RELU) v = v > 0.0f ? v : (isnan(v) ? v : 0.0f);
+                else v = v < post[k].lo ? post[k].lo : v > post[k].hi ? post[k].hi : v;
+                ref[i] = v;
+            }
+        to_blocked(x, xb, s->n, s->c, s->h * s->w);
+        to_blocked(old, yb, s->n, s->oc, s->oh * s->ow); /* the sum's operand, in the destination */
+        cb_wino_weights(s, w, u);
+        cb_wino_conv(s, xb, u, b, post, npost, yb, ws, threads);
+        from_blocked(yb, y, s->n, s->oc, s->oh * s->ow);
+        ok = check_close("winograd against the reference convolution", y, ref, (int64_t)yn, TOL_KERNEL_ATOL,
+                         TOL_KERNEL_RTOL);
+    }
+    free(x), free(xb), free(w), free(b), free(old), free(ref), free(yb), free(y), free(u), free(ws);
+    return ok;
+}
+
+TEST(winograd_matches_reference_convolution)
+{
+    static const cb_blk_post none[1] = {{0}};
+    const cb_blk_post relu = {CB_POST_RELU, 0, 0}, sum = {CB_POST_SUM, 0, 0}, clip = {CB_POST_CLIP, 0.0f, 0.5f};
+    const cb_blk_post sum_relu[] = {sum, relu}, clip_only[] = {clip};
+    /* even and odd sizes, 1 to 3 samples, channels 8 to 48 */
+    static const int cases[][5] = {{1, 8, 16, 4, 4},  {2, 16, 32, 7, 7},   {3, 24, 16, 5, 9},
+                                   {1, 48, 32, 14, 14}, {2, 32, 48, 1, 3}, {1, 16, 16, 29, 13}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const cb_conv_shape s = shape(cases[k][0], cases[k][1], cases[k][2], cases[k][3], cases[k][4]);
+        CHECK(cb_wino_supports(&s, 1));
+        for (int threads = 1; threads <= 2; threads++) {
+            CHECK(run_case(&s, none, 0, threads, -1));
+            CHECK(run_case(&s, sum_relu, 2, threads, -1));
+            CHECK(run_case(&s, clip_only, 1, threads, -1));
+        }
+    }
+    /* NaN in one input spreads to the outputs whose windows hold it, through the ReLU */
+    const cb_conv_shape s = shape(1, 8, 16, 6, 6);
+    CHECK(run_case(&s, sum_relu, 2, 2, 3 * 6 + 2));
+}
+
+TEST(winograd_takes_only_its_shapes)
+{
+    const cb_conv_shape ok = shape(1, 64, 64, 56, 56);
+    CHECK(cb_wino_supports(&ok, 0) && cb_wino_supports(&ok, 1));
+    cb_conv_shape s = ok;
+    s.sh = s.sw = 2, s.oh = s.ow = 28; /* strided */
+    CHECK(!cb_wino_supports(&s, 1));
+    s = ok, s.kh = s.kw = 5, s.ph = s.pw = 2; /* 5x5 */
+    CHECK(!cb_wino_supports(&s, 1));
+    s = ok, s.dh = s.dw = 2, s.ph = s.pw = 2; /* dilated */
+    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&ok, 2)); /* grouped */
+    s = ok, s.c = 12; /* channels not a multiple of the block */
+    CHECK(!cb_wino_supports(&s, 1));
+    s = ok, s.oc = 40; /* output channels not a multiple of the panel */
+    CHECK(!cb_wino_supports(&s, 1));
+    s = ok, s.c = 512; /* above the measured rule */
+    CHECK(!cb_wino_supports(&s, 1));
+    s = ok, s.ph = s.pw = 0, s.oh = s.ow = 54; /* unpadded */
+    CHECK(!cb_wino_supports(&s, 1));
+}
