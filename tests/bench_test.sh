@@ -40,6 +40,8 @@ json_check "value counts: units x rounds, latency per sample" "$J" \
     "all(len(c['times_s']) == (c['samples'] if c['kind'] == 'latency' else c['repeat']) for c in d['cells'])"
 json_check "times are positive, start-up under 60 s" "$J" \
     "all(0 < t < 60 for c in d['cells'] for t in c['times_s'])"
+json_check "crossbind's inference cells record their plan's operations per sample (LeNet-5: 0.81 MFLOP without padding taps, no Winograd)" "$J" \
+    "all(abs(c.get('flops_done_per_sample', 0) - 813312) < 1 for c in d['cells'] if c['binding'] == 'crossbind' and c['kind'] in ('infer', 'latency'))"
 json_check "peak memory recorded for every process" "$J" "all(c['peak_rss_kib'] > 1000 for c in d['cells'])"
 json_check "peak memory is the worker's own (crossbind's LeNet-5 under 60 MiB, PyTorch's over 100)" "$J" \
     "all((c['peak_rss_kib'] < 60 * 1024) if c['binding'] == 'crossbind' else (c['peak_rss_kib'] > 100 * 1024 or c['binding'] != 'pytorch') for c in d['cells'])"
@@ -58,8 +60,9 @@ PY
 )
 check "the page: the convolutions' share of the SGEMM beside them ($paired%)" \
     grep -q "^| lenet5 | crossbind |.*; $paired% \[[0-9]*, [0-9]*\] of the SGEMM measured beside each unit |" "$T/q/bench.md"
+# (the harness's median interpolates between the middle two of an even count, as statistics.median does)
 json_check "PyTorch's settings both tried, the faster used" "$J" \
-    "all(len(c['round1_by_setting']) == 2 and c['setting'] == min(c['round1_by_setting'], key=lambda k: sorted(c['round1_by_setting'][k])[len(c['round1_by_setting'][k]) // 2]) for c in d['cells'] if c['binding'] == 'pytorch' and c['kind'] in ('train', 'infer'))"
+    "all(len(c['round1_by_setting']) == 2 and c['setting'] == min(c['round1_by_setting'], key=lambda k: __import__('statistics').median(c['round1_by_setting'][k])) for c in d['cells'] if c['binding'] == 'pytorch' and c['kind'] in ('train', 'infer'))"
 json_check "SGEMM measured before and after" "$J" "all(d['sgemm_gflops'][w]['2'] > 1 for w in ('before', 'after'))"
 json_check "versions of every binding" "$J" "all(b['version'] and b['version'] != 'not reported' for b in d['bindings'])"
 check "the page: times, memory, SGEMM share, machine" grep -q "^| lenet5 | inference, 2000 samples, batch 128 | .* ms" "$T/q/bench.md"

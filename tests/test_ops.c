@@ -878,9 +878,11 @@ TEST(recurrent_gradients_match_finite_differences)
  * executor on the whole batch. */
 TEST(recurrent_inference_slices_match)
 {
-    for (int k = 0; k < 6; k++) {
-        const int layer = k % 3;
-        const cb_kernels kernels = k < 3 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
+    for (int k = 0; k < 8; k++) {
+        /* LSTM, GRU, GRU-rb of 7 units, and an LSTM of 8 (4H a multiple of
+         * 16: its slices' steps use the packed recurrent matrix) */
+        const int layer = k % 4 == 3 ? 0 : k % 4, hidden = k % 4 == 3 ? 8 : 7;
+        const cb_kernels kernels = k < 4 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
         cb_graph g;
         cb_graph_init(&g);
         /* 20 steps: LSTM inference projects its inputs a block of steps at
@@ -888,7 +890,7 @@ TEST(recurrent_inference_slices_match)
         int64_t t[1] = {20}, one[1] = {1};
         int ids = cb_graph_input(&g, "ids", 1, t);
         int e = cb_graph_embedding(&g, "emb", ids, 9, 5);
-        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, 7) : cb_graph_gru(&g, "rnn", e, 7, layer == 2);
+        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, hidden) : cb_graph_gru(&g, "rnn", e, hidden, layer == 2);
         int logits = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 3, 1);
         int labels = cb_graph_input(&g, "labels", 1, one);
         CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels) >= 0);
@@ -911,6 +913,34 @@ TEST(recurrent_inference_slices_match)
         cb_exec_free(train);
         cb_graph_free(&g);
     }
+}
+
+/* cb_gemm_packed against double sums: row counts that leave partial
+ * register tiles, an odd inner dimension, strided rows, with and without
+ * adding to C's old value. */
+TEST(gemm_packed_matches_double_sums)
+{
+    enum { M = 13, N = 48, K = 37, LDA = 41, LDB = 40, LDC = 50 };
+    float *a = malloc(sizeof(float) * M * LDA), *b = malloc(sizeof(float) * N * LDB), *bp = malloc(sizeof(float) * N * K),
+          *c = malloc(sizeof(float) * M * LDC), *want = malloc(sizeof(float) * M * LDC);
+    CHECK(a && b && bp && c && want);
+    if (!a || !b || !bp || !c || !want) return;
+    for (int i = 0; i < M * LDA; i++) a[i] = sinf(0.7f * (float)i);
+    for (int i = 0; i < N * LDB; i++) b[i] = cosf(0.3f * (float)i);
+    cb_pack_rows_as_panels(N, K, b, LDB, bp);
+    for (int m = 1; m <= M; m += 6)
+        for (int add = 0; add <= 1; add++) {
+            for (int i = 0; i < M * LDC; i++) c[i] = want[i] = 0.25f * (float)(i % 5);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int p = 0; p < K; p++) acc += (double)a[i * LDA + p] * b[j * LDB + p];
+                    want[i * LDC + j] = (float)(acc + (add ? want[i * LDC + j] : 0.0));
+                }
+            cb_gemm_packed(m, N, K, a, LDA, bp, c, LDC, add);
+            CHECK(check_close("cb_gemm_packed", c, want, (int64_t)M * LDC, 1e-5, 1e-5));
+        }
+    free(a), free(b), free(bp), free(c), free(want);
 }
 
 /* Pad's modes on a 3x3 plane 1..9, one row and column of border each

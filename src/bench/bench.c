@@ -292,6 +292,8 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         for (int i = 0; ok && i < t->count; i++) cb_series_add(into, t->items[i].num);
         /* conv_s: one value per unit; sgemm_gflops: one per worker, paired
          * with each of its units' (NAN where the worker gave none). */
+        const cb_json *fd = cb_json_get(&res, "flops_done");
+        if (fd && fd->type == CB_JSON_NUM && fd->num > 0 && into == &cl->times) cl->flops_done = fd->num;
         const cb_json *sg = cb_json_get(&res, "sgemm_gflops");
         const double ceiling = sg && sg->type == CB_JSON_NUM && sg->num > 0 ? sg->num : NAN;
         if (ok && cv && cv->type == CB_JSON_ARR && into == &cl->times)
@@ -304,7 +306,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         cb_buf info = {0};
         for (int i = 0; i < res.count; i++)
             if (strcmp(res.keys[i], "times_s") && strcmp(res.keys[i], "conv_s") && strcmp(res.keys[i], "vmhwm_kib") &&
-                strcmp(res.keys[i], "sgemm_gflops") &&
+                strcmp(res.keys[i], "sgemm_gflops") && strcmp(res.keys[i], "flops_done") &&
                 (res.items[i].type == CB_JSON_STR || res.items[i].type == CB_JSON_NUM)) {
                 if (res.items[i].type == CB_JSON_STR) cb_buf_printf(&info, "%s%s %s", info.len ? ", " : "", res.keys[i], res.items[i].str);
                 else cb_buf_printf(&info, "%s%s %g", info.len ? ", " : "", res.keys[i], res.items[i].num);

@@ -50,6 +50,7 @@ typedef struct cb_bench_cell {
     cb_series conv;        /* crossbind, training: seconds inside the convolutions per unit */
     cb_series conv_sgemm;  /* beside each conv value: the SGEMM GFLOP/s its worker measured (NAN: none) */
     long rss_kb;           /* the largest peak resident memory of its processes */
+    double flops_done;     /* crossbind, inference: its plan's operations per sample (0: the graph's count) */
     int failed;
     char error[400];
     char info[300];        /* what the worker said about itself (threads, versions) */

@@ -101,7 +101,9 @@ static void write_json(const cb_bench_results *r, cb_buf *b)
         cb_buf_json_string(b, setting_of(r, cl));
         cb_buf_printf(b, ", \"worker\": ");
         cb_buf_json_string(b, cl->info);
-        cb_buf_printf(b, ", \"peak_rss_kib\": %ld,\n     \"times_s\": ", cl->rss_kb);
+        cb_buf_printf(b, ", \"peak_rss_kib\": %ld,", cl->rss_kb);
+        if (cl->flops_done > 0) cb_buf_printf(b, " \"flops_done_per_sample\": %.6g,", cl->flops_done);
+        cb_buf_printf(b, "\n     \"times_s\": ");
         json_series(b, &cl->times);
         if (cl->conv.n) {
             cb_buf_printf(b, ", \"conv_s\": ");
@@ -314,7 +316,9 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
                   " over the units, [min, max]): on a shared machine both rates drift by a third within"
                   " minutes, and a ceiling from another moment moves the share with them.\n\n"
                   "The columns \"of FMA peak\" count only the multiply-adds done (a convolution's taps on"
-                  " padding left out) against the processor's measured FMA peak: the share of the limit that"
+                  " padding left out; in a crossbind inference cell, its plan's: a convolution run by"
+                  " Winograd's method counts its point products, 16 per channel pair and 2x2 block of outputs"
+                  " instead of 36) against the processor's measured FMA peak: the share of the limit that"
                   " the hardware sets.\n\n"
                   "| model | binding | training GFLOP/s | of SGEMM | of FMA peak | inference GFLOP/s | of SGEMM |"
                   " of FMA peak | convolutions in training |\n"
@@ -334,7 +338,8 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
             } else cb_out_lit(b, " – | – | – |");
             if (in && in->times.n) {
                 const double t = cb_series_quantile(&in->times, 0.5);
-                double g = r->flops[m] * in->sz.samples / t / 1e9, done = r->flops_done[m] * in->sz.samples / t / 1e9;
+                const double per = in->flops_done > 0 ? in->flops_done : r->flops_done[m];
+                double g = r->flops[m] * in->sz.samples / t / 1e9, done = per * in->sz.samples / t / 1e9;
                 cb_out_markf(b, " %.1f | %.0f%% | %.0f%% |", g, 100 * g / ceiling, 100 * done / r->fma[1]);
             } else cb_out_lit(b, " – | – | – |");
             if (tr && tr->conv.n && r->conv_flops[m] > 0) {

@@ -134,7 +134,7 @@ static cb_status train_units(cb_model *m, const bench_args *a, double *times, do
 /* kind infer: passes over `samples` samples (one warm-up pass first);
  * latency: seconds per single-sample prediction (5 warm-up samples);
  * startup: one prediction, printed at once. */
-static cb_status infer_units(cb_model *m, const bench_args *a, double *times, char plan[65])
+static cb_status infer_units(cb_model *m, const bench_args *a, double *times, char plan[65], double *flops_done)
 {
     const int latency = strcmp(a->kind, "infer") != 0;
     const int batch = latency ? 1 : (int)a->batch;
@@ -146,6 +146,7 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times, ch
         cb_exec_free(ex);
         return s;
     }
+    *flops_done = cb_exec_forward_flops_done(ex);
     float *x = cb_exec_value(ex, m->input);
     const float *out = cb_exec_value(ex, m->graph.output);
     if (!strcmp(a->kind, "startup")) {
@@ -248,12 +249,15 @@ int cmd_bench_worker(int argc, char **argv)
     double *times = calloc((size_t)n, sizeof *times), *conv = calloc((size_t)n, sizeof *conv);
     if (s == CB_OK && (!times || !conv)) s = cb_fail(CB_ERR_NOMEM, "out of memory");
     char plan[65] = "";
-    if (s == CB_OK) s = train ? train_units(m, &a, times, conv, plan) : infer_units(m, &a, times, plan);
+    double flops_done = 0;
+    if (s == CB_OK) s = train ? train_units(m, &a, times, conv, plan) : infer_units(m, &a, times, plan, &flops_done);
     if (s == CB_OK && strcmp(a.kind, "startup")) {
         char extra[4096] = "";
         const long hwm = vmhwm_kib(); /* the model's peak, before the SGEMM's buffers */
         /* Which kernels ran, shortened: `crossbind plan MODEL --batch B --hash`. */
         size_t len = (size_t)snprintf(extra, sizeof extra, ", \"plan\": \"%.16s\"", plan);
+        /* The plan's multiply-adds per sample (Winograd's fewer), for the share of the FMA peak. */
+        if (flops_done > 0) len += (size_t)snprintf(extra + len, sizeof extra - len, ", \"flops_done\": %.6g", flops_done);
         if (train) {
             len += (size_t)snprintf(extra + len, sizeof extra - len, ", \"conv_s\": [");
             for (long i = 0; i < n && len < sizeof extra - 40; i++)

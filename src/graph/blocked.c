@@ -646,6 +646,13 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
     if (p->blocked[v]) cb_buf_printf(b, ", buffer %d%s", p->slot[v], p->exit[v] ? ", copied out" : "");
 }
 
+double cb_blk_winograd_flops(const cb_blk_plan *p, const cb_graph *g, int i)
+{
+    if (!p || !p->wino_u[i]) return 0;
+    const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], 1);
+    return 2.0 * 16 * ((s.oh + 1) / 2) * ((s.ow + 1) / 2) * (double)s.c * s.oc;
+}
+
 size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch)
 {
     size_t f = p ? p->in_floats : 0;

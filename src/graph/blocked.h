@@ -27,6 +27,9 @@ int cb_blk_materialised(const cb_blk_plan *p, int i, int *by);
 void cb_blk_capture(cb_blk_plan *p, int i);
 /* Node i's step as plan text. */
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b);
+/* Node i's floating-point operations per sample where Winograd's method
+ * runs it (its 16 point products per 2x2 block of outputs), else 0. */
+double cb_blk_winograd_flops(const cb_blk_plan *p, const cb_graph *g, int i);
 /* The blocked buffers' bytes at max_batch, with the Winograd workspace. */
 size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch);
 

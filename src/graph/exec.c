@@ -609,6 +609,16 @@ cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float
     return CB_OK;
 }
 size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch); }
+
+double cb_exec_forward_flops_done(const cb_exec *ex)
+{
+    double f = 0;
+    for (int i = 0; i < ex->g->count; i++) {
+        const double w = cb_blk_winograd_flops(ex->blk, ex->g, i);
+        f += w > 0 ? w : cb_node_forward_flops_done(ex->g, i);
+    }
+    return f;
+}
 float cb_exec_loss(const cb_exec *ex) { return ex->val[ex->g->loss][0]; }
 
 static int is_loss(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_LOSS) != 0; }

@@ -20,8 +20,8 @@
  * Layout of the work: tiles (2x2 output blocks) are taken in groups of at
  * most WINO_GROUP per thread. For a group: the input transform writes
  * V[16][group][C]; 16 matrix products M[xi] = V[xi] U[xi] (U: the
- * transformed weights, packed in panels of 16 output channels) in a 6x16
- * register tile; the output transform reads M[16][group][OC] and writes
+ * transformed weights, packed in panels of 16 output channels:
+ * cb_gemm_packed); the output transform reads M[16][group][OC] and writes
  * y with the bias and post-ops. A group's V and M (at most 384 KiB at 256
  * channels) stay in the core's cache between the three phases. */
 #include <omp.h>
@@ -29,7 +29,7 @@
 #include "ops.h"
 #include "vec.h"
 
-enum { WINO_GROUP = 12, ROWS = 6, PANEL = 16 };
+enum { WINO_GROUP = 12, PANEL = CB_PACK_PANEL };
 
 int cb_wino_supports(const cb_conv_shape *s, int groups)
 {
@@ -72,39 +72,6 @@ void cb_wino_weights(const cb_conv_shape *s, const float *w, float *u)
             for (int xi = 0; xi < 16; xi++)
                 u[(((size_t)xi * panels + o / PANEL) * c + i) * PANEL + o % PANEL] = r[xi / 4][xi % 4];
         }
-}
-
-/* c[R x 16] = a[R x k] b[k x 16] (a's rows lda apart, b packed), R <= 6:
- * twelve accumulators in registers. Inlined per R so the loops unroll. */
-static inline __attribute__((always_inline)) void tile(int R, int k, const float *a, int lda, const float *b,
-                                                       float *c, int ldc)
-{
-    v8f acc[ROWS][2];
-    for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = v8_splat(0.0f);
-    for (int q = 0; q < k; q++) {
-        const v8f b0 = v8_load(b + (size_t)q * PANEL), b1 = v8_load(b + (size_t)q * PANEL + CB_VL);
-        for (int r = 0; r < R; r++) {
-            const v8f av = v8_splat(a[(size_t)r * lda + q]);
-            acc[r][0] += av * b0;
-            acc[r][1] += av * b1;
-        }
-    }
-    for (int r = 0; r < R; r++) {
-        v8_store(c + (size_t)r * ldc, acc[r][0]);
-        v8_store(c + (size_t)r * ldc + CB_VL, acc[r][1]);
-    }
-}
-
-static void tile_rows(int R, int k, const float *a, int lda, const float *b, float *c, int ldc)
-{
-    switch (R) {
-    case 6: tile(6, k, a, lda, b, c, ldc); break;
-    case 5: tile(5, k, a, lda, b, c, ldc); break;
-    case 4: tile(4, k, a, lda, b, c, ldc); break;
-    case 3: tile(3, k, a, lda, b, c, ldc); break;
-    case 2: tile(2, k, a, lda, b, c, ldc); break;
-    default: tile(1, k, a, lda, b, c, ldc); break;
-    }
 }
 
 typedef struct wino_tiles {
@@ -192,7 +159,7 @@ void cb_wino_conv(const cb_conv_shape *s, const float *x, const float *u, const 
                   int npost, float *y, float *ws, int threads)
 {
     const wino_tiles tl = {(s->oh + 1) / 2, (s->ow + 1) / 2};
-    const int tiles = s->n * tl.th * tl.tw, panels = s->oc / PANEL;
+    const int tiles = s->n * tl.th * tl.tw;
     /* Groups of at most WINO_GROUP tiles, a multiple of the thread count where there are enough. */
     int groups = (tiles + WINO_GROUP - 1) / WINO_GROUP;
     if (groups % threads) groups += threads - groups % threads;
@@ -209,16 +176,9 @@ void cb_wino_conv(const cb_conv_shape *s, const float *x, const float *u, const 
             const int t0 = gi * group, tn = t0 + group <= tiles ? group : tiles - t0;
             if (tn <= 0) continue;
             for (int r = 0; r < tn; r++) input_tile(s, &tl, x, t0 + r, r, group, v);
-            for (int xi = 0; xi < 16; xi++) {
-                const float *a = v + (size_t)xi * group * s->c;
-                float *mx = m + (size_t)xi * group * s->oc;
-                for (int pb = 0; pb < panels; pb++) {
-                    const float *b = u + ((size_t)xi * panels + pb) * s->c * PANEL;
-                    for (int r = 0; r < tn; r += ROWS)
-                        tile_rows(tn - r < ROWS ? tn - r : ROWS, s->c, a + (size_t)r * s->c, s->c, b,
-                                  mx + (size_t)r * s->oc + (size_t)pb * PANEL, s->oc);
-                }
-            }
+            for (int xi = 0; xi < 16; xi++)
+                cb_gemm_packed(tn, s->oc, s->c, v + (size_t)xi * group * s->c, s->c, u + (size_t)xi * s->oc * s->c,
+                               m + (size_t)xi * group * s->oc, s->oc, 0);
             for (int r = 0; r < tn; r++) output_tile(s, &tl, m, t0 + r, r, group, bias, post, npost, y);
         }
     }

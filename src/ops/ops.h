@@ -296,6 +296,13 @@ cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);
 cb_status cb_blk_reorder_create(cb_dnnl_ctx *ctx, int n, int c, int h, int w, int to_plain, cb_blk_prim **out);
 cb_status cb_blk_reorder_run(cb_blk_prim *p, const float *x, float *y);
 void cb_blk_prim_free(cb_blk_prim *p);
+/* Products with a right-hand side packed once (gemm_packed.c), on the
+ * calling thread: b [n, k] (row stride ldb, n a multiple of CB_PACK_PANEL)
+ * packed as the panels of b^T; then c [m, n] = a [m, k] b^T, or c + that
+ * where add, each element's products summed in order. */
+#define CB_PACK_PANEL 16
+void cb_pack_rows_as_panels(int n, int k, const float *b, int ldb, float *bp);
+void cb_gemm_packed(int m, int n, int k, const float *a, int lda, const float *bp, float *c, int ldc, int add);
 /* Winograd F(2x2, 3x3) convolution between nChw8c values (conv_winograd.c;
  * the blocked layout's block must be CB_VL = 8), for the fastmath level:
  * 3x3, stride 1, padding 1, undilated, ungrouped, channels a multiple of 8,

@@ -10,8 +10,10 @@
  * the hidden states [T, H]. The forward pass keeps the activated gates and
  * the cell states ("saved": [n, T, 5H]) for the backward pass.
  * Matrix products go through rnn_gemm: double-accumulating loops at the
- * reference level, cb_gemm at the fast level. */
+ * reference level, cb_gemm at the fast level; LSTM inference inside a
+ * slice multiplies its recurrent matrix packed once (cb_gemm_packed). */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 #include "fastmath.h"
 #include "ops.h"
@@ -115,7 +117,7 @@ static int infer_block_steps(const cb_rnn_shape *s)
 size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
 {
     const size_t rows = (size_t)infer_block_steps(s) * s->n;
-    return rows * s->d + rows * 4 * s->h + 2 * (size_t)s->n * s->h + 4 * (size_t)s->h;
+    return rows * s->d + rows * 4 * s->h + 2 * (size_t)s->n * s->h + 4 * (size_t)s->h + 4 * (size_t)s->h * s->h;
 }
 
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
@@ -127,6 +129,12 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
     float *cs[2] = {gates + (size_t)TB * N * G, gates + (size_t)TB * N * G + (size_t)N * H}; /* [N, H] cell states,
                                                                                        alternately c_t and c_{t-1} */
     float *bias = cs[1] + (size_t)N * H;           /* [4H] b_ih + b_hh */
+    float *whp = bias + G;                         /* [4H, H] W_hh^T in panels, where packed */
+    /* In a slice of sliced inference (one thread per slice) the steps'
+     * products use W_hh packed once per pass (gemm_packed.c); a whole
+     * batch on all threads keeps the threaded cb_gemm (an SGEMV at one row). */
+    const int packed = fast && G % CB_PACK_PANEL == 0 && omp_in_parallel();
+    if (packed) cb_pack_rows_as_panels(G, H, w_hh, H, whp);
     for (int j = 0; j < G; j++) bias[j] = (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t0 = 0; t0 < T; t0 += TB) {
         const int steps = t0 + TB <= T ? TB : T - t0, rows = steps * N;
@@ -139,7 +147,9 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
             for (int j = 0; j < G; j++) gates[(size_t)r * G + j] += bias[j];
         for (int t = t0; t < t0 + steps; t++) {
             float *gt = gates + (size_t)(t - t0) * N * G;
-            if (t > 0) /* + h_{t-1} W_hh^T for all samples at once */
+            if (t > 0 && packed) /* + h_{t-1} W_hh^T, this slice's samples */
+                cb_gemm_packed(N, G, H, y + (size_t)(t - 1) * H, T * H, whp, gt, G, 1);
+            else if (t > 0) /* + h_{t-1} W_hh^T for all samples at once */
                 rnn_gemm(fast, 0, 1, N, G, H, y + (size_t)(t - 1) * H, T * H, w_hh, H, 1.0f, gt, G);
 #pragma omp parallel for schedule(static) if (fast)
             for (int n = 0; n < N; n++) {
