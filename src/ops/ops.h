@@ -46,6 +46,9 @@ size_t cb_lstm_workspace(const cb_rnn_shape *s);
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
                    const float *b_hh, float *y, float *ws, int fast);
 size_t cb_lstm_infer_workspace(const cb_rnn_shape *s);
+/* Whether its steps multiply a recurrent matrix packed once per pass
+ * where its kernels run single-threaded (fast levels, 4H a multiple of 16). */
+int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast);
 /* GRU (rnn.c): reset_before 0 is PyTorch's GRU, 1 the Keras reset_after=False
  * variant; saved [n, t, 6h]; ws: cb_gru_workspace floats, forward too. */
 void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,

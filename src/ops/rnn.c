@@ -120,6 +120,8 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
     return rows * s->d + rows * 4 * s->h + 2 * (size_t)s->n * s->h + 4 * (size_t)s->h + 4 * (size_t)s->h * s->h;
 }
 
+int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && 4 * s->h % CB_PACK_PANEL == 0; }
+
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
                    const float *b_hh, float *y, float *ws, int fast)
 {
@@ -130,10 +132,11 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
                                                                                        alternately c_t and c_{t-1} */
     float *bias = cs[1] + (size_t)N * H;           /* [4H] b_ih + b_hh */
     float *whp = bias + G;                         /* [4H, H] W_hh^T in panels, where packed */
-    /* In a slice of sliced inference (one thread per slice) the steps'
-     * products use W_hh packed once per pass (gemm_packed.c); a whole
-     * batch on all threads keeps the threaded cb_gemm (an SGEMV at one row). */
-    const int packed = fast && G % CB_PACK_PANEL == 0 && omp_in_parallel();
+    /* Where the kernels run single-threaded (a slice of sliced inference,
+     * or one chunk on the calling thread) the steps' products use W_hh
+     * packed once per pass (gemm_packed.c); a whole batch on all threads
+     * keeps the threaded cb_gemm (an SGEMV at one row). */
+    const int packed = cb_lstm_infer_packs(s, fast) && omp_get_max_threads() == 1;
     if (packed) cb_pack_rows_as_panels(G, H, w_hh, H, whp);
     for (int j = 0; j < G; j++) bias[j] = (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t0 = 0; t0 < T; t0 += TB) {
