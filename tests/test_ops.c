@@ -878,11 +878,12 @@ TEST(recurrent_gradients_match_finite_differences)
  * executor on the whole batch. */
 TEST(recurrent_inference_slices_match)
 {
-    for (int k = 0; k < 8; k++) {
-        /* LSTM, GRU, GRU-rb of 7 units, and an LSTM of 8 (4H a multiple of
-         * 16: its slices' steps use the packed recurrent matrix) */
-        const int layer = k % 4 == 3 ? 0 : k % 4, hidden = k % 4 == 3 ? 8 : 7;
-        const cb_kernels kernels = k < 4 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
+    /* LSTM, GRU, GRU-rb of 7 units; an LSTM of 8 and GRUs of 16, whose
+     * slices' steps multiply the packed recurrent matrix (cb_*_infer_packs) */
+    static const int layers[] = {0, 1, 2, 0, 1, 2}, hiddens[] = {7, 7, 7, 8, 16, 16};
+    for (int k = 0; k < 12; k++) {
+        const int layer = layers[k % 6], hidden = hiddens[k % 6];
+        const cb_kernels kernels = k < 6 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
         cb_graph g;
         cb_graph_init(&g);
         /* 20 steps: LSTM inference projects its inputs a block of steps at

@@ -1,6 +1,6 @@
 /* The recurrent layers (LSTM, GRU) over [T, D] sequences, and the last
- * time step of a sequence. Both layers keep their gates for the backward
- * pass, in inference too (their forward pass reads them). */
+ * time step of a sequence. In training both keep their gates for the
+ * backward pass; inference keeps nothing (cb_lstm_infer, cb_gru_infer). */
 #include <string.h>
 #include "exec_internal.h"
 #include "op.h"
@@ -29,8 +29,7 @@ static size_t lstm_saved(const cb_node *n, int max_batch, int with_grads)
 
 static size_t gru_saved(const cb_node *n, int max_batch, int with_grads)
 {
-    (void)with_grads;
-    return (size_t)max_batch * (size_t)n->dims[0] * GRU_SAVED * (size_t)n->dims[1];
+    return with_grads ? (size_t)max_batch * (size_t)n->dims[0] * GRU_SAVED * (size_t)n->dims[1] : 0;
 }
 
 static size_t lstm_workspace(const cb_exec *ex, const cb_node *n, int batch, int threads)
@@ -43,8 +42,8 @@ static size_t lstm_workspace(const cb_exec *ex, const cb_node *n, int batch, int
 static size_t gru_workspace(const cb_exec *ex, const cb_node *n, int batch, int threads)
 {
     (void)threads;
-    cb_rnn_shape rs = rnn_shape(ex->g, n, batch); /* the forward pass needs it too */
-    return cb_gru_workspace(&rs);
+    cb_rnn_shape rs = rnn_shape(ex->g, n, batch); /* training's forward pass needs it too */
+    return ex->with_grads ? cb_gru_workspace(&rs) : cb_gru_infer_workspace(&rs);
 }
 
 static cb_status lstm_forward(const cb_step *st)
@@ -78,6 +77,11 @@ static cb_status gru_forward(const cb_step *st)
     const cb_exec *ex = st->ex;
     const cb_node *n = st->n;
     cb_rnn_shape rs = rnn_shape(st->g, n, st->batch);
+    if (!ex->with_grads) {
+        cb_gru_infer(&rs, n->reset_before, st->x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
+                     ex->val[n->in[4]], st->y, st->ws, st->fast);
+        return CB_OK;
+    }
     float *saved = ex->aux[st->i] + (size_t)st->b0 * rs.t * GRU_SAVED * rs.h;
     cb_gru_fwd(&rs, n->reset_before, st->x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
                ex->val[n->in[4]], st->y, saved, st->ws, st->fast);

@@ -148,9 +148,11 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
     } else {
         put_kernel(b, ex, n->op, 0);
         if (n->op == CB_OP_SOFTMAX_XENT || n->op == CB_OP_BCE) cb_buf_printf(b, " over the whole batch");
-        const cb_rnn_shape rs = {1, (int)n->dims[0], 0, n->op == CB_OP_LSTM ? (int)n->dims[1] : 0};
-        if (n->op == CB_OP_LSTM && !ex->with_grads && cb_lstm_infer_packs(&rs, ex->kernels != CB_KERNELS_REFERENCE))
-            cb_buf_printf(b, "; single-threaded kernels multiply a recurrent matrix packed once per pass");
+        const int rnn = n->op == CB_OP_LSTM || n->op == CB_OP_GRU, fast = ex->kernels != CB_KERNELS_REFERENCE;
+        const cb_rnn_shape rs = {2, (int)n->dims[0], 0, rnn ? (int)n->dims[1] : 0};
+        if (rnn && !ex->with_grads &&
+            (n->op == CB_OP_LSTM ? cb_lstm_infer_packs(&rs, fast) : cb_gru_infer_packs(&rs, fast)))
+            cb_buf_printf(b, "; single-threaded kernels multiply a recurrent matrix packed once per pass (2 samples or more)");
     }
 }
 

@@ -120,7 +120,8 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
     return rows * s->d + rows * 4 * s->h + 2 * (size_t)s->n * s->h + 4 * (size_t)s->h + 4 * (size_t)s->h * s->h;
 }
 
-int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && 4 * s->h % CB_PACK_PANEL == 0; }
+/* One sample's steps keep cb_gemm's SGEMV, which reads W_hh in place. */
+int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && 4 * s->h % CB_PACK_PANEL == 0; }
 
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
                    const float *b_hh, float *y, float *ws, int fast)
@@ -321,6 +322,85 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
             float *restrict sv = saved + ((size_t)n * T + t) * S, *restrict h = y + ((size_t)n * T + t) * H;
             if (fast == CB_FAST_APPROX) gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 1);
             else gru_n(H, xr, hr, hprev, rhn, rmul, sv, h, 0);
+        }
+    }
+}
+
+/* Inference, as cb_lstm_infer: nothing kept for a backward pass, the
+ * input projection a block of steps at a time (infer_block_steps), the
+ * gates of one step in a per-sample row, and where the kernels run
+ * single-threaded the recurrent products on W_hh packed once per pass.
+ * The arithmetic is cb_gru_fwd's, in the same order. */
+/* H a multiple of 16: the recurrent rows r, z (2H) and n (H) are whole panels. */
+int cb_gru_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && s->h % CB_PACK_PANEL == 0; }
+
+size_t cb_gru_infer_workspace(const cb_rnn_shape *s)
+{
+    const size_t rows = (size_t)infer_block_steps(s) * s->n, h = (size_t)s->h, n = (size_t)s->n;
+    return rows * s->d + rows * 3 * h + n * 3 * h + n * h + n * GRU_SAVED(h) + h + 3 * h * h;
+}
+
+void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
+                  const float *b_ih, const float *b_hh, float *y, float *ws, int fast)
+{
+    const int T = s->t, D = s->d, H = s->h, N = s->n, TB = infer_block_steps(s), S = GRU_SAVED(H);
+    float *xb = ws;                                /* [TB, N, D] the block's inputs, time-major */
+    float *xp = xb + (size_t)TB * N * D;           /* [TB, N, 3H] their projections */
+    float *hp = xp + (size_t)TB * N * 3 * H;       /* [N, 3H] the recurrent products */
+    float *rh = hp + (size_t)N * 3 * H;            /* [N, H] r * h_{t-1} */
+    float *sv = rh + (size_t)N * H;                /* [N, 6H] one step's gates (cb_gru_fwd's saved row) */
+    float *zero = sv + (size_t)N * S;              /* [H] h_{-1} */
+    float *whp = zero + H;                         /* [3H, H] W_hh^T in panels, where packed */
+    memset(zero, 0, (size_t)H * sizeof *zero);
+    const int packed = cb_gru_infer_packs(s, fast) && omp_get_max_threads() == 1;
+    if (packed) cb_pack_rows_as_panels(3 * H, H, w_hh, H, whp);
+    const float rmul = reset_before ? 0.0f : 1.0f;
+    const int rec_rows = reset_before ? 2 * H : 3 * H;
+    for (int t0 = 0; t0 < T; t0 += TB) {
+        const int steps = t0 + TB <= T ? TB : T - t0, rows = steps * N;
+#pragma omp parallel for schedule(static) if (fast && rows > 1)
+        for (int r = 0; r < rows; r++)
+            memcpy(xb + (size_t)r * D, x + ((size_t)(r % N) * T + t0 + r / N) * D, (size_t)D * sizeof *xb);
+        rnn_gemm(fast, 0, 1, rows, 3 * H, D, xb, D, w_ih, D, 0.0f, xp, 3 * H);
+        if (b_ih)
+#pragma omp parallel for schedule(static) if (fast && rows > 1)
+            for (int r = 0; r < rows; r++)
+                for (int j = 0; j < 3 * H; j++) xp[(size_t)r * 3 * H + j] += b_ih[j];
+        for (int t = t0; t < t0 + steps; t++) {
+            const float *xt = xp + (size_t)(t - t0) * N * 3 * H;
+            /* hp = h_{t-1} W_hh^T + b_hh (rows r, z; n too where the reset comes after) */
+            if (t > 0 && packed)
+                cb_gemm_packed(N, rec_rows, H, y + (size_t)(t - 1) * H, T * H, whp, hp, 3 * H, 0);
+            else if (t > 0)
+                rnn_gemm(fast, 0, 1, N, rec_rows, H, y + (size_t)(t - 1) * H, T * H, w_hh, H, 0.0f, hp, 3 * H);
+            else
+                memset(hp, 0, (size_t)N * 3 * H * sizeof *hp);
+#pragma omp parallel for schedule(static) if (fast)
+            for (int n = 0; n < N; n++) {
+                float *hr = hp + (size_t)n * 3 * H;
+                for (int j = 0; j < rec_rows; j++) hr[j] += b_hh ? b_hh[j] : 0.0f;
+                const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
+                if (fast == CB_FAST_APPROX) gru_rz(H, xt + (size_t)n * 3 * H, hr, hprev, sv + (size_t)n * S, rh + (size_t)n * H, 1);
+                else gru_rz(H, xt + (size_t)n * 3 * H, hr, hprev, sv + (size_t)n * S, rh + (size_t)n * H, 0);
+            }
+            if (reset_before) { /* hp[:, n rows] = (r * h_{t-1}) W_hn^T + b_hn */
+                if (packed) cb_gemm_packed(N, H, H, rh, H, whp + (size_t)2 * H * H, hp + 2 * H, 3 * H, 0);
+                else rnn_gemm(fast, 0, 1, N, H, H, rh, H, w_hh + (size_t)2 * H * H, H, 0.0f, hp + 2 * H, 3 * H);
+#pragma omp parallel for schedule(static) if (fast)
+                for (int n = 0; n < N; n++)
+                    for (int j = 0; j < H; j++) hp[(size_t)n * 3 * H + 2 * H + j] += b_hh ? b_hh[2 * H + j] : 0.0f;
+            }
+#pragma omp parallel for schedule(static) if (fast)
+            for (int n = 0; n < N; n++) {
+                const float *hprev = t > 0 ? y + ((size_t)n * T + t - 1) * H : zero;
+                float *h = y + ((size_t)n * T + t) * H;
+                if (fast == CB_FAST_APPROX)
+                    gru_n(H, xt + (size_t)n * 3 * H, hp + (size_t)n * 3 * H, hprev, rh + (size_t)n * H, rmul,
+                          sv + (size_t)n * S, h, 1);
+                else
+                    gru_n(H, xt + (size_t)n * 3 * H, hp + (size_t)n * 3 * H, hprev, rh + (size_t)n * H, rmul,
+                          sv + (size_t)n * S, h, 0);
+            }
         }
     }
 }
