@@ -78,7 +78,9 @@ float *cb_exec_grad(cb_exec *ex, int node);
 size_t cb_exec_bytes(const cb_exec *ex); /* the memory planned at creation, in bytes */
 /* The floating-point operations (2 per multiply-add) one sample's forward
  * pass does with this plan's kernels: cb_graph_forward_flops_done, but a
- * convolution run by Winograd's method counts its point products. */
+ * convolution run by Winograd's method counts its point products, and a
+ * recurrent layer whose input projections are looked up in a table made
+ * once from frozen parameters does not count them. */
 double cb_exec_forward_flops_done(const cb_exec *ex);
 
 /* Runs the whole graph on the first `batch` samples (1 <= batch <= max). */

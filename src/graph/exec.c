@@ -406,6 +406,13 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         }
     }
     if (rewrites) plan_fusion(ex);
+    if (rewrites && !with_grads) {
+        cb_status st = cb_ptable_plan(ex);
+        if (st != CB_OK) {
+            cb_exec_free(ex);
+            return st;
+        }
+    }
     if (rewrites && with_grads) plan_pool_fusion(ex);
     if (rewrites && with_grads) plan_stored_grads(ex);
     /* Fast inference runs the batch in chunks of at most SLICE_SAMPLES
@@ -539,6 +546,7 @@ void cb_exec_free(cb_exec *ex)
     free_tables(ex->kdgrad, ex->g->count);
     free_tables(ex->kwgrad, ex->g->count);
     cb_blk_plan_free(ex->blk);
+    cb_ptable_free(ex);
     cb_dnnl_ctx_free(ex->dnnl);
     free(ex);
 }
@@ -608,14 +616,17 @@ cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float
     ex->be->copy_in(ex->be_ctx, dst, src, floats * sizeof(float));
     return CB_OK;
 }
-size_t cb_exec_bytes(const cb_exec *ex) { return ex->arena_floats * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch); }
+size_t cb_exec_bytes(const cb_exec *ex)
+{
+    return (ex->arena_floats + ex->ptable_floats) * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch);
+}
 
 double cb_exec_forward_flops_done(const cb_exec *ex)
 {
     double f = 0;
     for (int i = 0; i < ex->g->count; i++) {
         const double w = cb_blk_winograd_flops(ex->blk, ex->g, i);
-        f += w > 0 ? w : cb_node_forward_flops_done(ex->g, i);
+        f += w > 0 ? w : cb_node_forward_flops_done(ex->g, i) - cb_ptable_flops_saved(ex, i);
     }
     return f;
 }
@@ -692,6 +703,7 @@ static cb_status exec_forward(cb_exec *ex, int batch)
     if (batch < 1 || batch > ex->max_batch)
         return cb_fail(CB_ERR_INVALID_ARG, "batch %d outside the planned range [1, %d]", batch, ex->max_batch);
     const int chunk = cb_exec_chunk(ex, batch), chunks = (batch + chunk - 1) / chunk;
+    cb_ptable_refresh(ex, batch); /* before any slice reads a table */
     /* Threads may have been lowered since the plan; never raised above it. */
     const int now = cb_get_threads() < ex->kthreads ? cb_get_threads() : ex->kthreads;
     int threads;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "crossbind/crossbind.h"
 #include "../backend/backend.h"
+#include "../core/json.h"
 #include "../ops/ops.h"
 
 #define FUSED_POOL 2
@@ -59,7 +60,25 @@ struct cb_exec {
     int *gfirst;          /* per node: the first backward step writing its gradient (a pass's scratch) */
     cb_blk_plan *blk;     /* the blocked-layout rewrite (blocked.c), or NULL */
     int params_frozen;    /* the caller promised the parameters stay as they are (cb_exec_freeze_params) */
+    /* The embedding-projection rewrite (proj_table.c): per recurrent node
+     * reading an embedding, its table, or NULL; PTABLE_* flags. */
+    float **ptable;
+    unsigned char *ptable_state;
+    size_t ptable_floats;
 };
+enum { PTABLE_READY = 1, PTABLE_USED = 2 }; /* made from frozen parameters; read by this pass */
+
+/* The embedding-projection rewrite (proj_table.c): tables made at creation
+ * (inference at fused and fastmath), refreshed before each forward pass;
+ * the table node i's step reads in this pass, or NULL. */
+cb_status cb_ptable_plan(cb_exec *ex);
+void cb_ptable_free(cb_exec *ex);
+void cb_ptable_refresh(cb_exec *ex, int batch);
+const float *cb_ptable_for(const cb_exec *ex, int i);
+void cb_ptable_describe(const cb_exec *ex, int i, cb_buf *b);
+/* Per sample, the input projection's operations node i does not do where
+ * its table is made once (frozen parameters), else 0. */
+double cb_ptable_flops_saved(const cb_exec *ex, int i);
 
 /* How cb_exec_forward runs a batch. */
 typedef enum exec_mode {

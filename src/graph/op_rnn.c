@@ -46,6 +46,15 @@ static size_t gru_workspace(const cb_exec *ex, const cb_node *n, int batch, int 
     return ex->with_grads ? cb_gru_workspace(&rs) : cb_gru_infer_workspace(&rs);
 }
 
+/* The token ids of the step's samples where its input is an embedding's
+ * (the embedding-projection rewrite reads them), else NULL. */
+static const float *token_ids(const cb_step *st)
+{
+    const cb_node *e = &st->g->nodes[st->n->in[0]];
+    if (e->op != CB_OP_EMBEDDING) return NULL;
+    return st->ex->val[e->in[0]] + (size_t)st->b0 * (size_t)e->dims[0];
+}
+
 static cb_status lstm_forward(const cb_step *st)
 {
     const cb_exec *ex = st->ex;
@@ -53,7 +62,7 @@ static cb_status lstm_forward(const cb_step *st)
     cb_rnn_shape rs = rnn_shape(st->g, n, st->batch);
     if (!ex->with_grads) {
         cb_lstm_infer(&rs, st->x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]], ex->val[n->in[4]], st->y,
-                      st->ws, st->fast);
+                      st->ws, st->fast, token_ids(st), cb_ptable_for(ex, st->i));
         return CB_OK;
     }
     float *saved = ex->aux[st->i] + (size_t)st->b0 * rs.t * LSTM_SAVED * rs.h;
@@ -79,7 +88,7 @@ static cb_status gru_forward(const cb_step *st)
     cb_rnn_shape rs = rnn_shape(st->g, n, st->batch);
     if (!ex->with_grads) {
         cb_gru_infer(&rs, n->reset_before, st->x, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
-                     ex->val[n->in[4]], st->y, st->ws, st->fast);
+                     ex->val[n->in[4]], st->y, st->ws, st->fast, token_ids(st), cb_ptable_for(ex, st->i));
         return CB_OK;
     }
     float *saved = ex->aux[st->i] + (size_t)st->b0 * rs.t * GRU_SAVED * rs.h;

@@ -153,6 +153,7 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
         if (rnn && !ex->with_grads &&
             (n->op == CB_OP_LSTM ? cb_lstm_infer_packs(&rs, fast) : cb_gru_infer_packs(&rs, fast)))
             cb_buf_printf(b, "; single-threaded kernels multiply a recurrent matrix packed once per pass (2 samples or more)");
+        if (rnn && !ex->with_grads) cb_ptable_describe(ex, i, b);
     }
 }
 
@@ -208,6 +209,7 @@ char *cb_exec_plan_text(const cb_exec *ex)
         cb_buf_printf(&b, ", gradients %.1f MiB (one each)", ex->grad_floats * mib);
     cb_buf_printf(&b, ", kept for backward %.1f MiB, workspace %.1f MiB", ex->aux_floats * mib, ex->ws_floats * mib);
     if (ex->blk) cb_buf_printf(&b, ", blocked buffers %.1f MiB", cb_blk_bytes(ex->blk, ex->max_batch) / 1048576.0);
+    if (ex->ptable_floats) cb_buf_printf(&b, ", projection tables %.1f MiB", ex->ptable_floats * sizeof(float) / 1048576.0);
     cb_buf_printf(&b, "\n");
     put_modes(&b, ex, whole, sliced);
     for (int i = 0; i < g->count; i++) {

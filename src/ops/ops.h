@@ -43,8 +43,9 @@ void cb_lstm_bwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
                  float *db_hh, float *ws, int fast);
 size_t cb_lstm_workspace(const cb_rnn_shape *s);
 /* Inference only (nothing saved): ws holds cb_lstm_infer_workspace floats. */
+/* ids, table: where not NULL, the input projections are table rows by token id ([N, T] ids). */
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
-                   const float *b_hh, float *y, float *ws, int fast);
+                   const float *b_hh, float *y, float *ws, int fast, const float *ids, const float *table);
 size_t cb_lstm_infer_workspace(const cb_rnn_shape *s);
 /* Whether its steps multiply a recurrent matrix packed once per pass
  * where its kernels run single-threaded (fast levels, two samples or more,
@@ -61,7 +62,8 @@ size_t cb_gru_workspace(const cb_rnn_shape *s);
 /* Inference only (nothing saved), cb_gru_fwd's arithmetic: ws holds
  * cb_gru_infer_workspace floats. */
 void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
-                  const float *b_ih, const float *b_hh, float *y, float *ws, int fast);
+                  const float *b_ih, const float *b_hh, float *y, float *ws, int fast, const float *ids,
+                  const float *table);
 size_t cb_gru_infer_workspace(const cb_rnn_shape *s);
 int cb_gru_infer_packs(const cb_rnn_shape *s, int fast); /* as cb_lstm_infer_packs */
 /* Embedding rows by token id (ids as floats; a non-integer or out-of-range

@@ -108,6 +108,17 @@ void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
  * steps then read back from memory (at batch 128 per thread, 393 MB a
  * pass). The arithmetic is the training pass's, in the same order:
  * x_t W_ih^T, + (b_ih + b_hh), + h_{t-1} W_hh^T, then the cell. */
+/* A block's input projections (rows r = time-major (step, sample) pairs
+ * from step t0) copied from a table's rows by token id; the ids are [N, T]
+ * exact integer floats the embedding step has already checked. */
+static void lookup_rows(int rows, int N, int T, int t0, int G, const float *ids, const float *table, float *out,
+                        int fast)
+{
+#pragma omp parallel for schedule(static) if (fast && rows > 1)
+    for (int r = 0; r < rows; r++)
+        memcpy(out + (size_t)r * G, table + (size_t)ids[(size_t)(r % N) * T + t0 + r / N] * G, (size_t)G * sizeof *out);
+}
+
 static int infer_block_steps(const cb_rnn_shape *s)
 {
     const int tb = (512 + s->n - 1) / s->n;
@@ -124,7 +135,7 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
 int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && 4 * s->h % CB_PACK_PANEL == 0; }
 
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
-                   const float *b_hh, float *y, float *ws, int fast)
+                   const float *b_hh, float *y, float *ws, int fast, const float *ids, const float *table)
 {
     const int T = s->t, D = s->d, H = s->h, G = 4 * H, N = s->n, TB = infer_block_steps(s);
     float *xb = ws;                                /* [TB, N, D] the block's inputs, time-major */
@@ -142,10 +153,14 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
     for (int j = 0; j < G; j++) bias[j] = (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t0 = 0; t0 < T; t0 += TB) {
         const int steps = t0 + TB <= T ? TB : T - t0, rows = steps * N;
+        if (table) /* the projections looked up by token id (proj_table.c) */
+            lookup_rows(rows, N, T, t0, G, ids, table, gates, fast);
+        else {
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
-        for (int r = 0; r < rows; r++)
-            memcpy(xb + (size_t)r * D, x + ((size_t)(r % N) * T + t0 + r / N) * D, (size_t)D * sizeof *xb);
-        rnn_gemm(fast, 0, 1, rows, G, D, xb, D, w_ih, D, 0.0f, gates, G);
+            for (int r = 0; r < rows; r++)
+                memcpy(xb + (size_t)r * D, x + ((size_t)(r % N) * T + t0 + r / N) * D, (size_t)D * sizeof *xb);
+            rnn_gemm(fast, 0, 1, rows, G, D, xb, D, w_ih, D, 0.0f, gates, G);
+        }
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < G; j++) gates[(size_t)r * G + j] += bias[j];
@@ -341,7 +356,8 @@ size_t cb_gru_infer_workspace(const cb_rnn_shape *s)
 }
 
 void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
-                  const float *b_ih, const float *b_hh, float *y, float *ws, int fast)
+                  const float *b_ih, const float *b_hh, float *y, float *ws, int fast, const float *ids,
+                  const float *table)
 {
     const int T = s->t, D = s->d, H = s->h, N = s->n, TB = infer_block_steps(s), S = GRU_SAVED(H);
     float *xb = ws;                                /* [TB, N, D] the block's inputs, time-major */
@@ -358,10 +374,14 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
     const int rec_rows = reset_before ? 2 * H : 3 * H;
     for (int t0 = 0; t0 < T; t0 += TB) {
         const int steps = t0 + TB <= T ? TB : T - t0, rows = steps * N;
+        if (table)
+            lookup_rows(rows, N, T, t0, 3 * H, ids, table, xp, fast);
+        else {
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
-        for (int r = 0; r < rows; r++)
-            memcpy(xb + (size_t)r * D, x + ((size_t)(r % N) * T + t0 + r / N) * D, (size_t)D * sizeof *xb);
-        rnn_gemm(fast, 0, 1, rows, 3 * H, D, xb, D, w_ih, D, 0.0f, xp, 3 * H);
+            for (int r = 0; r < rows; r++)
+                memcpy(xb + (size_t)r * D, x + ((size_t)(r % N) * T + t0 + r / N) * D, (size_t)D * sizeof *xb);
+            rnn_gemm(fast, 0, 1, rows, 3 * H, D, xb, D, w_ih, D, 0.0f, xp, 3 * H);
+        }
         if (b_ih)
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
             for (int r = 0; r < rows; r++)
