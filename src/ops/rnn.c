@@ -10,8 +10,10 @@
  * the hidden states [T, H]. The forward pass keeps the activated gates and
  * the cell states ("saved": [n, T, 5H]) for the backward pass.
  * Matrix products go through rnn_gemm: double-accumulating loops at the
- * reference level, cb_gemm at the fast level; LSTM inference inside a
- * slice multiplies its recurrent matrix packed once (cb_gemm_packed). */
+ * reference level, cb_gemm at the fast level. Inference whose kernels
+ * run single-threaded multiplies a recurrent matrix packed once per pass
+ * (cb_gemm_packed), and may take its input projections from a table of
+ * the embedding times W_ih (src/graph/proj_table.c). */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -101,13 +103,6 @@ void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const
     }
 }
 
-/* Inference: nothing is kept for a backward pass. The input projection
- * runs a few steps at a time (blocks of about 512 rows: all samples at
- * steps t0..t0+TB), into a block that stays in cache until its steps read
- * it, instead of all T steps at once into a [n, T, 5H] buffer that the
- * steps then read back from memory (at batch 128 per thread, 393 MB a
- * pass). The arithmetic is the training pass's, in the same order:
- * x_t W_ih^T, + (b_ih + b_hh), + h_{t-1} W_hh^T, then the cell. */
 /* A block's input projections (rows r = time-major (step, sample) pairs
  * from step t0) copied from a table's rows by token id; the ids are [N, T]
  * exact integer floats the embedding step has already checked. */
@@ -119,6 +114,13 @@ static void lookup_rows(int rows, int N, int T, int t0, int G, const float *ids,
         memcpy(out + (size_t)r * G, table + (size_t)ids[(size_t)(r % N) * T + t0 + r / N] * G, (size_t)G * sizeof *out);
 }
 
+/* Inference: nothing is kept for a backward pass. The input projection
+ * runs a few steps at a time (blocks of about 512 rows: all samples at
+ * steps t0..t0+TB), into a block that stays in cache until its steps read
+ * it, instead of all T steps at once into a [n, T, 5H] buffer that the
+ * steps then read back from memory (at batch 128 per thread, 393 MB a
+ * pass). The arithmetic is the training pass's, in the same order:
+ * x_t W_ih^T, + (b_ih + b_hh), + h_{t-1} W_hh^T, then the cell. */
 static int infer_block_steps(const cb_rnn_shape *s)
 {
     const int tb = (512 + s->n - 1) / s->n;
@@ -341,14 +343,14 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
     }
 }
 
+/* H a multiple of 16: the recurrent rows r, z (2H) and n (H) are whole panels. */
+int cb_gru_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && s->h % CB_PACK_PANEL == 0; }
+
 /* Inference, as cb_lstm_infer: nothing kept for a backward pass, the
  * input projection a block of steps at a time (infer_block_steps), the
  * gates of one step in a per-sample row, and where the kernels run
  * single-threaded the recurrent products on W_hh packed once per pass.
  * The arithmetic is cb_gru_fwd's, in the same order. */
-/* H a multiple of 16: the recurrent rows r, z (2H) and n (H) are whole panels. */
-int cb_gru_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && s->h % CB_PACK_PANEL == 0; }
-
 size_t cb_gru_infer_workspace(const cb_rnn_shape *s)
 {
     const size_t rows = (size_t)infer_block_steps(s) * s->n, h = (size_t)s->h, n = (size_t)s->n;
