@@ -30,6 +30,9 @@ static int gate_rows(const cb_node *n) { return (n->op == CB_OP_LSTM ? 4 : 3) * 
 
 static size_t vocab_of(const cb_graph *g, int e) { return (size_t)g->nodes[g->nodes[e].in[1]].dims[0]; }
 
+/* A larger table (a vocabulary of millions) is not made: 256 MiB. */
+#define PTABLE_MAX_FLOATS ((size_t)64 << 20)
+
 cb_status cb_ptable_plan(cb_exec *ex)
 {
     const cb_graph *g = ex->g;
@@ -42,6 +45,7 @@ cb_status cb_ptable_plan(cb_exec *ex)
             if (!ex->ptable || !ex->ptable_state) return cb_fail(CB_ERR_NOMEM, "out of memory planning projection tables");
         }
         const size_t floats = vocab_of(g, e) * (size_t)gate_rows(&g->nodes[i]);
+        if (floats > PTABLE_MAX_FLOATS) continue;
         if (!(ex->ptable[i] = malloc(floats * sizeof(float))))
             return cb_fail(CB_ERR_NOMEM, "out of memory for node '%s''s projection table (%zu MiB)", g->nodes[i].name,
                            floats * sizeof(float) >> 20);
