@@ -21,7 +21,10 @@ make -j"$JOBS" SAN=1 >/dev/null || { echo "sanitizer build failed"; echo "0 pass
 
 total_pass=0 total_fail=0
 LOG=$(mktemp /tmp/crossbind-suite-XXXXXX.log)
-trap 'rm -f "$LOG"' EXIT
+# Every suite's FAIL lines, repeated at the end so that the last lines of a
+# long log (all CI keeps) say which check failed.
+FAILURES=$(mktemp /tmp/crossbind-failures-XXXXXX.txt)
+trap 'rm -f "$LOG" "$FAILURES"' EXIT
 # run_suite NAME CMD...: runs a suite that ends with "N passed, N failed".
 run_suite() {
     local name="$1"; shift
@@ -32,8 +35,10 @@ run_suite() {
     echo "($name: $(duration $(($(date +%s) - t0))))"
     local line p f
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1)
+    grep -E '^FAIL' "$LOG" | sed "s/^/  [$name] /" >>"$FAILURES"
     if [ -z "$line" ]; then
         echo "$name: no result line (crashed?)"
+        echo "  [$name] no result line (crashed?)" >>"$FAILURES"
         total_fail=$((total_fail + 1))
         return
     fi
@@ -93,5 +98,6 @@ run_suite "ImageNet CNNs from tf.keras.applications through tf2onnx" bash tests/
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"
 echo "the whole command took $(duration $(($(date +%s) - suite_start))) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), setup and builds included"
+if [ -s "$FAILURES" ]; then echo "what failed:"; cat "$FAILURES"; fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
