@@ -45,7 +45,10 @@ TEST(projection_table_matches_reference_and_reads_written_weights)
         CHECK_OK(cb_exec_create(&g, MAXB, 0, CB_KERNELS_FAST, &ex));
         CHECK_OK(cb_exec_create(&g, MAXB, 0, CB_KERNELS_REFERENCE, &ref));
         CHECK_OK(cb_exec_create(&g, MAXB, 0, CB_KERNELS_FUSED, &frozen));
-        if (!ex || !ref || !frozen) return;
+        /* on a failed check below, fall through to the frees: nothing leaks */
+        float *w = cb_graph_param_data(&g, cb_graph_find(&g, "rnn.weight_ih_l0"));
+        CHECK(w != NULL);
+        if (!ex || !ref || !frozen || !w) goto done;
         char *plan = cb_exec_plan_text(ex);
         CHECK(plan && strstr(plan, "input projection looked up by token") && strstr(plan, "projection tables"));
         free(plan);
@@ -64,9 +67,6 @@ TEST(projection_table_matches_reference_and_reads_written_weights)
         run(frozen, ids, out, MAXB, y1);
         CHECK(check_close("fused, frozen: the reference level's", y1, yr, MAXB * 3, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL));
         /* W_ih written between passes: used unless frozen */
-        float *w = cb_graph_param_data(&g, cb_graph_find(&g, "rnn.weight_ih_l0"));
-        CHECK(w != NULL);
-        if (!w) return;
         const int rows = gru ? 3 * 16 : 4 * 8;
         for (int i = 0; i < rows * DIM; i++) w[i] = -1.5f * w[i] + 0.01f;
         run(ex, ids, out, MAXB, y);
@@ -80,9 +80,63 @@ TEST(projection_table_matches_reference_and_reads_written_weights)
         /* operations done per sample: the projections only where the table is not made once */
         CHECK(cb_exec_forward_flops_done(ex) == cb_graph_forward_flops_done(&g));
         CHECK(cb_exec_forward_flops_done(frozen) == cb_graph_forward_flops_done(&g) - 2.0 * T * DIM * rows);
+    done:
         cb_exec_free(ex);
         cb_exec_free(ref);
         cb_exec_free(frozen);
+        cb_graph_free(&g);
+    }
+}
+
+/* A frozen executor makes its table once the tokens it projected directly
+ * reach the vocabulary size (11 here; a pass of batch 1 is 6 tokens), or at
+ * once on cb_exec_precompute. Observed through weights written after the
+ * freeze (which the contract leaves to either weights): a table already made
+ * keeps the old ones, a direct projection reads the new. */
+TEST(frozen_table_is_made_once_it_pays_or_on_request)
+{
+    for (int gru = 0; gru <= 1; gru++) {
+        cb_graph g;
+        int ids, out;
+        CHECK(build(&g, gru, &ids, &out) == 0);
+        cb_exec *late = NULL, *early = NULL, *ref = NULL;
+        CHECK_OK(cb_exec_create(&g, 1, 0, CB_KERNELS_FUSED, &late));
+        CHECK_OK(cb_exec_create(&g, 1, 0, CB_KERNELS_FUSED, &early));
+        CHECK_OK(cb_exec_create(&g, 1, 0, CB_KERNELS_REFERENCE, &ref));
+        float *w = cb_graph_param_data(&g, cb_graph_find(&g, "rnn.weight_ih_l0"));
+        const int n = (gru ? 3 * 16 : 4 * 8) * DIM;
+        float *w0 = malloc((size_t)n * sizeof *w0), *w1 = malloc((size_t)n * sizeof *w1);
+        CHECK(w && w0 && w1);
+        if (!late || !early || !ref || !w || !w0 || !w1) goto done;
+        CHECK(cb_exec_precompute(early) != CB_OK); /* not frozen yet: refused */
+        cb_exec_freeze_params(late);
+        cb_exec_freeze_params(early);
+        CHECK_OK(cb_exec_precompute(early)); /* the table of w0 */
+        memcpy(w0, w, (size_t)n * sizeof *w);
+        for (int i = 0; i < n; i++) w1[i] = -1.5f * w0[i] + 0.01f;
+        float y_old[3], y_new[3], y[3];
+        run(ref, ids, out, 1, y_old);
+        memcpy(w, w1, (size_t)n * sizeof *w);
+        run(ref, ids, out, 1, y_new);
+        CHECK(fabsf(y_old[0] - y_new[0]) + fabsf(y_old[1] - y_new[1]) > 1e-4f);
+        run(early, ids, out, 1, y); /* the table made before w1 */
+        CHECK(check_close("precomputed: the old weights'", y, y_old, 3, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL));
+        memcpy(w, w0, (size_t)n * sizeof *w);
+        run(late, ids, out, 1, y); /* 6 tokens: projected directly (w0) */
+        CHECK(check_close("first pass, direct: the old weights'", y, y_old, 3, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL));
+        memcpy(w, w1, (size_t)n * sizeof *w);
+        run(late, ids, out, 1, y); /* 12 tokens >= 11: the table, of w1 */
+        CHECK(check_close("second pass, the table made now: the new weights'", y, y_new, 3, TOL_KERNEL_ATOL,
+                          TOL_KERNEL_RTOL));
+        memcpy(w, w0, (size_t)n * sizeof *w);
+        run(late, ids, out, 1, y); /* the table kept */
+        CHECK(check_close("third pass, the table kept: still w1's", y, y_new, 3, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL));
+    done:
+        free(w0);
+        free(w1);
+        cb_exec_free(late);
+        cb_exec_free(early);
+        cb_exec_free(ref);
         cb_graph_free(&g);
     }
 }

@@ -50,6 +50,13 @@ float *cb_exec_value(cb_exec *ex, int node);
  * converting them at every pass. Writing parameters after this call gives
  * results from the old ones. */
 void cb_exec_freeze_params(cb_exec *ex);
+/* Makes now, from the frozen parameters, what the executor would otherwise
+ * make at a later pass once it pays for itself: the recurrent layers'
+ * embedding-projection tables (10,000 x 2,048 floats for the study's LSTM,
+ * about 12 GFLOP). For an executor that will serve many passes (a served
+ * model, the bench's latency cells); a one-shot run skips it. Fails unless
+ * cb_exec_freeze_params was called. */
+cb_status cb_exec_precompute(cb_exec *ex);
 /* Asks that node's value be written to its buffer (cb_exec_value) by every
  * forward pass where the plan keeps it in another layout: a copy-out step
  * after the node's own, which changes no kernel and not the plan text. A

@@ -688,6 +688,15 @@ static void release_threads(int was)
     if (omp_get_max_threads() != was) omp_set_num_threads(was);
 }
 
+cb_status cb_exec_precompute(cb_exec *ex)
+{
+    if (!ex->params_frozen) return cb_fail(CB_ERR_INVALID_ARG, "cb_exec_precompute: the parameters are not frozen");
+    const int was = hold_threads(ex);
+    cb_ptable_make_all(ex);
+    release_threads(was);
+    return CB_OK;
+}
+
 static cb_status exec_forward(cb_exec *ex, int batch);
 
 cb_status cb_exec_forward(cb_exec *ex, int batch)

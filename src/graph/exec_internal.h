@@ -64,20 +64,23 @@ struct cb_exec {
      * reading an embedding, its table, or NULL; PTABLE_* flags. */
     float **ptable;
     unsigned char *ptable_state;
+    size_t *ptable_direct; /* per node: tokens projected directly since the parameters were frozen */
     size_t ptable_floats;
 };
 enum { PTABLE_READY = 1, PTABLE_USED = 2 }; /* made from frozen parameters; read by this pass */
 
-/* The embedding-projection rewrite (proj_table.c): tables made at creation
- * (inference at fused and fastmath), refreshed before each forward pass;
+/* The embedding-projection rewrite (proj_table.c): tables allocated at
+ * creation (inference at fused and fastmath), filled before a forward pass
+ * that reads them (cb_ptable_refresh) or on request (cb_ptable_make_all);
  * the table node i's step reads in this pass, or NULL. */
 cb_status cb_ptable_plan(cb_exec *ex);
 void cb_ptable_free(cb_exec *ex);
 void cb_ptable_refresh(cb_exec *ex, int batch);
+void cb_ptable_make_all(cb_exec *ex);
 const float *cb_ptable_for(const cb_exec *ex, int i);
 void cb_ptable_describe(const cb_exec *ex, int i, cb_buf *b);
-/* Per sample, the input projection's operations node i does not do where
- * its table is made once (frozen parameters), else 0. */
+/* Per sample, the input projection's operations node i does not do once
+ * its table is made for good (frozen parameters), else 0. */
 double cb_ptable_flops_saved(const cb_exec *ex, int i);
 
 /* How cb_exec_forward runs a batch. */

@@ -6,11 +6,16 @@
  * lookup by token id: (E W_ih^T)[id] = E[id] W_ih^T.
  *
  * Why: the study's LSTM spends 94 of its 255 GFLOP per 256 samples on the
- * input projection; the table costs 12.3 GFLOP (10,000 x 300 x 2048 x 2),
- * once where the caller froze the parameters (cb_exec_freeze_params:
- * `crossbind run`, the bench's inference cells), else at each pass of a
- * batch holding at least as many tokens as the vocabulary (a pass of fewer
- * tokens projects them directly: the table would cost more than it saves).
+ * input projection; the table costs 12.3 GFLOP (10,000 x 300 x 2048 x 2).
+ * When it is made:
+ *  - parameters frozen (cb_exec_freeze_params: `crossbind run`, the
+ *    bench's cells): once for good, at the first pass that brings the
+ *    tokens projected directly since the freeze to the vocabulary size (a
+ *    table costs as much as projecting that many tokens, so a one-sample
+ *    run never pays for one and a long run pays at most twice the better
+ *    choice), or at once on request (cb_exec_precompute: a served model);
+ *  - otherwise at each pass of a batch holding at least as many tokens as
+ *    the vocabulary (a pass of fewer projects them directly).
  * Each table row is the same dot products as the direct projection's,
  * through the same SGEMM; the executor owns the tables. */
 #include <stdlib.h>
@@ -42,7 +47,8 @@ cb_status cb_ptable_plan(cb_exec *ex)
         if (!ex->ptable) {
             ex->ptable = calloc((size_t)g->count, sizeof *ex->ptable);
             ex->ptable_state = calloc((size_t)g->count, 1);
-            if (!ex->ptable || !ex->ptable_state) return cb_fail(CB_ERR_NOMEM, "out of memory planning projection tables");
+            ex->ptable_direct = calloc((size_t)g->count, sizeof *ex->ptable_direct);
+            if (!ex->ptable || !ex->ptable_state || !ex->ptable_direct) return cb_fail(CB_ERR_NOMEM, "out of memory planning projection tables");
         }
         const size_t floats = vocab_of(g, e) * (size_t)gate_rows(&g->nodes[i]);
         if (floats > PTABLE_MAX_FLOATS) continue;
@@ -59,6 +65,17 @@ void cb_ptable_free(cb_exec *ex)
     for (int i = 0; ex->ptable && i < ex->g->count; i++) free(ex->ptable[i]);
     free(ex->ptable);
     free(ex->ptable_state);
+    free(ex->ptable_direct);
+}
+
+/* Fills node i's table from the current E and W_ih. */
+static void make_table(cb_exec *ex, int i)
+{
+    const cb_graph *g = ex->g;
+    const cb_node *n = &g->nodes[i], *emb = &g->nodes[n->in[0]];
+    const int rows = gate_rows(n), d = (int)emb->dims[1];
+    cb_gemm(0, 1, (int)vocab_of(g, n->in[0]), rows, d, 1.0f, ex->val[emb->in[1]], d, ex->val[n->in[1]], d, 0.0f,
+            ex->ptable[i], rows);
 }
 
 void cb_ptable_refresh(cb_exec *ex, int batch)
@@ -66,21 +83,33 @@ void cb_ptable_refresh(cb_exec *ex, int batch)
     const cb_graph *g = ex->g;
     for (int i = 0; ex->ptable && i < g->count; i++) {
         if (!ex->ptable[i]) continue;
-        const cb_node *n = &g->nodes[i], *emb = &g->nodes[n->in[0]];
-        const size_t vocab = vocab_of(g, n->in[0]), tokens = (size_t)batch * (size_t)emb->dims[0];
+        const size_t vocab = vocab_of(g, g->nodes[i].in[0]);
+        const size_t tokens = (size_t)batch * (size_t)g->nodes[g->nodes[i].in[0]].dims[0];
         unsigned char *st = &ex->ptable_state[i];
-        if (!ex->params_frozen && tokens < vocab) {
-            *st &= (unsigned char)~PTABLE_USED; /* this pass projects directly */
-            continue;
+        if (ex->params_frozen && (*st & PTABLE_READY)) {
+            *st |= PTABLE_USED;
+        } else if (ex->params_frozen) { /* made once the direct projections would have cost as much */
+            ex->ptable_direct[i] += tokens;
+            if (ex->ptable_direct[i] >= vocab) {
+                make_table(ex, i);
+                *st = PTABLE_READY | PTABLE_USED;
+            }
+        } else if (tokens >= vocab) {
+            make_table(ex, i);
+            *st = PTABLE_USED;
+        } else {
+            *st = 0; /* this pass projects directly */
         }
-        if (!ex->params_frozen || !(*st & PTABLE_READY)) {
-            const int rows = gate_rows(n), d = (int)emb->dims[1];
-            cb_gemm(0, 1, (int)vocab, rows, d, 1.0f, ex->val[emb->in[1]], d, ex->val[n->in[1]], d, 0.0f, ex->ptable[i],
-                    rows);
-            *st = ex->params_frozen ? PTABLE_READY : 0;
-        }
-        *st |= PTABLE_USED;
     }
+}
+
+void cb_ptable_make_all(cb_exec *ex)
+{
+    for (int i = 0; ex->params_frozen && ex->ptable && i < ex->g->count; i++)
+        if (ex->ptable[i] && !(ex->ptable_state[i] & PTABLE_READY)) {
+            make_table(ex, i);
+            ex->ptable_state[i] = PTABLE_READY;
+        }
 }
 
 const float *cb_ptable_for(const cb_exec *ex, int i)
@@ -100,6 +129,7 @@ void cb_ptable_describe(const cb_exec *ex, int i, cb_buf *b)
     if (!ex->ptable || !ex->ptable[i]) return;
     const int e = ex->g->nodes[i].in[0];
     cb_buf_printf(b, "; input projection looked up by token in a table of node %d's embedding times W_ih (made once "
-                     "where the parameters are frozen, else at each batch of %zu tokens or more)",
+                     "where the parameters are frozen, when %zu tokens have been projected directly or on request, "
+                     "else at each batch of that many tokens or more)",
                   e, vocab_of(ex->g, e));
 }
