@@ -47,8 +47,8 @@ float *cb_exec_value(cb_exec *ex, int node);
 /* A promise that the graph's parameters will not change while this
  * executor lives (inference of a loaded model): kernels may then keep
  * them in their own layouts after the first forward pass instead of
- * converting them at every pass. Writing parameters after this call gives
- * results from the old ones. */
+ * converting them at every pass. Parameters written after this call are
+ * outside that promise: a pass may read the old values or the new ones. */
 void cb_exec_freeze_params(cb_exec *ex);
 /* Makes now, from the frozen parameters, what the executor would otherwise
  * make at a later pass once it pays for itself: the recurrent layers'
