@@ -66,6 +66,11 @@ json_check "PyTorch's settings both tried, the faster used" "$J" \
 json_check "SGEMM measured before and after" "$J" "all(d['sgemm_gflops'][w]['2'] > 1 for w in ('before', 'after'))"
 json_check "versions of every binding" "$J" "all(b['version'] and b['version'] != 'not reported' for b in d['bindings'])"
 check "the page: times, memory, SGEMM share, machine" grep -q "^| lenet5 | inference, 2000 samples, batch 128 | .* ms" "$T/q/bench.md"
+# "AMD EPYC" alone covers processors whose speeds differ a lot: the family,
+# model and widest vector instructions are named too.
+fam=$(grep -m1 '^cpu family' /proc/cpuinfo | sed 's/.*: *//') mod=$(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | sed 's/.*: *//')
+check "the page: the machine line names the processor's family $fam and model $mod, and its vector instructions" \
+    grep -qE "^- Machine: .* \(family $fam, model $mod; (AVX-512|AVX2|AVX)\), [0-9]+ cores online" "$T/q/bench.md"
 check "the page: ratios to both peers" grep -q "crossbind / pytorch | crossbind / onnxruntime-node" "$T/q/bench.md"
 check "the page copied to --doc, with its box plots" test -s "$T/doc/page.md" -a -s "$T/doc/page.html"
 check "box plots: one figure per measured kind" test "$(grep -o '<figure' "$T/q/bench.html" | wc -l)" -eq 4

@@ -10,21 +10,41 @@
 #include "proc.h"
 #include "study.h"
 
+/* The processor as /proc/cpuinfo names it, and, because a name such as
+ * "AMD EPYC" covers generations whose speed differs a lot (Zen 2 with AVX2,
+ * Zen 4 and 5 with AVX-512), its family and model numbers and the widest
+ * vector instructions it reports. */
+static void describe_cpu(char *cpu, size_t cap)
+{
+    char name[200] = "unknown processor", family[16] = "", model[16] = "", line[4096];
+    const char *isa = "";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *v = strchr(line, ':');
+        if (!v) continue;
+        v += v[1] == ' ' ? 2 : 1;
+        if (!strncmp(line, "model name", 10)) snprintf(name, sizeof name, "%s", v);
+        else if (!strncmp(line, "cpu family", 10)) snprintf(family, sizeof family, "%s", v);
+        else if (!strncmp(line, "model\t", 6) || !strncmp(line, "model ", 6)) snprintf(model, sizeof model, "%s", v);
+        else if (!strncmp(line, "flags", 5)) {
+            isa = strstr(v, " avx512f") ? "AVX-512" : strstr(v, " avx2") ? "AVX2" : strstr(v, " avx") ? "AVX" : "";
+            break; /* the first processor's lines are enough */
+        }
+    }
+    if (f) fclose(f);
+    name[strcspn(name, "\n")] = family[strcspn(family, "\n")] = model[strcspn(model, "\n")] = 0;
+    if (family[0] && model[0])
+        snprintf(cpu, cap, "%s (family %s, model %s%s%s)", name, family, model, isa[0] ? "; " : "", isa);
+    else snprintf(cpu, cap, "%s", name);
+}
+
 void cb_machine_describe(char *out, size_t cap)
 {
     struct utsname u;
-    char cpu[200] = "unknown processor";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            snprintf(cpu, sizeof cpu, "%s", strchr(line, ':') + 2);
-            cpu[strcspn(cpu, "\n")] = 0;
-            break;
-        }
-    if (f) fclose(f);
+    char cpu[300];
+    describe_cpu(cpu, sizeof cpu);
     long mem_kb = 0;
-    f = fopen("/proc/meminfo", "r");
+    FILE *f = fopen("/proc/meminfo", "r");
     if (f) {
         if (fscanf(f, "MemTotal: %ld kB", &mem_kb) != 1) mem_kb = 0;
         fclose(f);
