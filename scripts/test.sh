@@ -35,7 +35,7 @@ run_suite() {
     echo "($name: $(duration $(($(date +%s) - t0))))"
     local line p f
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1)
-    grep -E '(^|: )FAIL' "$LOG" | sed "s/^/  [$name] /" >>"$FAILURES"
+    grep -E '^FAIL' "$LOG" | sed "s/^/  [$name] /" >>"$FAILURES"
     if [ -z "$line" ]; then
         echo "$name: no result line (crashed?)"
         echo "  [$name] no result line (crashed?)" >>"$FAILURES"

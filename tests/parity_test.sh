@@ -22,6 +22,10 @@ pass=0 fail=0
 TORCH="/usr/bin/python3 runners/pytorch/crossbind_torch.py"
 common="--data $DATA --epochs $EPOCHS --batch 128 --lr 0.05 --run 1 --threads $THREADS --quiet"
 
+# step_failed STATUS LINE: a training or data command that failed counts,
+# with a FAIL line naming it (scripts/test.sh repeats FAIL lines at the end).
+step_failed() { echo "FAIL parity: the command ending at line $2 of tests/parity_test.sh exited $1"; fail=$((fail + 1)); }
+
 compare() { # compare NAME C_DIR TORCH_DIR [MAX_PP=0.3]
     if /usr/bin/python3 - "$2/run.json" "$3/run.json" "${4:-0.3}" <<'PY'
 import json, sys
@@ -41,12 +45,12 @@ PY
 }
 
 # LeNet-5: PyTorch initialises, crossbind starts from PyTorch's init file.
-$TORCH train lenet5 $common --out "$T/l5-torch" || fail=$((fail + 1))
-./build/crossbind train lenet5 $common --init "$T/l5-torch/init.safetensors" --out "$T/l5-c" || fail=$((fail + 1))
+$TORCH train lenet5 $common --out "$T/l5-torch" || step_failed $? $LINENO
+./build/crossbind train lenet5 $common --init "$T/l5-torch/init.safetensors" --out "$T/l5-c" || step_failed $? $LINENO
 compare "lenet5 (init written by PyTorch)" "$T/l5-c" "$T/l5-torch"
 # LeNet-1: crossbind initialises, PyTorch starts from crossbind's init file.
-./build/crossbind train lenet1 $common --out "$T/l1-c" || fail=$((fail + 1))
-$TORCH train lenet1 $common --init "$T/l1-c/init.safetensors" --out "$T/l1-torch" || fail=$((fail + 1))
+./build/crossbind train lenet1 $common --out "$T/l1-c" || step_failed $? $LINENO
+$TORCH train lenet1 $common --init "$T/l1-c/init.safetensors" --out "$T/l1-torch" || step_failed $? $LINENO
 compare "lenet1 (init written by crossbind)" "$T/l1-c" "$T/l1-torch"
 # Each side evaluates the other's trained weights: same count of correct answers.
 ./build/crossbind eval lenet5 --weights "$T/l5-torch/final.safetensors" --data "$DATA" --repeat 1 --json > "$T/c-eval.json" &&
@@ -72,12 +76,12 @@ else echo "FAIL parity: cross evaluation"; fail=$((fail + 1)); fi
 VGG_TORCH=$TORCH
 [ -x runners/pytorch-python/.venv/bin/python ] &&
     VGG_TORCH="runners/pytorch-python/.venv/bin/python runners/pytorch/crossbind_torch.py --binding pytorch-python"
-./build/crossbind data cifar-stand-in --out "$T/cifar" >/dev/null || fail=$((fail + 1))
+./build/crossbind data cifar-stand-in --out "$T/cifar" >/dev/null || step_failed $? $LINENO
 short="--epochs $EPOCHS --run 1 --threads $THREADS --quiet --no-dropout"
 vgg="--epochs $EPOCHS --run 1 --quiet --no-dropout --data $T/cifar --limit-train 2048 --limit-test 1000"
-./build/crossbind train vgg16 $vgg --threads "$THREADS" --out "$T/v-c" || fail=$((fail + 1))
-$VGG_TORCH train vgg16 $vgg --threads "$THREADS" --init "$T/v-c/init.safetensors" --out "$T/v-torch" || fail=$((fail + 1))
-$VGG_TORCH train vgg16 $vgg --threads 1 --init "$T/v-c/init.safetensors" --out "$T/v-torch1" || fail=$((fail + 1))
+./build/crossbind train vgg16 $vgg --threads "$THREADS" --out "$T/v-c" || step_failed $? $LINENO
+$VGG_TORCH train vgg16 $vgg --threads "$THREADS" --init "$T/v-c/init.safetensors" --out "$T/v-torch" || step_failed $? $LINENO
+$VGG_TORCH train vgg16 $vgg --threads 1 --init "$T/v-c/init.safetensors" --out "$T/v-torch1" || step_failed $? $LINENO
 if /usr/bin/python3 - "$T/v-c/run.json" "$T/v-torch/run.json" "$T/v-torch1/run.json" "$THREADS" <<'PY'
 import json, sys
 c, t, t1 = (json.load(open(p))["epochs"] for p in sys.argv[1:4])
@@ -101,20 +105,20 @@ else echo "FAIL parity: vgg16"; fail=$((fail + 1)); fi
 # GRU on the IMDb-format stand-in (needs the npm package scripts/setup.sh installs); PyTorch initialises.
 if ./build/crossbind data imdb-stand-in --out "$T/acl" >/dev/null &&
    ./build/crossbind data imdb-prepare --from "$T/acl" --out "$T/imdb" >/dev/null; then
-    $TORCH train gru $short --data "$T/imdb" --limit-train 512 --limit-test 512 --out "$T/g-torch" || fail=$((fail + 1))
+    $TORCH train gru $short --data "$T/imdb" --limit-train 512 --limit-test 512 --out "$T/g-torch" || step_failed $? $LINENO
     ./build/crossbind train gru $short --data "$T/imdb" --limit-train 512 --limit-test 512 \
-        --init "$T/g-torch/init.safetensors" --out "$T/g-c" || fail=$((fail + 1))
+        --init "$T/g-torch/init.safetensors" --out "$T/g-c" || step_failed $? $LINENO
     compare "gru (Adam lr 3e-4, 512 stand-in sequences, dropout off)" "$T/g-c" "$T/g-torch" 0.5
     # LSTM (crossbind initialises) and the reset-before GRU (PyTorch does).
     ./build/crossbind train lstm $short --data "$T/imdb" --limit-train 512 --limit-test 512 --out "$T/s-c" ||
         fail=$((fail + 1))
     $TORCH train lstm $short --data "$T/imdb" --limit-train 512 --limit-test 512 \
-        --init "$T/s-c/init.safetensors" --out "$T/s-torch" || fail=$((fail + 1))
+        --init "$T/s-c/init.safetensors" --out "$T/s-torch" || step_failed $? $LINENO
     compare "lstm (Adam lr 8e-5, 512 stand-in sequences, dropout off)" "$T/s-c" "$T/s-torch" 0.5
     $TORCH train gru-rb $short --data "$T/imdb" --limit-train 512 --limit-test 512 --out "$T/r-torch" ||
         fail=$((fail + 1))
     ./build/crossbind train gru-rb $short --data "$T/imdb" --limit-train 512 --limit-test 512 \
-        --init "$T/r-torch/init.safetensors" --out "$T/r-c" || fail=$((fail + 1))
+        --init "$T/r-torch/init.safetensors" --out "$T/r-c" || step_failed $? $LINENO
     compare "gru-rb (Adam lr 3e-4, 512 stand-in sequences, dropout off)" "$T/r-c" "$T/r-torch" 0.5
 else
     echo "FAIL parity: the IMDb-format stand-in could not be made"; fail=$((fail + 1))

@@ -145,7 +145,7 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times, ch
      * another: what it precomputes from its weights is made at load, as a
      * peer's session initialisation does. Start-up measures the first answer
      * and leaves it to the passes; inference's warm-up pass makes it. */
-    if (s == CB_OK && latency && strcmp(a->kind, "startup")) s = cb_exec_precompute(ex);
+    if (s == CB_OK && !strcmp(a->kind, "latency")) s = cb_exec_precompute(ex);
     if (s == CB_OK) s = cb_exec_plan_sha256(ex, plan);
     if (s != CB_OK) {
         cb_exec_free(ex);

@@ -83,8 +83,8 @@ void cb_ptable_refresh(cb_exec *ex, int batch)
     const cb_graph *g = ex->g;
     for (int i = 0; ex->ptable && i < g->count; i++) {
         if (!ex->ptable[i]) continue;
-        const size_t vocab = vocab_of(g, g->nodes[i].in[0]);
-        const size_t tokens = (size_t)batch * (size_t)g->nodes[g->nodes[i].in[0]].dims[0];
+        const int e = g->nodes[i].in[0];
+        const size_t vocab = vocab_of(g, e), tokens = (size_t)batch * (size_t)g->nodes[e].dims[0];
         unsigned char *st = &ex->ptable_state[i];
         if (ex->params_frozen && (*st & PTABLE_READY)) {
             *st |= PTABLE_USED;
@@ -103,9 +103,10 @@ void cb_ptable_refresh(cb_exec *ex, int batch)
     }
 }
 
+/* For frozen executors (cb_exec_precompute checks). */
 void cb_ptable_make_all(cb_exec *ex)
 {
-    for (int i = 0; ex->params_frozen && ex->ptable && i < ex->g->count; i++)
+    for (int i = 0; ex->ptable && i < ex->g->count; i++)
         if (ex->ptable[i] && !(ex->ptable_state[i] & PTABLE_READY)) {
             make_table(ex, i);
             ex->ptable_state[i] = PTABLE_READY;

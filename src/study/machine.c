@@ -10,29 +10,41 @@
 #include "proc.h"
 #include "study.h"
 
+/* The widest vector instructions this processor runs (as cb_blas_better_core
+ * asks them), "" where none is known. */
+static const char *vector_isa(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return "AVX-512";
+    if (__builtin_cpu_supports("avx2")) return "AVX2";
+    if (__builtin_cpu_supports("avx")) return "AVX";
+#endif
+    return "";
+}
+
 /* The processor as /proc/cpuinfo names it, and, because a name such as
  * "AMD EPYC" covers generations whose speed differs a lot (Zen 2 with AVX2,
  * Zen 4 and 5 with AVX-512), its family and model numbers and the widest
- * vector instructions it reports. */
+ * vector instructions it runs. */
 static void describe_cpu(char *cpu, size_t cap)
 {
-    char name[200] = "unknown processor", family[16] = "", model[16] = "", line[4096];
-    const char *isa = "";
+    char name[200] = "unknown processor", family[16] = "", model[16] = "", line[512];
     FILE *f = fopen("/proc/cpuinfo", "r");
     while (f && fgets(line, sizeof line, f)) {
         const char *v = strchr(line, ':');
         if (!v) continue;
         v += v[1] == ' ' ? 2 : 1;
-        if (!strncmp(line, "model name", 10)) snprintf(name, sizeof name, "%s", v);
-        else if (!strncmp(line, "cpu family", 10)) snprintf(family, sizeof family, "%s", v);
-        else if (!strncmp(line, "model\t", 6) || !strncmp(line, "model ", 6)) snprintf(model, sizeof model, "%s", v);
-        else if (!strncmp(line, "flags", 5)) {
-            isa = strstr(v, " avx512f") ? "AVX-512" : strstr(v, " avx2") ? "AVX2" : strstr(v, " avx") ? "AVX" : "";
-            break; /* the first processor's lines are enough */
+        if (!strncmp(line, "model name", 10)) {
+            snprintf(name, sizeof name, "%s", v);
+            break; /* the first processor's family and model come before its name */
         }
+        if (!strncmp(line, "cpu family", 10)) snprintf(family, sizeof family, "%s", v);
+        else if (!strncmp(line, "model\t", 6) || !strncmp(line, "model ", 6)) snprintf(model, sizeof model, "%s", v);
     }
     if (f) fclose(f);
     name[strcspn(name, "\n")] = family[strcspn(family, "\n")] = model[strcspn(model, "\n")] = 0;
+    const char *isa = vector_isa();
     if (family[0] && model[0])
         snprintf(cpu, cap, "%s (family %s, model %s%s%s)", name, family, model, isa[0] ? "; " : "", isa);
     else snprintf(cpu, cap, "%s", name);
