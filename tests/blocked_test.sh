@@ -51,7 +51,13 @@ check "plan: tanh runs on blocked values" grep -A1 "^22 " "$T/plan" | grep -q "a
 check "plan: fused nodes are not materialised" grep -A1 "^17 " "$T/plan" | grep -q "fused into node 16's convolution (not materialised)"
 check "plan: a value read outside is copied out" grep -A1 "^23 " "$T/plan" | grep -q "copied out"
 check "plan: a concatenation of blocked values stays blocked" grep -A1 "^32 " "$T/plan" | grep -q "concat: onednn-blocked"
-check "plan: 12 channels (not a multiple of the block) stay outside" grep -A1 "^35 " "$T/plan" | grep -q "n1-3 onednn"
+check "plan: 12 channels (not a multiple of the block) padded to 16, ReLU a post-op" grep -A1 "^35 " "$T/plan" | grep -q "+relu, channels padded to 16, buffer"
+check "plan: a padded value (20 channels) through tanh on its own" grep -A1 "^65 " "$T/plan" | grep -q "activation: onednn-blocked nChw[0-9]*c, channels padded to [0-9]*, buffer"
+check "plan: ... an Add on its own" grep -A1 "^69 " "$T/plan" | grep -q "add: onednn-blocked nChw[0-9]*c, channels padded to [0-9]*, buffer"
+check "plan: ... the 2x2 max loop, copied out for the batch normalisation outside" grep -A1 "^71 " "$T/plan" | grep -q "2x2 max loop, channels padded to [0-9]*, buffer [0-9]*, copied out"
+check "plan: a batch normalisation of padded channels stays outside" grep -A1 "^76 " "$T/plan" | grep -q "batchnorm.fast"
+check "plan: its plain 20 channels are reordered in, padded, for the next convolution" grep -A1 "^79 " "$T/plan" | grep -q "conv2d: onednn-blocked nChw[0-9]*c, input reordered in, buffer"
+check "plan: global pooling of a padded value" grep -A1 "^80 " "$T/plan" | grep -q "global_avgpool: onednn-blocked nChw[0-9]*c (plain output)"
 check "plan: a batch normalisation folded into its convolution's weights, its ReLU a post-op" grep -q "+batchnorm(node [0-9]*) folded into the weights +relu, buffer" "$T/plan"
 check "plan: at level fused the batch normalisation after a convolution is not folded (it rounds otherwise), it runs blocked on its own" \
     bash -c "'$BIN' plan '$T/blk.onnx' --batch 3 --level fused | grep -A1 '/bn1/' | grep -q 'batchnorm: onednn-blocked'"
@@ -73,7 +79,8 @@ import json, numpy as np
 fast = {n['name']: n for n in json.load(open('$T/d/index.json'))['nodes']}
 ref = {n['name']: n for n in json.load(open('$T/r/index.json'))['nodes']}
 for name in ('/MaxPool_output_0', '/Add_1_output_0', '/Tanh_output_0', '/Concat_output_0', '/Relu_output_0',
-             '/Clip_output_0', '/Add_output_0', '/Relu_3_output_0', '/bn2/BatchNormalization_output_0', '/MaxPool_1_output_0'):
+             '/Clip_output_0', '/Add_output_0', '/Relu_3_output_0', '/bn2/BatchNormalization_output_0', '/MaxPool_1_output_0',
+             '/Relu_2_output_0', '/odd2/Conv', '/Tanh_1_output_0', '/Add_5_output_0', '/MaxPool_2_output_0'):
     a, b = np.load('$T/d/' + fast[name]['file']), np.load('$T/r/' + ref[name]['file'])
     assert a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4), (name, np.abs(a - b).max())
 for name in ('/stem/Conv', '/a/Conv', '/dw/Conv', '/b/Conv', '/e/Conv', '/bn1/BatchNormalization_output_0'):

@@ -29,12 +29,14 @@
  * Why: MobileNetV2 at batch 1 spent more time reordering each
  * convolution's input and output than convolving (dnnl_blocked.c).
  *
- * Which nodes join (a fixed rule, printed by the plan): convolutions with a
- * multiple of the block size of output channels (and, grouped, of channels
- * per group unless depthwise) in graphs of over CONV_HEAVY_FLOPS per
- * sample, unless the plain path runs it as a matrix product at the plan's
+ * Which nodes join (a fixed rule, printed by the plan): convolutions in
+ * graphs of over CONV_HEAVY_FLOPS per sample (grouped ones only with a
+ * multiple of the block size of channels per group, or depthwise with a
+ * multiple of it of channels; an ungrouped one with any channel count, its
+ * values padded to the block: dnnl_blocked.c), unless the plain path runs it as a matrix product at the plan's
  * largest batch, where it does not use oneDNN either (VGG-16's 2x2 layers
- * at batch 128, dense kernel: 15 ms per 256 samples against oneDNN's 40); a node whose activation inputs are all blocked. A
+ * at batch 128, dense kernel: 15 ms per 256 samples against oneDNN's 40); a node whose activation inputs are all blocked
+ * (a batch normalisation or Concat only where no channel is padded). A
  * convolution whose result no member reads stays outside (it would only add
  * reorders). */
 #include <omp.h>
@@ -85,24 +87,27 @@ static int uses(const cb_graph *g, int v)
     return u;
 }
 
-static int channels_ok(const cb_node *n, int block)
-{
-    return n->batched && n->ndim == 3 && n->dims[0] % block == 0;
-}
+static int image_like(const cb_node *n) { return n->batched && n->ndim == 3; }
+
+/* Whether a blocked value of node n carries padded channels. */
+static int padded(const cb_node *n, int block) { return n->dims[0] % block != 0; }
+
+/* The floats per sample of node n's blocked value, padded channels included. */
+static size_t blocked_numel(const cb_node *n) { return (size_t)(cb_blk_padded(n->dims[0]) * n->dims[1] * n->dims[2]); }
 
 static int observable(const cb_graph *g, int v) { return g->nodes[v].pinned || v == g->output; }
 
 static int conv_joins(const cb_graph *g, const cb_node *n, int block, int max_batch)
 {
-    if (!channels_ok(n, block)) return 0;
+    if (!image_like(n)) return 0;
     const cb_conv_shape at_most = cb_node_conv_shape(g, n, max_batch);
     if (n->groups <= 1 && at_most.dh <= 1 && at_most.dw <= 1 && cb_conv2d_matrix_product(&at_most))
         return 0; /* the plain path's matrix product, as for oneDNN (cb_dnnl_conv_use) */
     const cb_node *x = &g->nodes[n->in[0]];
     if (!x->batched || x->ndim != 3) return 0;
     const int groups = n->groups > 1 ? n->groups : 1, c = (int)x->dims[0], oc = (int)n->dims[0];
-    if (c % block && c >= block) return 0; /* neither blocked nor a few plain channels (an image) */
-    if (groups == 1) return 1;
+    if (groups == 1) return 1; /* channels padded to the block where they are not a multiple of it */
+    if (c % block || oc % block) return 0;
     if (groups == c && groups == oc) return 1; /* depthwise */
     return (c / groups) % block == 0 && (oc / groups) % block == 0;
 }
@@ -135,7 +140,7 @@ static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blo
     case CB_OP_MAXPOOL2D:
     case CB_OP_AVGPOOL2D: return blocked[n->in[0]] && pool_joins(g, n) ? R_POOL : R_NONE;
     case CB_OP_GLOBAL_AVGPOOL: return blocked[n->in[0]] ? R_GAP : R_NONE;
-    case CB_OP_BATCHNORM2D: return blocked[n->in[0]] ? R_BN : R_NONE;
+    case CB_OP_BATCHNORM2D: return blocked[n->in[0]] && !padded(n, block) ? R_BN : R_NONE;
     case CB_OP_ADD: {
         const cb_node *a = &g->nodes[n->in[0]], *b = &g->nodes[n->in[1]];
         return blocked[n->in[0]] && blocked[n->in[1]] && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
@@ -143,9 +148,9 @@ static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blo
                    ? R_ADD
                    : R_NONE;
     }
-    case CB_OP_CONCAT:
+    case CB_OP_CONCAT: /* a padded input's zeros would land between channels */
         for (int j = 0; j < n->n_in; j++)
-            if (!blocked[n->in[j]]) return R_NONE;
+            if (!blocked[n->in[j]] || padded(&g->nodes[n->in[j]], block)) return R_NONE;
         return R_CONCAT;
     default: return is_unary_act(n->op) && blocked[n->in[0]] ? R_ACT : R_NONE;
     }
@@ -255,7 +260,7 @@ static cb_status assign_slots(cb_blk_plan *p, const cb_graph *g)
         if (r == R_CONV && p->sum_with[i] >= 0) {
             p->slot[v] = p->slot[p->sum_with[i]];
         } else {
-            const size_t need = (size_t)cb_node_numel(&g->nodes[v]);
+            const size_t need = blocked_numel(&g->nodes[v]);
             int best = -1;
             for (int s = 0; s < p->nslots; s++)
                 if (!busy[s] && p->slot_floats[s] >= need && (best < 0 || p->slot_floats[s] < p->slot_floats[best]))
@@ -407,7 +412,7 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     for (int i = 0; i < g->count; i++)
         if (p->role[i] == R_CONV && !p->blocked[g->nodes[i].in[0]]) {
             const cb_node *x = &g->nodes[g->nodes[i].in[0]];
-            if (x->dims[0] % block == 0 && (size_t)cb_node_numel(x) > p->in_floats) p->in_floats = (size_t)cb_node_numel(x);
+            if (x->dims[0] >= block && blocked_numel(x) > p->in_floats) p->in_floats = blocked_numel(x);
         }
     if (st == CB_OK && p->in_floats && !(p->in_buf = aligned_floats(p->in_floats * (size_t)max_batch)))
         st = cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
@@ -495,7 +500,7 @@ static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
         cb_conv_shape s = cb_node_conv_shape(g, n, batch);
         const cb_node *x = &g->nodes[n->in[0]];
         int src_blocked = p->blocked[n->in[0]];
-        if (!src_blocked && x->dims[0] % p->block == 0) {
+        if (!src_blocked && x->dims[0] >= p->block) { /* fewer channels (an image): oneDNN reads them plain */
             st = cb_blk_reorder_create(ex->dnnl, batch, s.c, s.h, s.w, 0, &p->in_reorder[i]);
             src_blocked = 1;
         }
@@ -589,10 +594,15 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
                            (int)(n->dims[1] * n->dims[2]));
         break;
     case R_ADD:
-        cb_blk_add(buf(p, n->in[0]), buf(p, n->in[1]), buf(p, i), cb_node_floats(n, batch));
+        cb_blk_add(buf(p, n->in[0]), buf(p, n->in[1]), buf(p, i), blocked_numel(n) * (size_t)batch);
         break;
     case R_ACT: {
-        const cb_step s = {.ex = ex, .g = g, .n = n, .i = i, .b0 = 0, .batch = batch, .ws = ex->ws,
+        /* The plain step over the whole blocked buffer, padded channels too
+         * (activations map 0 to a finite value, which zero weights then
+         * multiply): a copy of the node with the padded channel count. */
+        cb_node whole = *n;
+        whole.dims[0] = cb_blk_padded(n->dims[0]);
+        const cb_step s = {.ex = ex, .g = g, .n = &whole, .i = i, .b0 = 0, .batch = batch, .ws = ex->ws,
                            .fast = ex->kernels == CB_KERNELS_FAST ? CB_FAST_APPROX : CB_FAST_EXACT,
                            .y = buf(p, i), .x = buf(p, n->in[0])};
         st = cb_op_desc_of(n->op)->forward(&s);
@@ -631,7 +641,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
     else cb_buf_printf(b, "%s: onednn-blocked nChw%dc", names[p->role[i]], p->block);
     if (p->role[i] == R_CONV) {
         if (!p->blocked[g->nodes[i].in[0]])
-            cb_buf_printf(b, ", input %s", g->nodes[g->nodes[i].in[0]].dims[0] % p->block ? "plain" : "reordered in");
+            cb_buf_printf(b, ", input %s", g->nodes[g->nodes[i].in[0]].dims[0] < p->block ? "plain" : "reordered in");
         if (p->bn_of[i] >= 0) cb_buf_printf(b, " +batchnorm(node %d) folded into the weights", p->bn_of[i]);
         for (int k = 0; k < p->npost[i]; k++) {
             const cb_blk_post *q = &p->post[i][k];
@@ -643,6 +653,8 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
     if (p->role[i] == R_GAP) cb_buf_printf(b, " (plain output)");
     if (p->role[i] == R_POOL && own_pool(g, i)) cb_buf_printf(b, ", 2x2 max loop");
     const int v = p->role[i] == R_CONV ? p->result[i] : i;
+    if (p->blocked[v] && padded(&g->nodes[v], p->block))
+        cb_buf_printf(b, ", channels padded to %lld", (long long)cb_blk_padded(g->nodes[v].dims[0]));
     if (p->blocked[v]) cb_buf_printf(b, ", buffer %d%s", p->slot[v], p->exit[v] ? ", copied out" : "");
 }
 

@@ -279,9 +279,11 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p);
 
 /* oneDNN primitives on channel-blocked activations (dnnl_blocked.c), for
  * the blocked-layout rewrite of inference (src/graph/blocked.c). A blocked
- * value is [N, C/B, H, W, B] with B = cb_blk_block() (0 where oneDNN is not
- * built in) and C a multiple of B. Primitives are made for one batch size;
- * they run on the context's stream, never inside a parallel region. */
+ * value is [N, Cp/B, H, W, B] with B = cb_blk_block() (0 where oneDNN is not
+ * built in) and Cp = cb_blk_padded(C): C rounded up to a multiple of B, the
+ * channels past C zero where a primitive or reorder wrote them (oneDNN's
+ * zero padding). Primitives are made for one batch size; they run on the
+ * context's stream, never inside a parallel region. */
 typedef struct cb_blk_prim cb_blk_prim;
 enum { CB_POST_SUM = 1, CB_POST_RELU, CB_POST_CLIP };
 typedef struct cb_blk_post {
@@ -289,6 +291,7 @@ typedef struct cb_blk_post {
     float lo, hi; /* CB_POST_CLIP's bounds */
 } cb_blk_post;
 int cb_blk_block(void);
+int64_t cb_blk_padded(int64_t c);
 struct dnnl_engine *cb_dnnl_ctx_engine(cb_dnnl_ctx *c); /* oneDNN builds only */
 struct dnnl_stream *cb_dnnl_ctx_stream(cb_dnnl_ctx *c);
 /* Convolution, grouped or not, dilated or not, into a blocked y; x blocked
@@ -331,12 +334,14 @@ void cb_wino_conv(const cb_conv_shape *s, const float *x, const float *u, const 
                   int npost, float *y, float *ws, int threads);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
-/* 2x2, stride 2, unpadded max pooling of a blocked [N, C/B, H, W, B] value
+/* 2x2, stride 2, unpadded max pooling of a blocked [N, Cp/B, H, W, B] value
  * (oh = h / 2, ow = w / 2), NaN winning as in the plain step. */
 void cb_blk_maxpool2x2(const float *x, float *y, int n, int c, int h, int w);
-/* y = x * scale[c] + shift[c] on a blocked [N, C/B, HW, B] value; coef: C scales, then C shifts. */
+/* y = x * scale[c] + shift[c] on a blocked [N, C/B, HW, B] value, C a
+ * multiple of B (no padded channels); coef: C scales, then C shifts. */
 void cb_blk_scale_shift(const float *x, const float *coef, float *y, int n, int c, int hw);
 void cb_blk_global_avgpool(const float *x, float *y, int n, int c, int hw); /* y plain [N, C] */
+/* Channel concatenation; every input's channels a multiple of B. */
 void cb_blk_concat(const float *const *xs, const int64_t *sample_floats, int k, float *y, int n);
 
 /* Pooling (uses kh, kw, sh, sw, ph, pw, oh, ow; oc is ignored). Max pooling

@@ -6,9 +6,13 @@ kept on its own (its operand is read again afterwards), a depthwise, a
 grouped and a dilated convolution, max pooling with padding, average
 pooling with and without windows past the padding (the latter stays
 outside), tanh on blocked values, a channel Concat, 12 channels (not a
-multiple of the block: outside, reordered in again), a batch normalisation
+multiple of the block: padded), a batch normalisation
 as a post-op (before the ReLU's) and one on its own (its operand is read
-again), a 2x2 max pooling, global pooling and a linear layer. Batch normalisations are exported
+again), a 2x2 max pooling, global pooling and a linear layer; then a
+branch of 20 channels (padded on every block size: 24 or 32) through tanh,
+Adds, 2x2 max pooling and global pooling in the padded layout, a batch
+normalisation that leaves it, and a convolution reading that plain value
+reordered in with padding. Batch normalisations are exported
 as such (TrainingMode.PRESERVE of a model in eval mode), not folded into the
 convolutions. Usage: export.py OUT_DIR"""
 import sys
@@ -38,12 +42,15 @@ class Net(nn.Module):
         s.back = nn.Conv2d(12, 32, 1)
         s.e = nn.Conv2d(32, 32, 3, 1, 1)
         s.bn1, s.bn2 = nn.BatchNorm2d(32), nn.BatchNorm2d(32)
-        for bn in (s.bn1, s.bn2):  # statistics and affine parameters away from the identity
+        s.odd2, s.odd3 = nn.Conv2d(32, 20, 1), nn.Conv2d(32, 20, 3, 1, 1)
+        s.bn3 = nn.BatchNorm2d(20)
+        s.back2 = nn.Conv2d(20, 16, 1)
+        for bn in (s.bn1, s.bn2, s.bn3):  # statistics and affine parameters away from the identity
             bn.running_mean.uniform_(-0.5, 0.5)
             bn.running_var.uniform_(0.5, 2.0)
             bn.weight.data.uniform_(0.5, 1.5)
             bn.bias.data.uniform_(-0.5, 0.5)
-        s.fc = nn.Linear(64, 10)
+        s.fc = nn.Linear(64 + 20 + 16, 10)
 
     def forward(s, x):
         x = torch.relu(s.stem(x))
@@ -61,7 +68,11 @@ class Net(nn.Module):
         u = s.bn2(q) + q                                    # a batch normalisation on its own: q is read again
         u = nn.functional.max_pool2d(u, 2)                  # 2x2 max pooling: crossbind's own blocked loop
         p = nn.functional.adaptive_avg_pool2d(torch.cat([u, u], 1), 1).flatten(1)
-        return s.fc(p)
+        v = torch.tanh(s.odd2(u))                           # 20 channels, padded: tanh on its own
+        t = nn.functional.max_pool2d(s.odd3(u) + v + v, 2)  # Adds on their own (v is read again), 2x2 loop
+        r = s.back2(s.bn3(t))                               # batch normalisation outside; reordered in, padded
+        gap = nn.functional.adaptive_avg_pool2d
+        return s.fc(torch.cat([p, gap(t, 1).flatten(1), gap(r, 1).flatten(1)], 1))
 
 
 m = Net().eval()
