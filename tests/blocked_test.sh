@@ -34,15 +34,14 @@ check "  ... to PyTorch's outputs" close "$T/y_blas.npy" "$T/blk_torch.npy"
 "$BIN" plan "$T/blk.onnx" --batch 3 --threads 2 >"$T/plan"
 check "plan: the stem reads the 3-channel image plain, with ReLU as a post-op" grep -q "^  forward: conv2d: onednn-blocked nChw[0-9]*c, input plain +relu" "$T/plan"
 check "plan: Clip as a post-op" grep -q "nChw[0-9]*c +clip" "$T/plan"
-# Winograd's method: fastmath only, on nChw8c only (AVX-512's nChw16c keeps oneDNN), for the 3x3 stride-1
-# convolutions with channels of 8 and output channels of 16: /a/ (its Clip), /d/ (input reordered in), /e/ (its
-# batch normalisation folded, then transformed); not the stem (3 channels), depthwise, grouped or 1x1 ones.
-if grep -q "nChw8c" "$T/plan"; then
-    check "plan: at fastmath the 3x3 stride-1 convolutions /a/, /d/, /e/ run Winograd's method, no other" \
-        bash -c "[ \"\$(grep -B1 winograd '$T/plan' | grep -o '^[0-9]* /[a-z]*/Conv' | tr '\n' ' ')\" = '8 /a/Conv 31 /d/Conv 45 /e/Conv ' ]"
-else
-    check "plan: no Winograd's method on nChw16c" bash -c "! grep -q winograd '$T/plan'"
-fi
+# Winograd's method: fastmath only, for the 3x3 stride-1 convolutions with channels of the block and output
+# channels of 16 (on nChw16c, with at least 96 tiles of 2x2 outputs at the plan's batch: 3 samples give 192 at
+# 16x16): /a/ (its Clip), /d/ (input reordered in), /e/ (its batch normalisation folded, then transformed); not the
+# stem (3 channels), depthwise, grouped or 1x1 ones.
+check "plan: at fastmath the 3x3 stride-1 convolutions /a/, /d/, /e/ run Winograd's method, no other" \
+    bash -c "[ \"\$(grep -B1 winograd '$T/plan' | grep -o '^[0-9]* /[a-z]*/Conv' | tr '\n' ' ')\" = '8 /a/Conv 31 /d/Conv 45 /e/Conv ' ]"
+check "plan: at batch 1 on nChw16c, /e/ (64 tiles) runs oneDNN's direct kernel" \
+    bash -c "'$BIN' plan '$T/blk.onnx' --batch 1 --threads 2 >'$T/plan1'; if grep -q nChw16c '$T/plan1'; then grep -A1 ' /e/Conv' '$T/plan1' | grep -q 'onednn-blocked'; else grep -A1 ' /e/Conv' '$T/plan1' | grep -q winograd; fi"
 check "plan: no Winograd's method at level fused (it rounds otherwise)" \
     bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --level fused | grep -q winograd"
 check "plan: a residual Add as a sum into its operand's buffer" grep -q "+sum(node 5, in its buffer)" "$T/plan"

@@ -921,7 +921,9 @@ TEST(recurrent_inference_slices_match)
  * adding to C's old value. */
 TEST(gemm_packed_matches_double_sums)
 {
-    enum { M = 13, N = 48, K = 37, LDA = 41, LDB = 40, LDC = 50 };
+    /* 13 panels and every row count up to 13: each tile shape (rows by 8, 4,
+     * 2 or 1 panels on AVX-512 builds) and the remainders of both. */
+    enum { M = 13, N = 208, K = 37, LDA = 41, LDB = 40, LDC = 210 };
     float *a = malloc(sizeof(float) * M * LDA), *b = malloc(sizeof(float) * N * LDB), *bp = malloc(sizeof(float) * N * K),
           *c = malloc(sizeof(float) * M * LDC), *want = malloc(sizeof(float) * M * LDC);
     CHECK(a && b && bp && c && want);
@@ -929,7 +931,7 @@ TEST(gemm_packed_matches_double_sums)
     for (int i = 0; i < M * LDA; i++) a[i] = sinf(0.7f * (float)i);
     for (int i = 0; i < N * LDB; i++) b[i] = cosf(0.3f * (float)i);
     cb_pack_rows_as_panels(N, K, b, LDB, bp);
-    for (int m = 1; m <= M; m += 6)
+    for (int m = 1; m <= M; m++)
         for (int add = 0; add <= 1; add++) {
             for (int i = 0; i < M * LDC; i++) c[i] = want[i] = 0.25f * (float)(i % 5);
             for (int i = 0; i < m; i++)

@@ -2,15 +2,15 @@
  * reference convolution: image sizes that leave partial 2x2 tiles, tile
  * counts that leave partial register tiles and uneven thread groups, the
  * post-ops in order (the sum reading the destination's old value, ReLU and
- * Clip letting NaN through), one and two threads, and which shapes it
- * takes. */
+ * Clip letting NaN through), one and two threads, both layouts (nChw8c
+ * and nChw16c), and which shapes it takes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
 #include "../src/ops/ops.h"
 
-enum { B = 8 }; /* nChw8c */
+static int B = 8; /* the layout's block: 8 (nChw8c) or 16 (nChw16c) */
 
 static void to_blocked(const float *x, float *y, int n, int c, int hw)
 {
@@ -64,7 +64,7 @@ static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, 
         to_blocked(x, xb, s->n, s->c, s->h * s->w);
         to_blocked(old, yb, s->n, s->oc, s->oh * s->ow); /* the sum's operand, in the destination */
         cb_wino_weights(s, w, u);
-        cb_wino_conv(s, xb, u, b, post, npost, yb, ws, threads);
+        cb_wino_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
         from_blocked(yb, y, s->n, s->oc, s->oh * s->ow);
         ok = check_close("winograd against the reference convolution", y, ref, (int64_t)yn, TOL_KERNEL_ATOL,
                          TOL_KERNEL_RTOL);
@@ -78,41 +78,57 @@ TEST(winograd_matches_reference_convolution)
     static const cb_blk_post none[1] = {{0}};
     const cb_blk_post relu = {CB_POST_RELU, 0, 0}, sum = {CB_POST_SUM, 0, 0}, clip = {CB_POST_CLIP, 0.0f, 0.5f};
     const cb_blk_post sum_relu[] = {sum, relu}, clip_only[] = {clip};
-    /* even and odd sizes, 1 to 3 samples, channels 8 to 48 */
+    /* even and odd sizes, 1 to 3 samples, channels 8 to 48 (those of 16 in both layouts) */
     static const int cases[][5] = {{1, 8, 16, 4, 4},  {2, 16, 32, 7, 7},   {3, 24, 16, 5, 9},
                                    {1, 48, 32, 14, 14}, {2, 32, 48, 1, 3}, {1, 16, 16, 29, 13}};
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        const cb_conv_shape s = shape(cases[k][0], cases[k][1], cases[k][2], cases[k][3], cases[k][4]);
-        CHECK(cb_wino_supports(&s, 1));
-        for (int threads = 1; threads <= 2; threads++) {
-            CHECK(run_case(&s, none, 0, threads, -1));
-            CHECK(run_case(&s, sum_relu, 2, threads, -1));
-            CHECK(run_case(&s, clip_only, 1, threads, -1));
+    int ran16 = 0;
+    for (B = 8; B <= 16; B *= 2) {
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const cb_conv_shape s = shape(cases[k][0], cases[k][1], cases[k][2], cases[k][3], cases[k][4]);
+            /* The kernel serves any tile count; the rule of 96 tiles on nChw16c is checked below. */
+            const int fits = B == 8 || (cases[k][1] % 16 == 0 && cases[k][2] % 16 == 0);
+            if (B == 8) CHECK(cb_wino_supports(&s, 1, B));
+            if (!fits) continue;
+            ran16 += B == 16;
+            for (int threads = 1; threads <= 2; threads++) {
+                CHECK(run_case(&s, none, 0, threads, -1));
+                CHECK(run_case(&s, sum_relu, 2, threads, -1));
+                CHECK(run_case(&s, clip_only, 1, threads, -1));
+            }
         }
+        /* NaN in one input spreads to the outputs whose windows hold it, through the ReLU */
+        const cb_conv_shape s = shape(1, 16, 16, 6, 6);
+        CHECK(run_case(&s, sum_relu, 2, 2, 3 * 6 + 2));
     }
-    /* NaN in one input spreads to the outputs whose windows hold it, through the ReLU */
-    const cb_conv_shape s = shape(1, 8, 16, 6, 6);
-    CHECK(run_case(&s, sum_relu, 2, 2, 3 * 6 + 2));
+    CHECK(ran16 == 4);
+    B = 8;
 }
 
 TEST(winograd_takes_only_its_shapes)
 {
     const cb_conv_shape ok = shape(1, 64, 64, 56, 56);
-    CHECK(cb_wino_supports(&ok, 0) && cb_wino_supports(&ok, 1));
+    CHECK(cb_wino_supports(&ok, 0, 8) && cb_wino_supports(&ok, 1, 16));
     cb_conv_shape s = ok;
     s.sh = s.sw = 2, s.oh = s.ow = 28; /* strided */
-    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&s, 1, 8));
     s = ok, s.kh = s.kw = 5, s.ph = s.pw = 2; /* 5x5 */
-    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&s, 1, 8));
     s = ok, s.dh = s.dw = 2, s.ph = s.pw = 2; /* dilated */
-    CHECK(!cb_wino_supports(&s, 1));
-    CHECK(!cb_wino_supports(&ok, 2)); /* grouped */
+    CHECK(!cb_wino_supports(&s, 1, 8));
+    CHECK(!cb_wino_supports(&ok, 2, 8)); /* grouped */
     s = ok, s.c = 12; /* channels not a multiple of the block */
-    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&s, 1, 8));
+    s = ok, s.c = 24; /* ... of 16, in nChw16c */
+    CHECK(cb_wino_supports(&s, 1, 8) && !cb_wino_supports(&s, 1, 16));
+    CHECK(!cb_wino_supports(&ok, 1, 4)); /* no other layout */
+    s = shape(1, 256, 256, 14, 14); /* 49 tiles: nChw8c only */
+    CHECK(cb_wino_supports(&s, 1, 8) && !cb_wino_supports(&s, 1, 16));
+    s.n = 2; /* 98 */
+    CHECK(cb_wino_supports(&s, 1, 16));
     s = ok, s.oc = 40; /* output channels not a multiple of the panel */
-    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&s, 1, 8));
     s = ok, s.c = 512; /* above the measured rule */
-    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&s, 1, 8));
     s = ok, s.ph = s.pw = 0, s.oh = s.ow = 54; /* unpadded */
-    CHECK(!cb_wino_supports(&s, 1));
+    CHECK(!cb_wino_supports(&s, 1, 8));
 }

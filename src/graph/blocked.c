@@ -343,7 +343,7 @@ static float *aligned_floats(size_t n)
     return aligned_alloc(64, bytes);
 }
 
-/* The convolutions Winograd's method runs (fastmath, nChw8c): their
+/* The convolutions Winograd's method runs (fastmath; cb_wino_supports's rule): their
  * transformed weights and the shared workspace. */
 static cb_status plan_winograd(cb_blk_plan *p, const cb_graph *g)
 {
@@ -352,7 +352,7 @@ static cb_status plan_winograd(cb_blk_plan *p, const cb_graph *g)
         const cb_node *n = &g->nodes[i];
         if (p->role[i] != R_CONV) continue;
         const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
-        if (!cb_wino_supports(&s, n->groups)) continue;
+        if (!cb_wino_supports(&s, n->groups, p->block)) continue;
         if (!(p->wino_u[i] = aligned_floats(cb_wino_weight_floats(&s))))
             return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's Winograd weights");
         if (cb_wino_workspace(&s, p->threads) > ws) ws = cb_wino_workspace(&s, p->threads);
@@ -404,8 +404,7 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     fuse(p, g, fastmath);
     plan_exits(p, g);
     cb_status st = assign_slots(p, g);
-    /* Measured on nChw8c (AVX2) only: AVX-512's nChw16c keeps oneDNN's 16-lane direct kernels. */
-    if (st == CB_OK && fastmath && block == 8) st = plan_winograd(p, g);
+    if (st == CB_OK && fastmath) st = plan_winograd(p, g);
     for (int s = 0; s < p->nslots && st == CB_OK; s++)
         if (!(p->slot_buf[s] = aligned_floats(p->slot_floats[s] * (size_t)max_batch)))
             st = cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
@@ -569,7 +568,7 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
                 p->wino_ready[i] = 1;
             }
             const int threads = omp_get_max_threads() < p->threads ? omp_get_max_threads() : p->threads;
-            cb_wino_conv(&s, x, p->wino_u[i], p->bn_of[i] >= 0 ? p->fold_b[i] : b, p->post[i], p->npost[i], buf(p, v),
+            cb_wino_conv(&s, p->block, x, p->wino_u[i], p->bn_of[i] >= 0 ? p->fold_b[i] : b, p->post[i], p->npost[i], buf(p, v),
                          p->wino_ws, threads);
             break;
         }

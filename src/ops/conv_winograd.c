@@ -1,4 +1,5 @@
-/* Winograd F(2x2, 3x3) convolution on channel-blocked values (nChw8c), for
+/* Winograd F(2x2, 3x3) convolution on channel-blocked values (nChw8c or
+ * nChw16c), for
  * the blocked-layout rewrite of inference at the fastmath level
  * (src/graph/blocked.c).
  *
@@ -13,6 +14,17 @@
  * because the transformed weights (16/9 of the originals, 16 MiB there)
  * stream from memory for few outputs. Hence the rule in cb_wino_supports:
  * at most 256 input and output channels.
+ *
+ * On AVX-512 (nChw16c; 2-core AMD EPYC Zen 5, oneDNN's 16-lane direct
+ * kernels the alternative), per 256 samples at batch 32: ResNet-50's 3x3
+ * layers of 64 channels at 56x56 124 -> 103 ms, 128 at 28x28 124 -> 73,
+ * 256 at 14x14 125 -> 69. At batch 1 the 256-channel layer (49 tiles of
+ * 2x2 outputs) was slower, 57 -> 67 ms per 100 samples: its 4 MiB of
+ * transformed weights come from memory for 5 groups of tiles, where the
+ * direct kernel reads 2.25 MiB once. The 128-channel one (196 tiles) was
+ * faster, 51 -> 37. Hence, on nChw16c, at least WINO_MIN_TILES tiles at
+ * the plan's largest batch (not measured on nChw8c, which keeps the rule
+ * above alone).
  *
  * The rounding differs from a direct sum (the transforms add and subtract
  * inputs before multiplying), so only the fastmath level runs it.
@@ -29,13 +41,14 @@
 #include "ops.h"
 #include "vec.h"
 
-enum { WINO_GROUP = 12, PANEL = CB_PACK_PANEL };
+enum { WINO_GROUP = 12, PANEL = CB_PACK_PANEL, WINO_MIN_TILES = 96 };
 
-int cb_wino_supports(const cb_conv_shape *s, int groups)
+int cb_wino_supports(const cb_conv_shape *s, int groups, int block)
 {
-    return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 && s->dh <= 1 &&
-           s->dw <= 1 && groups <= 1 && s->oh == s->h && s->ow == s->w && s->c % CB_VL == 0 &&
-           s->oc % PANEL == 0 && s->c <= 256 && s->oc <= 256;
+    return (block == 8 || block == 16) && s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 &&
+           s->pw == 1 && s->dh <= 1 && s->dw <= 1 && groups <= 1 && s->oh == s->h && s->ow == s->w &&
+           s->c % block == 0 && s->oc % PANEL == 0 && s->oc % block == 0 && s->c <= 256 && s->oc <= 256 &&
+           (block == 8 || (int64_t)s->n * ((s->oh + 1) / 2) * ((s->ow + 1) / 2) >= WINO_MIN_TILES);
 }
 
 size_t cb_wino_weight_floats(const cb_conv_shape *s) { return (size_t)16 * s->oc * s->c; }
@@ -76,7 +89,16 @@ void cb_wino_weights(const cb_conv_shape *s, const float *w, float *u)
 
 typedef struct wino_tiles {
     int th, tw; /* tiles per column and row of an image */
+    int block;  /* the layout's channel block: 8 or 16 */
 } wino_tiles;
+
+/* The first of 8 channels from channel k (a multiple of 8) of sample n in
+ * a blocked [N, C/B, hw, B] value: its block's plane, then its half of the
+ * block where B is 16. The transforms work on 8 channels at a time. */
+static size_t eight_at(int block, int c, size_t hw, int n, int k)
+{
+    return (((size_t)n * (c / block) + k / block) * hw) * block + k % block;
+}
 
 /* V = B^T d B for tile t's 4x4 window (zero outside the image), with
  * B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], all channels, into
@@ -91,11 +113,11 @@ static void input_tile(const cb_conv_shape *s, const wino_tiles *tl, const float
     for (int q = 0; q < 16; q++) {
         const int yy = iy + q / 4, xx = ix + q % 4, ok = yy >= 0 && yy < s->h && xx >= 0 && xx < s->w;
         inside &= ok;
-        off[q] = ok ? ((long)yy * s->w + xx) * CB_VL : -1;
+        off[q] = ok ? ((long)yy * s->w + xx) * tl->block : -1;
     }
     const size_t plane = (size_t)group * s->c, hw = (size_t)s->h * s->w;
     for (int cb = 0; cb < s->c / CB_VL; cb++) {
-        const float *xp = x + ((size_t)n * (s->c / CB_VL) + cb) * hw * CB_VL;
+        const float *xp = x + eight_at(tl->block, s->c, hw, n, cb * CB_VL);
         v8f d[4][4], e[4][4];
         if (inside)
             for (int q = 0; q < 16; q++) d[q / 4][q % 4] = v8_load(xp + off[q]);
@@ -146,19 +168,20 @@ static void output_tile(const cb_conv_shape *s, const wino_tiles *tl, const floa
             e[1][j] = a[1][j] - a[2][j] - a[3][j];
         }
         const v8f bv = bias ? v8_load(bias + (size_t)ob * CB_VL) : v8_splat(0.0f);
-        float *yp = y + ((size_t)n * (s->oc / CB_VL) + ob) * hw * CB_VL;
+        const int B = tl->block;
+        float *yp = y + eight_at(B, s->oc, hw, n, ob * CB_VL);
         for (int i = 0; i < 2 && oy + i < s->oh; i++) {
-            float *p0 = yp + ((size_t)(oy + i) * s->ow + ox) * CB_VL;
+            float *p0 = yp + ((size_t)(oy + i) * s->ow + ox) * B;
             v8_store(p0, post_ops(e[i][0] + e[i][1] + e[i][2] + bv, p0, post, npost));
-            if (ox + 1 < s->ow) v8_store(p0 + CB_VL, post_ops(e[i][1] - e[i][2] - e[i][3] + bv, p0 + CB_VL, post, npost));
+            if (ox + 1 < s->ow) v8_store(p0 + B, post_ops(e[i][1] - e[i][2] - e[i][3] + bv, p0 + B, post, npost));
         }
     }
 }
 
-void cb_wino_conv(const cb_conv_shape *s, const float *x, const float *u, const float *bias, const cb_blk_post *post,
-                  int npost, float *y, float *ws, int threads)
+void cb_wino_conv(const cb_conv_shape *s, int block, const float *x, const float *u, const float *bias,
+                  const cb_blk_post *post, int npost, float *y, float *ws, int threads)
 {
-    const wino_tiles tl = {(s->oh + 1) / 2, (s->ow + 1) / 2};
+    const wino_tiles tl = {(s->oh + 1) / 2, (s->ow + 1) / 2, block};
     const int tiles = s->n * tl.th * tl.tw;
     /* Groups of at most WINO_GROUP tiles, a multiple of the thread count where there are enough. */
     int groups = (tiles + WINO_GROUP - 1) / WINO_GROUP;

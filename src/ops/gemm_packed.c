@@ -10,6 +10,8 @@
  * packed once, each step only streams the panels. The panel (k x 16 floats)
  * stays in the first-level cache while the rows of the left-hand side pass
  * by six at a time. */
+#include <stddef.h>
+#include <string.h>
 #include "ops.h"
 #include "vec.h"
 
@@ -22,6 +24,68 @@ void cb_pack_rows_as_panels(int n, int k, const float *b, int ldb, float *bp)
             for (int j = 0; j < PANEL; j++) bp[((size_t)p * k + q) * PANEL + j] = b[(size_t)(p * PANEL + j) * ldb + q];
 }
 
+#if CB_RVL == 16
+/* AVX-512: a tile of R rows by P panels (16 columns each, one register
+ * per row and panel), up to 24 accumulators of the 32 registers. The
+ * 6x16 tile of other machines (below), in 8-float halves, would leave half of each register
+ * and each FMA unused. A few rows (a recurrent layer's slice of samples)
+ * take more panels at once so that enough independent sums hide the FMA's
+ * latency. Every element still sums its products in order: the same
+ * floats as that tile. */
+enum { ROWS16 = 12 };
+static inline __attribute__((always_inline)) void tile16(int R, int P, int k, const float *a, int lda,
+                                                         const float *b, size_t pstride, float *c, int ldc, int add)
+{
+    cb_vrow acc[ROWS16][8];
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++) acc[r][p] = cb_vrow_splat(0.0f);
+    for (int q = 0; q < k; q++) {
+        cb_vrow bv[8];
+        for (int p = 0; p < P; p++) bv[p] = cb_vrow_load(b + (size_t)p * pstride + (size_t)q * PANEL);
+        for (int r = 0; r < R; r++) {
+            const cb_vrow av = cb_vrow_splat(a[(size_t)r * lda + q]);
+            for (int p = 0; p < P; p++) acc[r][p] += av * bv[p];
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int p = 0; p < P; p++) {
+            float *cr = c + (size_t)r * ldc + p * PANEL;
+            if (add) acc[r][p] += cb_vrow_load(cr);
+            memcpy(cr, &acc[r][p], sizeof acc[r][p]);
+        }
+}
+
+typedef void (*tile16_fn)(int k, const float *a, int lda, const float *b, size_t pstride, float *c, int ldc, int add);
+#define TILE16(R, P)                                                                                                   \
+    static void tile16_##R##_##P(int k, const float *a, int lda, const float *b, size_t ps, float *c, int ldc, int add) \
+    {                                                                                                                  \
+        tile16(R, P, k, a, lda, b, ps, c, ldc, add);                                                                   \
+    }
+#define TILE16_ROWS(P) TILE16(1, P) TILE16(2, P) TILE16(3, P) TILE16(4, P) TILE16(5, P) TILE16(6, P) \
+    TILE16(7, P) TILE16(8, P) TILE16(9, P) TILE16(10, P) TILE16(11, P) TILE16(12, P)
+TILE16_ROWS(1)
+TILE16_ROWS(2)
+TILE16_ROWS(4)
+TILE16_ROWS(8)
+#define TILE16_ROW(P) {NULL, tile16_1_##P, tile16_2_##P, tile16_3_##P, tile16_4_##P, tile16_5_##P, tile16_6_##P, \
+                       tile16_7_##P, tile16_8_##P, tile16_9_##P, tile16_10_##P, tile16_11_##P, tile16_12_##P}
+static const tile16_fn tiles16[4][ROWS16 + 1] = {TILE16_ROW(1), TILE16_ROW(2), TILE16_ROW(4), TILE16_ROW(8)};
+
+void cb_gemm_packed(int m, int n, int k, const float *a, int lda, const float *bp, float *c, int ldc, int add)
+{
+    const int rows = m < ROWS16 ? m : ROWS16, panels = n / PANEL;
+    const int widest = rows <= 2 ? 3 : rows <= 5 ? 2 : 1; /* log2 of the panels per tile: 8, 4 or 2 */
+    for (int p = 0; p < panels;) {
+        int w = widest;
+        while ((1 << w) > panels - p) w--;
+        const float *b = bp + (size_t)p * k * PANEL;
+        for (int r = 0; r < m; r += ROWS16)
+            tiles16[w][m - r < ROWS16 ? m - r : ROWS16](k, a + (size_t)r * lda, lda, b, (size_t)k * PANEL,
+                                                        c + (size_t)r * ldc + p * PANEL, ldc, add);
+        p += 1 << w;
+    }
+}
+#else
 /* c[R x 16] (+)= a[R x k] b[k x 16], R <= 6: twelve accumulators in
  * registers, each summing its products in order, then added to c's old
  * value where add. Inlined per R so the loops unroll. */
@@ -70,3 +134,4 @@ void cb_gemm_packed(int m, int n, int k, const float *a, int lda, const float *b
                       ldc, add);
     }
 }
+#endif

@@ -318,20 +318,21 @@ void cb_blk_prim_free(cb_blk_prim *p);
 #define CB_PACK_PANEL 16
 void cb_pack_rows_as_panels(int n, int k, const float *b, int ldb, float *bp);
 void cb_gemm_packed(int m, int n, int k, const float *a, int lda, const float *bp, float *c, int ldc, int add);
-/* Winograd F(2x2, 3x3) convolution between nChw8c values (conv_winograd.c;
- * the blocked layout's block must be CB_VL = 8), for the fastmath level:
- * 3x3, stride 1, padding 1, undilated, ungrouped, channels a multiple of 8,
- * output channels of 16, both at most 256 (the measured rule). u holds
+/* Winograd F(2x2, 3x3) convolution between blocked values (conv_winograd.c;
+ * block 8 or 16), for the fastmath level: 3x3, stride 1, padding 1,
+ * undilated, ungrouped, channels a multiple of the block, output channels
+ * of 16, both at most 256, and on nChw16c at least 96 tiles of 2x2
+ * outputs over s->n samples (the measured rules). u holds
  * cb_wino_weight_floats(s) transformed weights (cb_wino_weights, from
  * [oc, c, 3, 3]); ws cb_wino_workspace(s, threads) floats. Post-ops in
  * order, CB_POST_SUM reading y's old value. Runs on `threads` threads,
  * never inside a parallel region. */
-int cb_wino_supports(const cb_conv_shape *s, int groups);
+int cb_wino_supports(const cb_conv_shape *s, int groups, int block);
 size_t cb_wino_weight_floats(const cb_conv_shape *s);
 size_t cb_wino_workspace(const cb_conv_shape *s, int threads);
 void cb_wino_weights(const cb_conv_shape *s, const float *w, float *u);
-void cb_wino_conv(const cb_conv_shape *s, const float *x, const float *u, const float *bias, const cb_blk_post *post,
-                  int npost, float *y, float *ws, int threads);
+void cb_wino_conv(const cb_conv_shape *s, int block, const float *x, const float *u, const float *bias,
+                  const cb_blk_post *post, int npost, float *y, float *ws, int threads);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
 /* 2x2, stride 2, unpadded max pooling of a blocked [N, Cp/B, H, W, B] value
