@@ -36,6 +36,11 @@ static void row_times(int tb, int n, int k, float alpha, const float *a, const f
     }
 }
 
+void cb_sgemv_rows(int rows, int k, const float *b, int ldb, const float *a, float *c)
+{
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, k, 1.0f, b, ldb, a, 1, 1.0f, c, 1);
+}
+
 void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
              const float *b, int ldb, float beta, float *c, int ldc)
 {

@@ -17,6 +17,9 @@
  * threads (gemm.c). ta/tb: 1 = transposed. */
 void cb_gemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
              const float *b, int ldb, float beta, float *c, int ldc);
+/* c[rows] += B[rows, k] (row stride ldb) a[k] on the calling thread: a
+ * slice of a matrix-vector product for callers that split the rows. */
+void cb_sgemv_rows(int rows, int k, const float *b, int ldb, const float *a, float *c);
 
 /* Batch normalisation (norm.c). saved: 2*C floats, the batch mean and
  * 1/sqrt(var + eps) per channel, written by the forward pass (may be NULL

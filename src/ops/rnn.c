@@ -64,18 +64,26 @@ static float sigm_ref(float v) { return (float)(1.0 / (1.0 + exp(-(double)v))); 
 static inline float sigm(float v, int fast) { return fast == CB_FAST_APPROX ? sigmoid_approx(v) : sigm_ref(v); }
 static inline float tanh_g(float v, int fast) { return fast == CB_FAST_APPROX ? tanh_approx(v) : tanhf(v); }
 
-/* One sample's LSTM cell at one step: gates in place, cell and hidden state.
- * Always inlined with constant flags, so the loop vectorises. */
-static inline __attribute__((always_inline)) void lstm_cell(int H, float *restrict a, const float *restrict cprev,
-                                                            float *restrict c, float *restrict h, int fast, int prev)
+/* One sample's LSTM cell at one step for hidden units [lo, hi): gates in
+ * place, cell and hidden state. Always inlined with constant flags, so the
+ * loop vectorises. */
+static inline __attribute__((always_inline)) void lstm_cell_units(int H, int lo, int hi, float *restrict a,
+                                                                  const float *restrict cprev, float *restrict c,
+                                                                  float *restrict h, int fast, int prev)
 {
-    for (int j = 0; j < H; j++) {
+    for (int j = lo; j < hi; j++) {
         float i = sigm(a[j], fast), f = sigm(a[H + j], fast), g = tanh_g(a[2 * H + j], fast),
               o = sigm(a[3 * H + j], fast);
         a[j] = i, a[H + j] = f, a[2 * H + j] = g, a[3 * H + j] = o;
         c[j] = f * (prev ? cprev[j] : 0.0f) + i * g;
         h[j] = o * tanh_g(c[j], fast);
     }
+}
+
+static inline __attribute__((always_inline)) void lstm_cell(int H, float *restrict a, const float *restrict cprev,
+                                                            float *restrict c, float *restrict h, int fast, int prev)
+{
+    lstm_cell_units(H, 0, H, a, cprev, c, h, fast, prev);
 }
 
 void cb_lstm_fwd(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
@@ -136,6 +144,35 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
 /* One sample's steps keep cb_gemm's SGEMV, which reads W_hh in place. */
 int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && 4 * s->h % CB_PACK_PANEL == 0; }
 
+/* One sample's steps t0..t0+steps on all threads (batch-1 latency): one
+ * parallel region for the block, each thread the recurrent products (its
+ * rows of W_hh, by SGEMV in place) and the cell of its own hidden units,
+ * then one barrier per step. Why: the general loop forks and joins twice a
+ * step (cb_gemm's SGEMV halves, then the cell on one thread), 600 times a
+ * pass at T = 300. Each unit's sums are the same dot products. */
+static void lstm_steps_one_sample(int H, int t0, int steps, const float *w_hh, float *gates, float *cs[2],
+                                  float *y, int fast)
+{
+#pragma omp parallel
+    {
+        const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
+        int chunk = (H + nt - 1) / nt;
+        chunk = (chunk + 15) / 16 * 16; /* whole vectors per thread */
+        const int lo = tid * chunk < H ? tid * chunk : H, hi = lo + chunk < H ? lo + chunk : H;
+        for (int t = t0; t < t0 + steps; t++) {
+            float *a = gates + (size_t)(t - t0) * 4 * H, *h = y + (size_t)t * H;
+            const float *hprev = y + (size_t)(t - 1) * H, *cprev = cs[(t + 1) & 1];
+            if (t > 0 && hi > lo)
+                for (int g = 0; g < 4; g++) /* gate g's rows for units [lo, hi): + h_{t-1} W_hh^T */
+                    cb_sgemv_rows(hi - lo, H, w_hh + (size_t)(g * H + lo) * H, H, hprev, a + g * H + lo);
+            if (fast == CB_FAST_APPROX && t > 0) lstm_cell_units(H, lo, hi, a, cprev, cs[t & 1], h, 1, 1);
+            else if (fast == CB_FAST_APPROX) lstm_cell_units(H, lo, hi, a, NULL, cs[t & 1], h, 1, 0);
+            else lstm_cell_units(H, lo, hi, a, t > 0 ? cprev : NULL, cs[t & 1], h, 0, t > 0);
+#pragma omp barrier
+        }
+    }
+}
+
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
                    const float *b_hh, float *y, float *ws, int fast, const float *ids, const float *table)
 {
@@ -166,6 +203,10 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < G; j++) gates[(size_t)r * G + j] += bias[j];
+        if (N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+            lstm_steps_one_sample(H, t0, steps, w_hh, gates, cs, y, fast);
+            continue;
+        }
         for (int t = t0; t < t0 + steps; t++) {
             float *gt = gates + (size_t)(t - t0) * N * G;
             if (t > 0 && packed) /* + h_{t-1} W_hh^T, this slice's samples */
