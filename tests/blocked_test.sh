@@ -32,6 +32,9 @@ CROSSBIND_CONV=blas expect_ok "runs with oneDNN turned off" "$BIN" run --onnx "$
 check "  ... to PyTorch's outputs" close "$T/y_blas.npy" "$T/blk_torch.npy"
 
 "$BIN" plan "$T/blk.onnx" --batch 3 --threads 2 >"$T/plan"
+node_says() { # node_says ID PATTERN: the plan's forward line of node ID matches PATTERN
+    grep -A1 "^$1 " "$T/plan" | sed -n 2p | grep -q "$2"
+}
 check "plan: the stem reads the 3-channel image plain, with ReLU as a post-op" grep -q "^  forward: conv2d: onednn-blocked nChw[0-9]*c, input plain +relu" "$T/plan"
 check "plan: Clip as a post-op" grep -q "nChw[0-9]*c +clip" "$T/plan"
 # Winograd's method: fastmath only, for the 3x3 stride-1 convolutions with channels of the block and output
@@ -45,18 +48,20 @@ check "plan: at batch 1 on nChw16c, /e/ (64 tiles) runs oneDNN's direct kernel" 
 check "plan: no Winograd's method at level fused (it rounds otherwise)" \
     bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --level fused | grep -q winograd"
 check "plan: a residual Add as a sum into its operand's buffer" grep -q "+sum(node 5, in its buffer)" "$T/plan"
-check "plan: an Add whose operand is read again runs on its own" grep -A1 "^21 " "$T/plan" | grep -q "add: onednn-blocked"
-check "plan: tanh runs on blocked values" grep -A1 "^22 " "$T/plan" | grep -q "activation: onednn-blocked"
-check "plan: fused nodes are not materialised" grep -A1 "^17 " "$T/plan" | grep -q "fused into node 16's convolution (not materialised)"
-check "plan: a value read outside is copied out" grep -A1 "^23 " "$T/plan" | grep -q "copied out"
-check "plan: a concatenation of blocked values stays blocked" grep -A1 "^32 " "$T/plan" | grep -q "concat: onednn-blocked"
-check "plan: 12 channels (not a multiple of the block) padded to 16, ReLU a post-op" grep -A1 "^35 " "$T/plan" | grep -q "+relu, channels padded to 16, buffer"
-check "plan: a padded value (20 channels) through tanh on its own" grep -A1 "^65 " "$T/plan" | grep -q "activation: onednn-blocked nChw[0-9]*c, channels padded to [0-9]*, buffer"
-check "plan: ... an Add on its own" grep -A1 "^69 " "$T/plan" | grep -q "add: onednn-blocked nChw[0-9]*c, channels padded to [0-9]*, buffer"
-check "plan: ... the 2x2 max loop, copied out for the batch normalisation outside" grep -A1 "^71 " "$T/plan" | grep -q "2x2 max loop, channels padded to [0-9]*, buffer [0-9]*, copied out"
-check "plan: a batch normalisation of padded channels stays outside" grep -A1 "^76 " "$T/plan" | grep -q "batchnorm.fast"
-check "plan: its plain 20 channels are reordered in, padded, for the next convolution" grep -A1 "^79 " "$T/plan" | grep -q "conv2d: onednn-blocked nChw[0-9]*c, input reordered in, buffer"
-check "plan: global pooling of a padded value" grep -A1 "^80 " "$T/plan" | grep -q "global_avgpool: onednn-blocked nChw[0-9]*c (plain output)"
+check "plan: an Add whose operand is read again runs on its own" node_says 21 "add: onednn-blocked"
+check "plan: tanh runs on blocked values" node_says 22 "activation: onednn-blocked"
+check "plan: fused nodes are not materialised" node_says 17 "fused into node 16's convolution (not materialised)"
+check "plan: a value read outside is copied out" node_says 23 "copied out"
+check "plan: a concatenation of blocked values stays blocked" node_says 32 "concat: onednn-blocked"
+check "plan: 12 channels (not a multiple of the block) padded to 16, ReLU a post-op" node_says 35 "+relu, channels padded to 16, buffer"
+check "plan: a padded value (20 channels) through tanh on its own" node_says 65 "activation: onednn-blocked nChw[0-9]*c, channels padded to [0-9]*, buffer"
+check "plan: ... an Add on its own" node_says 69 "add: onednn-blocked nChw[0-9]*c, channels padded to [0-9]*, buffer"
+check "plan: ... the 2x2 max loop, copied out for the batch normalisation outside" node_says 71 "2x2 max loop, channels padded to [0-9]*, buffer [0-9]*, copied out"
+check "plan: a batch normalisation of padded channels stays outside" node_says 76 "batchnorm.fast"
+check "plan: its plain 20 channels are reordered in, padded, for the next convolution" node_says 79 "conv2d: onednn-blocked nChw[0-9]*c, input reordered in, buffer"
+check "plan: global pooling of a padded value" node_says 85 "global_avgpool: onednn-blocked nChw[0-9]*c (plain output)"
+check "plan: a 3x3 convolution with 12 outputs per channel runs the few-output product, its ReLU a post-op" \
+    node_says 83 "conv2d: few-output product nChw[0-9]*c +relu, buffer"
 check "plan: a batch normalisation folded into its convolution's weights, its ReLU a post-op" grep -q "+batchnorm(node [0-9]*) folded into the weights +relu, buffer" "$T/plan"
 check "plan: at level fused the batch normalisation after a convolution is not folded (it rounds otherwise), it runs blocked on its own" \
     bash -c "'$BIN' plan '$T/blk.onnx' --batch 3 --level fused | grep -A1 '/bn1/' | grep -q 'batchnorm: onednn-blocked'"
@@ -79,10 +84,11 @@ fast = {n['name']: n for n in json.load(open('$T/d/index.json'))['nodes']}
 ref = {n['name']: n for n in json.load(open('$T/r/index.json'))['nodes']}
 for name in ('/MaxPool_output_0', '/Add_1_output_0', '/Tanh_output_0', '/Concat_output_0', '/Relu_output_0',
              '/Clip_output_0', '/Add_output_0', '/Relu_3_output_0', '/bn2/BatchNormalization_output_0', '/MaxPool_1_output_0',
-             '/Relu_2_output_0', '/odd2/Conv', '/Tanh_1_output_0', '/Add_5_output_0', '/MaxPool_2_output_0'):
+             '/Relu_2_output_0', '/odd2/Conv', '/Tanh_1_output_0', '/Add_5_output_0', '/MaxPool_2_output_0',
+             '/Relu_4_output_0'):
     a, b = np.load('$T/d/' + fast[name]['file']), np.load('$T/r/' + ref[name]['file'])
     assert a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4), (name, np.abs(a - b).max())
-for name in ('/stem/Conv', '/a/Conv', '/dw/Conv', '/b/Conv', '/e/Conv', '/bn1/BatchNormalization_output_0'):
+for name in ('/stem/Conv', '/a/Conv', '/dw/Conv', '/b/Conv', '/e/Conv', '/bn1/BatchNormalization_output_0', '/few/Conv'):
     assert fast[name]['file'] is None and fast[name]['not_materialised'], fast[name]
 "
 echo "$pass passed, $fail failed"

@@ -1,5 +1,7 @@
-/* Winograd F(2x2, 3x3) convolution (src/ops/conv_winograd.c) against the
- * reference convolution: image sizes that leave partial 2x2 tiles, tile
+/* The blocked layouts' own convolution kernels against the reference
+ * convolution: the few-output product (src/ops/conv_few.c) on shapes of at
+ * most 16 outputs per channel (strides, padding, 1x1 and 3x3 kernels, one
+ * to four samples), and Winograd F(2x2, 3x3) (src/ops/conv_winograd.c): image sizes that leave partial 2x2 tiles, tile
  * counts that leave partial register tiles and uneven thread groups, the
  * post-ops in order (the sum reading the destination's old value, ReLU and
  * Clip letting NaN through), one and two threads, both layouts (nChw8c
@@ -34,17 +36,19 @@ static cb_conv_shape shape(int n, int c, int oc, int h, int w)
                            .ph = 1, .pw = 1, .oh = h, .ow = w};
 }
 
+static int few = 0; /* run_case's kernel: the few-output product, else Winograd's */
+
 /* Runs one case; returns whether it matched the reference (with the
  * post-ops applied to the reference's plain result). */
 static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, int threads, int nan_at)
 {
     const size_t xn = (size_t)s->n * s->c * s->h * s->w, yn = (size_t)s->n * s->oc * s->oh * s->ow,
-                 wn = (size_t)s->oc * s->c * 9;
+                 wn = (size_t)s->oc * s->c * s->kh * s->kw;
     float *x = malloc(xn * sizeof *x), *xb = malloc(xn * sizeof *x), *w = malloc(wn * sizeof *w),
           *b = malloc((size_t)s->oc * sizeof *b), *old = malloc(yn * sizeof *old), *ref = malloc(yn * sizeof *ref),
           *yb = malloc(yn * sizeof *yb), *y = malloc(yn * sizeof *y),
-          *u = malloc(cb_wino_weight_floats(s) * sizeof *u),
-          *ws = malloc(cb_wino_workspace(s, threads) * sizeof *ws);
+          *u = malloc((few ? cb_few_weight_floats(s) : cb_wino_weight_floats(s)) * sizeof *u),
+          *ws = malloc((few ? cb_few_workspace(s) : cb_wino_workspace(s, threads)) * sizeof *ws);
     int ok = x && xb && w && b && old && ref && yb && y && u && ws;
     if (ok) {
         for (size_t i = 0; i < xn; i++) x[i] = sinf(0.61f * (float)i) + 0.25f * cosf(0.07f * (float)i);
@@ -63,11 +67,17 @@ static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, 
             }
         to_blocked(x, xb, s->n, s->c, s->h * s->w);
         to_blocked(old, yb, s->n, s->oc, s->oh * s->ow); /* the sum's operand, in the destination */
-        cb_wino_weights(s, w, u);
-        cb_wino_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
+        if (few) {
+            cb_few_weights(s, w, u);
+            cb_few_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
+        } else {
+            cb_wino_weights(s, w, u);
+            cb_wino_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
+        }
         from_blocked(yb, y, s->n, s->oc, s->oh * s->ow);
-        ok = check_close("winograd against the reference convolution", y, ref, (int64_t)yn, TOL_KERNEL_ATOL,
-                         TOL_KERNEL_RTOL);
+        ok = check_close(few ? "few-output product against the reference convolution"
+                             : "winograd against the reference convolution",
+                         y, ref, (int64_t)yn, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
     free(x), free(xb), free(w), free(b), free(old), free(ref), free(yb), free(y), free(u), free(ws);
     return ok;
@@ -131,4 +141,44 @@ TEST(winograd_takes_only_its_shapes)
     CHECK(!cb_wino_supports(&s, 1, 8));
     s = ok, s.ph = s.pw = 0, s.oh = s.ow = 54; /* unpadded */
     CHECK(!cb_wino_supports(&s, 1, 8));
+}
+
+/* n, c, oc, h, w, kernel, stride, padding: 16 outputs (4x4, 2x2 from 3x3
+ * stride 2 of four samples...), 12, 9 and 1; 1x1 and 3x3 kernels. */
+TEST(few_output_product_matches_reference_convolution)
+{
+    const cb_blk_post relu = {CB_POST_RELU, 0, 0}, sum = {CB_POST_SUM, 0, 0}, clip = {CB_POST_CLIP, 0.0f, 0.5f};
+    const cb_blk_post sum_relu[] = {sum, relu}, clip_only[] = {clip};
+    static const int cases[][8] = {{1, 32, 48, 4, 4, 3, 1, 1}, {4, 16, 16, 3, 3, 3, 2, 1}, {3, 64, 32, 2, 2, 3, 1, 1},
+                                   {1, 16, 32, 3, 3, 3, 1, 0}, {1, 48, 16, 5, 5, 1, 2, 0}, {2, 32, 64, 2, 2, 1, 1, 0}};
+    few = 1;
+    for (B = 8; B <= 16; B *= 2)
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const int *q = cases[k];
+            cb_conv_shape s = {.n = q[0], .c = q[1], .oc = q[2], .h = q[3], .w = q[4], .kh = q[5], .kw = q[5],
+                               .sh = q[6], .sw = q[6], .ph = q[7], .pw = q[7]};
+            s.oh = (s.h + 2 * s.ph - s.kh) / s.sh + 1, s.ow = (s.w + 2 * s.pw - s.kw) / s.sw + 1;
+            CHECK(cb_few_supports(&s, 1, B));
+            for (int threads = 1; threads <= 2; threads++) {
+                CHECK(run_case(&s, NULL, 0, threads, -1));
+                CHECK(run_case(&s, sum_relu, 2, threads, -1));
+                CHECK(run_case(&s, clip_only, 1, threads, -1));
+            }
+        }
+    /* NaN in one input spreads to every output of its sample's windows, through the ReLU */
+    B = 16;
+    const cb_conv_shape s = shape(1, 16, 16, 4, 4);
+    CHECK(run_case(&s, sum_relu, 2, 2, 5));
+    /* what it takes: more than 16 outputs, grouped, dilated, channels off the block or the panel */
+    cb_conv_shape t = shape(1, 16, 16, 5, 5);
+    CHECK(!cb_few_supports(&t, 1, 16));
+    t = shape(1, 16, 16, 4, 4);
+    CHECK(!cb_few_supports(&t, 2, 16));
+    t.dh = t.dw = 2;
+    CHECK(!cb_few_supports(&t, 1, 16));
+    t = shape(1, 24, 16, 4, 4);
+    CHECK(cb_few_supports(&t, 1, 8) && !cb_few_supports(&t, 1, 16));
+    t = shape(1, 16, 24, 4, 4);
+    CHECK(!cb_few_supports(&t, 1, 8));
+    few = 0, B = 8;
 }

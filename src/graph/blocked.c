@@ -65,6 +65,11 @@ struct cb_blk_plan {
     unsigned char *wino_ready; /* ... made from the weights as they are (kept where the caller froze them) */
     float *wino_ws;         /* the Winograd convolutions' workspace (the largest one's) */
     size_t wino_ws_floats;
+    unsigned char *few;     /* convolution run by cb_few_conv (at most 16 outputs per channel) */
+    float **few_w;          /* ... its packed weights (cb_few_weights; a batch normalisation folded in first) */
+    unsigned char *few_ready; /* ... made from the weights as they are (kept where the caller froze them) */
+    float *few_ws;          /* the workspace of those convolutions (the largest one's) */
+    size_t few_ws_floats;
     int threads;            /* the thread count the workspace is sized for */
     int max_batch;
     int *npost;
@@ -323,6 +328,8 @@ void cb_blk_plan_free(cb_blk_plan *p)
     for (int i = 0; p->coef && i < p->count; i++) free(p->coef[i]);
     for (int i = 0; p->fold_b && i < p->count; i++) free(p->fold_b[i]);
     for (int i = 0; p->wino_u && i < p->count; i++) free(p->wino_u[i]);
+    for (int i = 0; p->few_w && i < p->count; i++) free(p->few_w[i]);
+    free(p->few), free(p->few_w), free(p->few_ready), free(p->few_ws);
     free(p->wino_u), free(p->wino_ready), free(p->wino_ws);
     free(p->coef), free(p->bn_of), free(p->fold_b), free(p->fold_w);
     free(p->role), free(p->blocked), free(p->exit), free(p->captured), free(p->fused_into), free(p->result), free(p->sum_with);
@@ -350,7 +357,7 @@ static cb_status plan_winograd(cb_blk_plan *p, const cb_graph *g)
     size_t ws = 0;
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
-        if (p->role[i] != R_CONV) continue;
+        if (p->role[i] != R_CONV || p->few[i]) continue;
         const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
         if (!cb_wino_supports(&s, n->groups, p->block)) continue;
         if (!(p->wino_u[i] = aligned_floats(cb_wino_weight_floats(&s))))
@@ -359,6 +366,30 @@ static cb_status plan_winograd(cb_blk_plan *p, const cb_graph *g)
     }
     if (ws && !(p->wino_ws = aligned_floats(ws))) return cb_fail(CB_ERR_NOMEM, "out of memory for a Winograd workspace");
     p->wino_ws_floats = ws;
+    return CB_OK;
+}
+
+/* The convolutions with at most 16 outputs per channel at the plan's
+ * largest batch: one product streaming their weights once (conv_few.c;
+ * VGG-16's last layers at batch 1), their packed weights and the shared
+ * workspace. They are not Winograd's (whose transformed weights, 16/9 of
+ * these, would be read for a handful of 2x2 blocks), at every level: each
+ * output is a direct sum. */
+static cb_status plan_few(cb_blk_plan *p, const cb_graph *g)
+{
+    size_t ws = 0;
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (p->role[i] != R_CONV) continue;
+        const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
+        if (!cb_few_supports(&s, n->groups, p->block)) continue;
+        p->few[i] = 1;
+        if (!(p->few_w[i] = aligned_floats(cb_few_weight_floats(&s))))
+            return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's packed weights");
+        if (cb_few_workspace(&s) > ws) ws = cb_few_workspace(&s);
+    }
+    if (ws && !(p->few_ws = aligned_floats(ws))) return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's workspace");
+    p->few_ws_floats = ws;
     return CB_OK;
 }
 
@@ -382,9 +413,10 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     p->out_reorder = calloc(n, sizeof *p->prim);
     p->bn_of = malloc(n * sizeof(int)), p->coef = calloc(n, sizeof(float *)), p->fold_b = calloc(n, sizeof(float *));
     p->wino_u = calloc(n, sizeof(float *)), p->wino_ready = calloc(n, 1);
+    p->few = calloc(n, 1), p->few_w = calloc(n, sizeof(float *)), p->few_ready = calloc(n, 1);
     p->max_batch = max_batch;
     p->threads = omp_get_max_threads();
-    if (!p->wino_u || !p->wino_ready || !p->bn_of || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
+    if (!p->few || !p->few_w || !p->few_ready || !p->wino_u || !p->wino_ready || !p->bn_of || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
         !p->slot || !p->slot_floats || !p->slot_buf || !p->prim || !p->in_reorder || !p->out_reorder) {
         cb_blk_plan_free(p);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
@@ -404,6 +436,7 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     fuse(p, g, fastmath);
     plan_exits(p, g);
     cb_status st = assign_slots(p, g);
+    if (st == CB_OK) st = plan_few(p, g);
     if (st == CB_OK && fastmath) st = plan_winograd(p, g);
     for (int s = 0; s < p->nslots && st == CB_OK; s++)
         if (!(p->slot_buf[s] = aligned_floats(p->slot_floats[s] * (size_t)max_batch)))
@@ -474,9 +507,10 @@ static const float *bn_coef(const cb_blk_plan *p, const cb_exec *ex, int k)
     return p->coef[k];
 }
 
-/* Convolution i's weights and bias with its batch normalisation folded in:
- * w[o] * scale[o], b[o] * scale[o] + shift[o] per output channel o. */
-static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i)
+/* Convolution i's weights (into fw) and bias with its batch normalisation
+ * folded in: w[o] * scale[o], b[o] * scale[o] + shift[o] per output
+ * channel o. */
+static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i, float *fw)
 {
     const cb_node *n = &ex->g->nodes[i];
     const float *coef = bn_coef(p, ex, p->bn_of[i]), *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
@@ -484,7 +518,7 @@ static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i)
     const size_t per = (size_t)cb_node_numel(&ex->g->nodes[n->in[1]]) / (size_t)oc;
 #pragma omp parallel for schedule(static) if (per * (size_t)oc > 65536)
     for (int o = 0; o < oc; o++) {
-        for (size_t k = 0; k < per; k++) p->fold_w[o * per + k] = w[o * per + k] * coef[o];
+        for (size_t k = 0; k < per; k++) fw[o * per + k] = w[o * per + k] * coef[o];
         p->fold_b[i][o] = b ? b[o] * coef[o] + coef[oc + o] : coef[oc + o];
     }
 }
@@ -503,7 +537,7 @@ static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
             st = cb_blk_reorder_create(ex->dnnl, batch, s.c, s.h, s.w, 0, &p->in_reorder[i]);
             src_blocked = 1;
         }
-        if (st == CB_OK && !p->wino_u[i])
+        if (st == CB_OK && !p->wino_u[i] && !p->few[i])
             st = cb_blk_conv_create(ex->dnnl, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2 || p->bn_of[i] >= 0,
                                     src_blocked, p->post[i],
                                     p->npost[i], &p->prim[i]);
@@ -563,7 +597,7 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
         if (p->wino_u[i]) {
             const cb_conv_shape s = cb_node_conv_shape(g, n, batch);
             if (!ex->params_frozen || !p->wino_ready[i]) { /* frozen parameters: transformed once */
-                if (p->bn_of[i] >= 0) fold_bn(p, ex, i);
+                if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
                 cb_wino_weights(&s, p->bn_of[i] >= 0 ? p->fold_w : w, p->wino_u[i]);
                 p->wino_ready[i] = 1;
             }
@@ -572,8 +606,20 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
                          p->wino_ws, threads);
             break;
         }
+        if (p->few[i]) {
+            const cb_conv_shape s = cb_node_conv_shape(g, n, batch);
+            if (!ex->params_frozen || !p->few_ready[i]) { /* frozen parameters: packed once */
+                if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
+                cb_few_weights(&s, p->bn_of[i] >= 0 ? p->fold_w : w, p->few_w[i]);
+                p->few_ready[i] = 1;
+            }
+            const int threads = omp_get_max_threads() < p->threads ? omp_get_max_threads() : p->threads;
+            cb_few_conv(&s, p->block, x, p->few_w[i], p->bn_of[i] >= 0 ? p->fold_b[i] : b,
+                        p->post[i], p->npost[i], buf(p, v), p->few_ws, threads);
+            break;
+        }
         if (p->bn_of[i] >= 0) { /* frozen parameters: folded once per primitive (the bias stays) */
-            if (cb_blk_conv_reads_weights(p->prim[i], ex->params_frozen)) fold_bn(p, ex, i);
+            if (cb_blk_conv_reads_weights(p->prim[i], ex->params_frozen)) fold_bn(p, ex, i, p->fold_w);
             w = p->fold_w;
             b = p->fold_b[i];
         }
@@ -637,6 +683,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
         return;
     }
     if (p->wino_u[i]) cb_buf_printf(b, "%s: winograd F(2x2,3x3) nChw%dc", names[p->role[i]], p->block);
+    else if (p->few[i]) cb_buf_printf(b, "%s: few-output product nChw%dc", names[p->role[i]], p->block);
     else cb_buf_printf(b, "%s: onednn-blocked nChw%dc", names[p->role[i]], p->block);
     if (p->role[i] == R_CONV) {
         if (!p->blocked[g->nodes[i].in[0]])
@@ -668,5 +715,5 @@ size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch)
 {
     size_t f = p ? p->in_floats : 0;
     for (int s = 0; p && s < p->nslots; s++) f += p->slot_floats[s];
-    return (f * (size_t)max_batch + (p ? p->wino_ws_floats : 0)) * sizeof(float);
+    return (f * (size_t)max_batch + (p ? p->wino_ws_floats + p->few_ws_floats : 0)) * sizeof(float);
 }

@@ -12,7 +12,8 @@ again), a 2x2 max pooling, global pooling and a linear layer; then a
 branch of 20 channels (padded on every block size: 24 or 32) through tanh,
 Adds, 2x2 max pooling and global pooling in the padded layout, a batch
 normalisation that leaves it, and a convolution reading that plain value
-reordered in with padding. Batch normalisations are exported
+reordered in with padding; last a 3x3 convolution on 2x2 planes (12
+outputs per channel at batch 3: the few-output product) with its ReLU. Batch normalisations are exported
 as such (TrainingMode.PRESERVE of a model in eval mode), not folded into the
 convolutions. Usage: export.py OUT_DIR"""
 import sys
@@ -45,12 +46,13 @@ class Net(nn.Module):
         s.odd2, s.odd3 = nn.Conv2d(32, 20, 1), nn.Conv2d(32, 20, 3, 1, 1)
         s.bn3 = nn.BatchNorm2d(20)
         s.back2 = nn.Conv2d(20, 16, 1)
+        s.few = nn.Conv2d(32, 16, 3, 1, 1)
         for bn in (s.bn1, s.bn2, s.bn3):  # statistics and affine parameters away from the identity
             bn.running_mean.uniform_(-0.5, 0.5)
             bn.running_var.uniform_(0.5, 2.0)
             bn.weight.data.uniform_(0.5, 1.5)
             bn.bias.data.uniform_(-0.5, 0.5)
-        s.fc = nn.Linear(64 + 20 + 16, 10)
+        s.fc = nn.Linear(64 + 20 + 16 + 16, 10)
 
     def forward(s, x):
         x = torch.relu(s.stem(x))
@@ -71,8 +73,9 @@ class Net(nn.Module):
         v = torch.tanh(s.odd2(u))                           # 20 channels, padded: tanh on its own
         t = nn.functional.max_pool2d(s.odd3(u) + v + v, 2)  # Adds on their own (v is read again), 2x2 loop
         r = s.back2(s.bn3(t))                               # batch normalisation outside; reordered in, padded
+        f = torch.relu(s.few(nn.functional.max_pool2d(u, 4)))  # 2x2 planes
         gap = nn.functional.adaptive_avg_pool2d
-        return s.fc(torch.cat([p, gap(t, 1).flatten(1), gap(r, 1).flatten(1)], 1))
+        return s.fc(torch.cat([p, gap(t, 1).flatten(1), gap(r, 1).flatten(1), gap(f, 1).flatten(1)], 1))
 
 
 m = Net().eval()
