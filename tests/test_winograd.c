@@ -144,13 +144,15 @@ TEST(winograd_takes_only_its_shapes)
 }
 
 /* n, c, oc, h, w, kernel, stride, padding: 16 outputs (4x4, 2x2 from 3x3
- * stride 2 of four samples...), 12, 9 and 1; 1x1 and 3x3 kernels. */
+ * stride 2 of four samples...), 12, 9 and 1; 1x1 and 3x3 kernels; 49 and
+ * 50 outputs (several register tiles of positions) of 3x3 kernels. */
 TEST(few_output_product_matches_reference_convolution)
 {
     const cb_blk_post relu = {CB_POST_RELU, 0, 0}, sum = {CB_POST_SUM, 0, 0}, clip = {CB_POST_CLIP, 0.0f, 0.5f};
     const cb_blk_post sum_relu[] = {sum, relu}, clip_only[] = {clip};
     static const int cases[][8] = {{1, 32, 48, 4, 4, 3, 1, 1}, {4, 16, 16, 3, 3, 3, 2, 1}, {3, 64, 32, 2, 2, 3, 1, 1},
-                                   {1, 16, 32, 3, 3, 3, 1, 0}, {1, 48, 16, 5, 5, 1, 2, 0}, {2, 32, 64, 2, 2, 1, 1, 0}};
+                                   {1, 16, 32, 3, 3, 3, 1, 0}, {1, 48, 16, 5, 5, 1, 2, 0}, {2, 32, 64, 2, 2, 1, 1, 0},
+                                   {1, 32, 32, 7, 7, 3, 1, 1}, {2, 16, 48, 10, 10, 3, 2, 1}};
     few = 1;
     for (B = 8; B <= 16; B *= 2)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -169,8 +171,15 @@ TEST(few_output_product_matches_reference_convolution)
     B = 16;
     const cb_conv_shape s = shape(1, 16, 16, 4, 4);
     CHECK(run_case(&s, sum_relu, 2, 2, 5));
-    /* what it takes: more than 16 outputs, grouped, dilated, channels off the block or the panel */
-    cb_conv_shape t = shape(1, 16, 16, 5, 5);
+    /* what it takes: at most 64 outputs (16 of a 1x1 kernel), ungrouped, undilated, channels of the block
+     * and the panel */
+    cb_conv_shape t = shape(1, 16, 16, 8, 8);
+    CHECK(cb_few_supports(&t, 1, 16));
+    t = shape(1, 16, 16, 9, 9);
+    CHECK(!cb_few_supports(&t, 1, 16));
+    t = shape(1, 16, 16, 4, 4), t.kh = t.kw = 1, t.ph = t.pw = 0;
+    CHECK(cb_few_supports(&t, 1, 16));
+    t = shape(1, 16, 16, 5, 5), t.kh = t.kw = 1, t.ph = t.pw = 0;
     CHECK(!cb_few_supports(&t, 1, 16));
     t = shape(1, 16, 16, 4, 4);
     CHECK(!cb_few_supports(&t, 2, 16));

@@ -369,9 +369,10 @@ static cb_status plan_winograd(cb_blk_plan *p, const cb_graph *g)
     return CB_OK;
 }
 
-/* The convolutions with at most 16 outputs per channel at the plan's
- * largest batch: one product streaming their weights once (conv_few.c;
- * VGG-16's last layers at batch 1), their packed weights and the shared
+/* The convolutions with few outputs per channel at the plan's largest
+ * batch (cb_few_supports' rule): one product streaming their weights once
+ * (conv_few.c; VGG-16's last layers and ResNet-50's 3x3 ones on 7x7 planes
+ * at batch 1), their packed weights and the shared
  * workspace. They are not Winograd's (whose transformed weights, 16/9 of
  * these, would be read for a handful of 2x2 blocks), at every level: each
  * output is a direct sum. */

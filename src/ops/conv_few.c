@@ -1,6 +1,7 @@
-/* Convolutions with few outputs per channel (batch x oh x ow at most 16)
- * between blocked values, as one product that streams the weights once:
- * for the blocked-layout rewrite of inference (src/graph/blocked.c).
+/* Convolutions with few outputs per channel (batch x oh x ow at most 64,
+ * at most 16 for 1x1 kernels) between blocked values, as one product that
+ * streams the weights once: for the blocked-layout rewrite of inference
+ * (src/graph/blocked.c).
  *
  * Why: at batch 1, VGG-16's 512-channel 3x3 layers on 4x4 and 2x2 planes
  * read 9.4 MB of weights for 16 or 4 outputs per channel. oneDNN 2.6's
@@ -13,7 +14,12 @@
  * (cb_gemm_packed): each weight is read once, in one sequential stream per
  * panel, the threads taking panels. Measured there: 0.49 -> 0.29 ms (4x4)
  * and 0.29 -> 0.28 ms (2x2) with the weights read in place row by row,
- * before packing them.
+ * before packing them; packed, 0.25 and 0.19 ms. ResNet-50's 3x3 layers of
+ * 512 channels on 7x7 planes at batch 1 (49 outputs) took 0.80-0.85 ms
+ * with oneDNN, 0.60-0.62 this way; its 1x1 layers there were slower this
+ * way (0.27 -> 0.43-0.61 ms: their weights are read as fast by oneDNN and
+ * the product has a ninth of the taps to share each load), hence 16
+ * outputs at most for 1x1 kernels.
  *
  * Each output is a direct sum over (c, kh, kw) in that order, the taps
  * outside the image contributing zero products: the same exact arithmetic
@@ -22,13 +28,13 @@
 #include <string.h>
 #include "ops.h"
 
-enum { POSITIONS = CB_PACK_PANEL, MAX_TAPS = 49 /* kernels up to 7x7 */ };
+enum { POSITIONS = 64, FEW_1X1 = 16, MAX_TAPS = 49 /* kernels up to 7x7 */ };
 
 int cb_few_supports(const cb_conv_shape *s, int groups, int block)
 {
     return groups <= 1 && s->kh * s->kw <= MAX_TAPS && s->dh <= 1 && s->dw <= 1 && block > 0 &&
            s->c % block == 0 && s->oc % block == 0 && s->oc % CB_PACK_PANEL == 0 &&
-           (int64_t)s->n * s->oh * s->ow <= POSITIONS;
+           (int64_t)s->n * s->oh * s->ow <= (s->kh * s->kw > 1 ? POSITIONS : FEW_1X1);
 }
 
 size_t cb_few_weight_floats(const cb_conv_shape *s) { return (size_t)s->oc * s->c * s->kh * s->kw; }

@@ -336,8 +336,8 @@ size_t cb_wino_workspace(const cb_conv_shape *s, int threads);
 void cb_wino_weights(const cb_conv_shape *s, const float *w, float *u);
 void cb_wino_conv(const cb_conv_shape *s, int block, const float *x, const float *u, const float *bias,
                   const cb_blk_post *post, int npost, float *y, float *ws, int threads);
-/* A convolution with at most 16 outputs per channel (s->n x oh x ow)
- * between blocked values (conv_few.c; block 8 or 16): ungrouped,
+/* A convolution with at most 64 outputs per channel (s->n x oh x ow; 16
+ * for 1x1 kernels) between blocked values (conv_few.c; block 8 or 16): ungrouped,
  * undilated, channels a multiple of the block, output channels of 16; each
  * output a direct sum over (c, kh, kw) in order. wp holds
  * cb_few_weight_floats(s) weights packed by cb_few_weights from
