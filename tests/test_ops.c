@@ -916,26 +916,28 @@ TEST(recurrent_inference_slices_match)
     }
 }
 
-/* One sample on two threads: the LSTM's steps run in one parallel region,
- * each thread the gates and cell of its hidden units (cb_lstm_infer), in
+/* One sample on two threads: an LSTM's or GRU's steps (reset after or
+ * before the product) run in one parallel region, each thread the gates
+ * and state of its hidden units (cb_lstm_infer, cb_gru_infer), in
  * graphs big enough (over 2e7 FLOPs per sample: 300 steps) that a batch of
- * one runs whole on the threads. 8 units leave the second thread none, 100
- * give it 36 of 64 + 36; inputs projected directly (vocabulary 500 > 300
+ * one runs whole on the threads. 8 units leave the second thread none, 112
+ * give it 48 of 64 + 48; inputs projected directly (vocabulary 500 > 300
  * tokens) or looked up in a table (vocabulary 9); at both fast levels,
  * against a training executor. */
-TEST(lstm_one_sample_on_two_threads_matches_training)
+TEST(recurrent_one_sample_on_two_threads_matches_training)
 {
     enum { T = 300 };
-    static const int hiddens[] = {8, 100, 128}, dims[] = {1100, 5, 5}, vocabs[] = {9, 500};
+    static const int hiddens[] = {8, 112, 128}, dims[] = {1500, 5, 5}, vocabs[] = {9, 500};
     static const cb_kernels levels[] = {CB_KERNELS_FAST, CB_KERNELS_EXACT};
     CHECK_OK(cb_set_threads(2));
-    for (int k = 0; k < 12; k++) {
-        const int hidden = hiddens[k % 3], vocab = vocabs[k / 3 % 2];
+    for (int k = 0; k < 36; k++) {
+        const int hidden = hiddens[k % 3], vocab = vocabs[k / 3 % 2], layer = k / 12;
         cb_graph g;
         cb_graph_init(&g);
         int64_t t[1] = {T}, one[1] = {1};
         int ids = cb_graph_input(&g, "ids", 1, t);
-        int l = cb_graph_lstm(&g, "rnn", cb_graph_embedding(&g, "emb", ids, vocab, dims[k % 3]), hidden);
+        const int e = cb_graph_embedding(&g, "emb", ids, vocab, dims[k % 3]);
+        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, hidden) : cb_graph_gru(&g, "rnn", e, hidden, layer == 2);
         int logits = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 3, 1);
         int labels = cb_graph_input(&g, "labels", 1, one);
         CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels) >= 0);
@@ -944,8 +946,8 @@ TEST(lstm_one_sample_on_two_threads_matches_training)
         cb_rng_seed(&r, 6);
         cb_graph_init_params(&g, &r);
         cb_exec *inf, *train;
-        CHECK_OK(cb_exec_create(&g, 1, 0, levels[k / 6], &inf));
-        CHECK_OK(cb_exec_create(&g, 1, 1, levels[k / 6], &train));
+        CHECK_OK(cb_exec_create(&g, 1, 0, levels[k / 6 % 2], &inf));
+        CHECK_OK(cb_exec_create(&g, 1, 1, levels[k / 6 % 2], &train));
         char *plan = cb_exec_plan_text(inf);
         CHECK(plan && strstr(plan, "batches 1-1: the whole batch, threaded kernels"));
         free(plan);
@@ -953,7 +955,8 @@ TEST(lstm_one_sample_on_two_threads_matches_training)
         cb_exec_value(inf, labels)[0] = cb_exec_value(train, labels)[0] = 0.0f;
         CHECK_OK(cb_exec_forward(inf, 1));
         CHECK_OK(cb_exec_forward(train, 1));
-        CHECK(check_close("LSTM, one sample on two threads", cb_exec_value(inf, l), cb_exec_value(train, l),
+        CHECK(check_close(layer == 0 ? "LSTM, one sample on two threads" : "GRU, one sample on two threads",
+                          cb_exec_value(inf, l), cb_exec_value(train, l),
                           T * hidden, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL));
         cb_exec_free(inf);
         cb_exec_free(train);

@@ -144,6 +144,15 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
 /* One sample's steps keep cb_gemm's SGEMV, which reads W_hh in place. */
 int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && 4 * s->h % CB_PACK_PANEL == 0; }
 
+/* A thread's share of hidden units: whole vectors, [lo, hi) of H. */
+static void thread_units(int H, int *lo, int *hi)
+{
+    const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
+    const int chunk = ((H + nt - 1) / nt + 15) / 16 * 16;
+    *lo = tid * chunk < H ? tid * chunk : H;
+    *hi = *lo + chunk < H ? *lo + chunk : H;
+}
+
 /* One sample's steps t0..t0+steps on all threads (batch-1 latency): one
  * parallel region for the block, each thread the recurrent products (its
  * rows of W_hh, by SGEMV in place) and the cell of its own hidden units,
@@ -155,10 +164,8 @@ static void lstm_steps_one_sample(int H, int t0, int steps, const float *w_hh, f
 {
 #pragma omp parallel
     {
-        const int nt = omp_get_num_threads(), tid = omp_get_thread_num();
-        int chunk = (H + nt - 1) / nt;
-        chunk = (chunk + 15) / 16 * 16; /* whole vectors per thread */
-        const int lo = tid * chunk < H ? tid * chunk : H, hi = lo + chunk < H ? lo + chunk : H;
+        int lo, hi;
+        thread_units(H, &lo, &hi);
         for (int t = t0; t < t0 + steps; t++) {
             float *a = gates + (size_t)(t - t0) * 4 * H, *h = y + (size_t)t * H;
             const float *hprev = y + (size_t)(t - 1) * H, *cprev = cs[(t + 1) & 1];
@@ -316,11 +323,11 @@ static void gru_recurrent(const cb_rnn_shape *s, int reset_before, int t, const 
 /* The GRU's elementwise gate work of one sample and step. Always inlined
  * and called with a constant `fast`, so each call site becomes a loop the
  * compiler vectorises (a run-time choice inside the loop kept it scalar). */
-static inline __attribute__((always_inline)) void gru_rz(int H, const float *restrict xr, const float *restrict hr,
-                                                         const float *restrict hprev, float *restrict sv,
-                                                         float *restrict rhn, int fast)
+static inline __attribute__((always_inline)) void gru_rz_units(int H, int lo, int hi, const float *restrict xr,
+                                                               const float *restrict hr, const float *restrict hprev,
+                                                               float *restrict sv, float *restrict rhn, int fast)
 {
-    for (int j = 0; j < H; j++) {
+    for (int j = lo; j < hi; j++) {
         float r = sigm(xr[j] + hr[j], fast), z = sigm(xr[H + j] + hr[H + j], fast);
         sv[j] = r;
         sv[H + j] = z;
@@ -328,18 +335,33 @@ static inline __attribute__((always_inline)) void gru_rz(int H, const float *res
     }
 }
 
-/* reset after: n = tanh(xn + r * hn); reset before (rmul 0): tanh(xn + hn), r being inside hn */
-static inline __attribute__((always_inline)) void gru_n(int H, const float *restrict xr, const float *restrict hr,
-                                                        const float *restrict hprev, const float *restrict rhn,
-                                                        float rmul, float *restrict sv, float *restrict h, int fast)
+static inline __attribute__((always_inline)) void gru_rz(int H, const float *restrict xr, const float *restrict hr,
+                                                         const float *restrict hprev, float *restrict sv,
+                                                         float *restrict rhn, int fast)
 {
-    for (int j = 0; j < H; j++) {
+    gru_rz_units(H, 0, H, xr, hr, hprev, sv, rhn, fast);
+}
+
+/* reset after: n = tanh(xn + r * hn); reset before (rmul 0): tanh(xn + hn), r being inside hn */
+static inline __attribute__((always_inline)) void gru_n_units(int H, int lo, int hi, const float *restrict xr,
+                                                              const float *restrict hr, const float *restrict hprev,
+                                                              const float *restrict rhn, float rmul,
+                                                              float *restrict sv, float *restrict h, int fast)
+{
+    for (int j = lo; j < hi; j++) {
         float r = sv[j], z = sv[H + j];
         float nn = tanh_g(xr[2 * H + j] + (r * rmul + (1.0f - rmul)) * hr[2 * H + j], fast);
         sv[2 * H + j] = nn;
         sv[4 * H + j] = rhn[j];
         h[j] = (1.0f - z) * nn + z * hprev[j];
     }
+}
+
+static inline __attribute__((always_inline)) void gru_n(int H, const float *restrict xr, const float *restrict hr,
+                                                        const float *restrict hprev, const float *restrict rhn,
+                                                        float rmul, float *restrict sv, float *restrict h, int fast)
+{
+    gru_n_units(H, 0, H, xr, hr, hprev, rhn, rmul, sv, h, fast);
 }
 
 void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
@@ -398,6 +420,44 @@ size_t cb_gru_infer_workspace(const cb_rnn_shape *s)
     return rows * s->d + rows * 3 * h + n * 3 * h + n * h + n * GRU_SAVED(h) + h + 3 * h * h;
 }
 
+/* One sample's GRU steps on all threads, as lstm_steps_one_sample: each
+ * thread its units' rows of the recurrent products (SGEMV in place) and
+ * gates; one barrier per step, two where the reset comes before the
+ * product (its n rows need every unit's r * h_{t-1}). */
+static void gru_steps_one_sample(int H, int t0, int steps, int reset_before, const float *w_hh, const float *b_hh,
+                                 const float *xp, float *hp, float *rh, float *sv, const float *zero, float *y,
+                                 int fast)
+{
+    const float rmul = reset_before ? 0.0f : 1.0f;
+#pragma omp parallel
+    {
+        int lo, hi;
+        thread_units(H, &lo, &hi);
+        for (int t = t0; t < t0 + steps; t++) {
+            const float *xt = xp + (size_t)(t - t0) * 3 * H, *hprev = t > 0 ? y + (size_t)(t - 1) * H : zero;
+            float *h = y + (size_t)t * H;
+            for (int g = 0; g < (reset_before ? 2 : 3); g++) { /* hp = h_{t-1} W_hh^T + b_hh, this thread's rows */
+                float *hg = hp + g * H;
+                for (int j = lo; j < hi; j++) hg[j] = 0.0f;
+                if (t > 0 && hi > lo) cb_sgemv_rows(hi - lo, H, w_hh + (size_t)(g * H + lo) * H, H, hprev, hg + lo);
+                for (int j = lo; j < hi; j++) hg[j] += b_hh ? b_hh[g * H + j] : 0.0f;
+            }
+            if (fast == CB_FAST_APPROX) gru_rz_units(H, lo, hi, xt, hp, hprev, sv, rh, 1);
+            else gru_rz_units(H, lo, hi, xt, hp, hprev, sv, rh, 0);
+            if (reset_before) { /* hp's n rows = (r * h_{t-1}) W_hn^T + b_hn, once every r is there */
+#pragma omp barrier
+                float *hn = hp + 2 * H;
+                for (int j = lo; j < hi; j++) hn[j] = 0.0f;
+                if (hi > lo) cb_sgemv_rows(hi - lo, H, w_hh + (size_t)(2 * H + lo) * H, H, rh, hn + lo);
+                for (int j = lo; j < hi; j++) hn[j] += b_hh ? b_hh[2 * H + j] : 0.0f;
+            }
+            if (fast == CB_FAST_APPROX) gru_n_units(H, lo, hi, xt, hp, hprev, rh, rmul, sv, h, 1);
+            else gru_n_units(H, lo, hi, xt, hp, hprev, rh, rmul, sv, h, 0);
+#pragma omp barrier
+        }
+    }
+}
+
 void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
                   const float *b_ih, const float *b_hh, float *y, float *ws, int fast, const float *ids,
                   const float *table)
@@ -429,6 +489,10 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
             for (int r = 0; r < rows; r++)
                 for (int j = 0; j < 3 * H; j++) xp[(size_t)r * 3 * H + j] += b_ih[j];
+        if (N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+            gru_steps_one_sample(H, t0, steps, reset_before, w_hh, b_hh, xp, hp, rh, sv, zero, y, fast);
+            continue;
+        }
         for (int t = t0; t < t0 + steps; t++) {
             const float *xt = xp + (size_t)(t - t0) * N * 3 * H;
             /* hp = h_{t-1} W_hh^T + b_hh (rows r, z; n too where the reset comes after) */
