@@ -921,13 +921,14 @@ TEST(recurrent_inference_slices_match)
  * and state of its hidden units (cb_lstm_infer, cb_gru_infer), in
  * graphs big enough (over 2e7 FLOPs per sample: 300 steps) that a batch of
  * one runs whole on the threads. 8 units leave the second thread none, 112
- * give it 48 of 64 + 48; inputs projected directly (vocabulary 500 > 300
- * tokens) or looked up in a table (vocabulary 9); at both fast levels,
- * against a training executor. */
+ * give it 48 of 64 + 48, 300 give each thread 3 runs of at most 64 rows a
+ * gate (read in reverse at odd steps: recurrent_rows); inputs projected
+ * directly (vocabulary 500 > 300 tokens) or looked up in a table
+ * (vocabulary 9); at both fast levels, against a training executor. */
 TEST(recurrent_one_sample_on_two_threads_matches_training)
 {
     enum { T = 300 };
-    static const int hiddens[] = {8, 112, 128}, dims[] = {1500, 5, 5}, vocabs[] = {9, 500};
+    static const int hiddens[] = {8, 112, 300}, dims[] = {1500, 5, 5}, vocabs[] = {9, 500};
     static const cb_kernels levels[] = {CB_KERNELS_FAST, CB_KERNELS_EXACT};
     CHECK_OK(cb_set_threads(2));
     for (int k = 0; k < 36; k++) {

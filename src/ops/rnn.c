@@ -153,6 +153,25 @@ static void thread_units(int H, int *lo, int *hi)
     *hi = *lo + chunk < H ? *lo + chunk : H;
 }
 
+/* out[g * H + j] += (W_hh's row g * H + j) . h for gates g0..g0+ng-1 and
+ * units j in [lo, hi), by SGEMV in place over runs of 64 rows, in reverse
+ * order at odd steps. Why the order: a thread's rows (2 MiB of the LSTM's
+ * 4 MiB W_hh at 2 threads) do not fit its 1 MiB second-level cache, so
+ * read in the same order each step they all come from the shared cache;
+ * read back and forth, the rows read last at one step are read first, from
+ * the core's own cache, at the next. */
+static void recurrent_rows(const float *w_hh, int H, int g0, int ng, int lo, int hi, const float *h, float *out,
+                           int reverse)
+{
+    enum { RUN = 64 };
+    const int per = (hi - lo + RUN - 1) / RUN, runs = ng * per;
+    for (int q = 0; q < runs; q++) {
+        const int k = reverse ? runs - 1 - q : q, g = g0 + k / per, r0 = lo + (k % per) * RUN;
+        const int r1 = r0 + RUN < hi ? r0 + RUN : hi;
+        cb_sgemv_rows(r1 - r0, H, w_hh + (size_t)(g * H + r0) * H, H, h, out + g * H + r0);
+    }
+}
+
 /* One sample's steps t0..t0+steps on all threads (batch-1 latency): one
  * parallel region for the block, each thread the recurrent products (its
  * rows of W_hh, by SGEMV in place) and the cell of its own hidden units,
@@ -169,9 +188,8 @@ static void lstm_steps_one_sample(int H, int t0, int steps, const float *w_hh, f
         for (int t = t0; t < t0 + steps; t++) {
             float *a = gates + (size_t)(t - t0) * 4 * H, *h = y + (size_t)t * H;
             const float *hprev = y + (size_t)(t - 1) * H, *cprev = cs[(t + 1) & 1];
-            if (t > 0 && hi > lo)
-                for (int g = 0; g < 4; g++) /* gate g's rows for units [lo, hi): + h_{t-1} W_hh^T */
-                    cb_sgemv_rows(hi - lo, H, w_hh + (size_t)(g * H + lo) * H, H, hprev, a + g * H + lo);
+            if (t > 0 && hi > lo) /* the gates' rows for units [lo, hi): + h_{t-1} W_hh^T */
+                recurrent_rows(w_hh, H, 0, 4, lo, hi, hprev, a, t & 1);
             if (fast == CB_FAST_APPROX && t > 0) lstm_cell_units(H, lo, hi, a, cprev, cs[t & 1], h, 1, 1);
             else if (fast == CB_FAST_APPROX) lstm_cell_units(H, lo, hi, a, NULL, cs[t & 1], h, 1, 0);
             else lstm_cell_units(H, lo, hi, a, t > 0 ? cprev : NULL, cs[t & 1], h, 0, t > 0);
@@ -436,19 +454,19 @@ static void gru_steps_one_sample(int H, int t0, int steps, int reset_before, con
         for (int t = t0; t < t0 + steps; t++) {
             const float *xt = xp + (size_t)(t - t0) * 3 * H, *hprev = t > 0 ? y + (size_t)(t - 1) * H : zero;
             float *h = y + (size_t)t * H;
-            for (int g = 0; g < (reset_before ? 2 : 3); g++) { /* hp = h_{t-1} W_hh^T + b_hh, this thread's rows */
-                float *hg = hp + g * H;
-                for (int j = lo; j < hi; j++) hg[j] = 0.0f;
-                if (t > 0 && hi > lo) cb_sgemv_rows(hi - lo, H, w_hh + (size_t)(g * H + lo) * H, H, hprev, hg + lo);
-                for (int j = lo; j < hi; j++) hg[j] += b_hh ? b_hh[g * H + j] : 0.0f;
-            }
+            const int ng = reset_before ? 2 : 3; /* hp = h_{t-1} W_hh^T + b_hh, this thread's rows */
+            for (int g = 0; g < ng; g++)
+                for (int j = lo; j < hi; j++) hp[g * H + j] = 0.0f;
+            if (t > 0 && hi > lo) recurrent_rows(w_hh, H, 0, ng, lo, hi, hprev, hp, t & 1);
+            for (int g = 0; g < ng; g++)
+                for (int j = lo; j < hi; j++) hp[g * H + j] += b_hh ? b_hh[g * H + j] : 0.0f;
             if (fast == CB_FAST_APPROX) gru_rz_units(H, lo, hi, xt, hp, hprev, sv, rh, 1);
             else gru_rz_units(H, lo, hi, xt, hp, hprev, sv, rh, 0);
             if (reset_before) { /* hp's n rows = (r * h_{t-1}) W_hn^T + b_hn, once every r is there */
 #pragma omp barrier
                 float *hn = hp + 2 * H;
                 for (int j = lo; j < hi; j++) hn[j] = 0.0f;
-                if (hi > lo) cb_sgemv_rows(hi - lo, H, w_hh + (size_t)(2 * H + lo) * H, H, rh, hn + lo);
+                if (hi > lo) recurrent_rows(w_hh, H, 2, 1, lo, hi, rh, hp, t & 1);
                 for (int j = lo; j < hi; j++) hn[j] += b_hh ? b_hh[2 * H + j] : 0.0f;
             }
             if (fast == CB_FAST_APPROX) gru_n_units(H, lo, hi, xt, hp, hprev, rh, rmul, sv, h, 1);
