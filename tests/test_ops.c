@@ -870,6 +870,27 @@ TEST(recurrent_gradients_match_finite_differences)
     }
 }
 
+/* A recurrent classifier over T token ids (vocabulary `vocab`, embedding
+ * width `dim`): an LSTM (layer 0), GRU (1) or reset-before GRU (2) of
+ * `hidden` units, its last step into 3 logits and a cross-entropy loss,
+ * with seeded parameters. Sets the ids, recurrent, logits and labels nodes. */
+static void recurrent_classifier(cb_graph *g, int layer, int64_t T, int vocab, int dim, int hidden, uint64_t seed,
+                                 int *ids, int *l, int *logits, int *labels)
+{
+    cb_graph_init(g);
+    int64_t t[1] = {T}, one[1] = {1};
+    *ids = cb_graph_input(g, "ids", 1, t);
+    const int e = cb_graph_embedding(g, "emb", *ids, vocab, dim);
+    *l = layer == 0 ? cb_graph_lstm(g, "rnn", e, hidden) : cb_graph_gru(g, "rnn", e, hidden, layer == 2);
+    *logits = cb_graph_linear(g, "head", cb_graph_last_step(g, *l), 3, 1);
+    *labels = cb_graph_input(g, "labels", 1, one);
+    CHECK(cb_graph_loss(g, CB_OP_SOFTMAX_XENT, *logits, *labels) >= 0);
+    CHECK_OK(cb_graph_finalize(g));
+    cb_rng r;
+    cb_rng_seed(&r, seed);
+    cb_graph_init_params(g, &r);
+}
+
 /* Fast inference executors run recurrent layers on chunks of the batch
  * (each with its own workspace; the GRU also with its part of the saved
  * gates, the LSTM keeping none: cb_lstm_infer); reference
@@ -884,21 +905,11 @@ TEST(recurrent_inference_slices_match)
     for (int k = 0; k < 12; k++) {
         const int layer = layers[k % 6], hidden = hiddens[k % 6];
         const cb_kernels kernels = k < 6 ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE;
-        cb_graph g;
-        cb_graph_init(&g);
         /* 20 steps: LSTM inference projects its inputs a block of steps at
          * a time (cb_lstm_infer), here in blocks of 4 or 7 steps */
-        int64_t t[1] = {20}, one[1] = {1};
-        int ids = cb_graph_input(&g, "ids", 1, t);
-        int e = cb_graph_embedding(&g, "emb", ids, 9, 5);
-        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, hidden) : cb_graph_gru(&g, "rnn", e, hidden, layer == 2);
-        int logits = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 3, 1);
-        int labels = cb_graph_input(&g, "labels", 1, one);
-        CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels) >= 0);
-        CHECK_OK(cb_graph_finalize(&g));
-        cb_rng r;
-        cb_rng_seed(&r, 4);
-        cb_graph_init_params(&g, &r);
+        cb_graph g;
+        int ids, l, logits, labels;
+        recurrent_classifier(&g, layer, 20, 9, 5, hidden, 4, &ids, &l, &logits, &labels);
         cb_exec *inf, *train;
         const int n = 150; /* more than one slice of samples */
         CHECK_OK(cb_exec_create(&g, n, 0, kernels, &inf));
@@ -934,18 +945,8 @@ TEST(recurrent_one_sample_on_two_threads_matches_training)
     for (int k = 0; k < 36; k++) {
         const int hidden = hiddens[k % 3], vocab = vocabs[k / 3 % 2], layer = k / 12;
         cb_graph g;
-        cb_graph_init(&g);
-        int64_t t[1] = {T}, one[1] = {1};
-        int ids = cb_graph_input(&g, "ids", 1, t);
-        const int e = cb_graph_embedding(&g, "emb", ids, vocab, dims[k % 3]);
-        int l = layer == 0 ? cb_graph_lstm(&g, "rnn", e, hidden) : cb_graph_gru(&g, "rnn", e, hidden, layer == 2);
-        int logits = cb_graph_linear(&g, "head", cb_graph_last_step(&g, l), 3, 1);
-        int labels = cb_graph_input(&g, "labels", 1, one);
-        CHECK(cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels) >= 0);
-        CHECK_OK(cb_graph_finalize(&g));
-        cb_rng r;
-        cb_rng_seed(&r, 6);
-        cb_graph_init_params(&g, &r);
+        int ids, l, logits, labels;
+        recurrent_classifier(&g, layer, T, vocab, dims[k % 3], hidden, 6, &ids, &l, &logits, &labels);
         cb_exec *inf, *train;
         CHECK_OK(cb_exec_create(&g, 1, 0, levels[k / 6 % 2], &inf));
         CHECK_OK(cb_exec_create(&g, 1, 1, levels[k / 6 % 2], &train));
