@@ -1067,3 +1067,65 @@ TEST(gemm_single_row_and_general_match_double_sums)
     cb_set_threads(was);
     free(a), free(b), free(c), free(want);
 }
+
+/* Training at fastmath: a ReLU whose input (a batch normalisation's
+ * output) nothing else reads overwrites that value in place
+ * (plan_inplace_relu); one whose input is read twice does not. The loss and
+ * every parameter gradient match the reference level's (which plans no
+ * rewrite), and the overwritten value is reported as not materialised. */
+TEST(inplace_relu_in_training_matches_reference)
+{
+    cb_graph g;
+    cb_graph_init(&g);
+    const int64_t d[3] = {4, 8, 8}, one[1] = {1};
+    const int x = cb_graph_input(&g, "x", 3, d);
+    const int bn1 = cb_graph_batchnorm2d(&g, "bn1", cb_graph_conv2d(&g, "c1", x, 8, 3, 1, 1, 1), 1e-5f, 0.1f);
+    const int r1 = cb_graph_unary(&g, CB_OP_RELU, bn1);
+    const int bn2 = cb_graph_batchnorm2d(&g, "bn2", cb_graph_conv2d(&g, "c2", r1, 8, 3, 1, 1, 1), 1e-5f, 0.1f);
+    const int r2 = cb_graph_unary(&g, CB_OP_RELU, bn2);
+    const int64_t flat[1] = {8};
+    const int pooled = cb_graph_reshape(&g, cb_graph_global_avgpool(&g, cb_graph_add(&g, r2, bn2)), 1, flat);
+    const int logits = cb_graph_linear(&g, "fc", pooled, 3, 1);
+    const int labels = cb_graph_input(&g, "labels", 1, one);
+    const int loss_node = cb_graph_loss(&g, CB_OP_SOFTMAX_XENT, logits, labels);
+    CHECK(loss_node >= 0);
+    CHECK_OK(cb_graph_finalize(&g));
+    if (loss_node < 0) {
+        cb_graph_free(&g);
+        return;
+    }
+    cb_rng r;
+    cb_rng_seed(&r, 8);
+    cb_graph_init_params(&g, &r);
+    enum { N = 5 };
+    float *want = malloc(g.n_params * sizeof *want);
+    CHECK(want != NULL);
+    if (!want) return;
+    float loss[2];
+    for (int pass = 0; pass < 2; pass++) { /* the reference level, then fastmath */
+        cb_exec *ex = NULL;
+        CHECK_OK(cb_exec_create(&g, N, 1, pass ? CB_KERNELS_FAST : CB_KERNELS_REFERENCE, &ex));
+        if (!ex) break;
+        for (int i = 0; i < N * 4 * 64; i++) cb_exec_value(ex, x)[i] = sinf(0.37f * (float)i);
+        for (int n = 0; n < N; n++) cb_exec_value(ex, labels)[n] = (float)(n % 3);
+        memset(g.grads, 0, g.n_params * sizeof *g.grads);
+        CHECK_OK(cb_exec_forward(ex, N));
+        CHECK_OK(cb_exec_backward(ex, N));
+        loss[pass] = cb_exec_value(ex, loss_node)[0];
+        if (!pass) memcpy(want, g.grads, g.n_params * sizeof *want);
+        else CHECK(check_close("parameter gradients, in place against the reference", g.grads, want,
+                               (int64_t)g.n_params, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL));
+        int by = -1;
+        CHECK(cb_exec_materialised(ex, bn1, &by) == !pass && by == (pass ? r1 : -1));
+        CHECK(cb_exec_materialised(ex, bn2, &by) == 1); /* read by the Add too */
+        char *plan = cb_exec_plan_text(ex);
+        char want_line[64];
+        snprintf(want_line, sizeof want_line, "in place over node %d's value", bn1);
+        CHECK(plan && (strstr(plan, want_line) != NULL) == pass && (strstr(plan, "in place over") == strstr(plan, want_line)));
+        free(plan);
+        cb_exec_free(ex);
+    }
+    CHECK(fabsf(loss[0] - loss[1]) <= 1e-5f * (1.0f + fabsf(loss[0])));
+    free(want);
+    cb_graph_free(&g);
+}

@@ -136,6 +136,28 @@ static void plan_stored_grads(cb_exec *ex)
     }
 }
 
+/* Training at the levels with rewrites: a ReLU whose input, a batch
+ * normalisation's or convolution's output, is read by nothing else writes
+ * its result over that input's buffer, as torchvision's ReLU(inplace=True)
+ * does. Neither of those reads its own output in its backward (the batch
+ * normalisation its input and saved statistics, the convolution its input
+ * and weights); the ReLU's backward reads the ReLU's output, which is what
+ * the buffer then holds. VGG-16's values at batch 128: 434 -> 298 MiB.
+ * The overwritten value is reported as not materialised. */
+static void plan_inplace_relu(cb_exec *ex)
+{
+    const cb_graph *g = ex->g;
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (n->op != CB_OP_RELU || ex->fused[i]) continue;
+        const int src = n->in[0];
+        const cb_node *s = &g->nodes[src];
+        if (s->op != CB_OP_BATCHNORM2D && s->op != CB_OP_CONV2D) continue;
+        if (s->pinned || src == g->output || ex->fused[src] || uses_of(g, src) != 1) continue;
+        ex->inplace[i] = src;
+    }
+}
+
 /* Training with the fast kernels: an activation whose only consumer is a
  * max pooling has its backward done by the pooling's (cb_maxpool_act_bwd):
  * only each window's maximum gets a gradient, so the activation's full-size
@@ -383,16 +405,17 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     ex->fused = calloc((size_t)g->count, 1);
     ex->pool_after = malloc((size_t)g->count * sizeof *ex->pool_after);
     ex->stored_by = malloc((size_t)g->count * sizeof *ex->stored_by);
+    ex->inplace = malloc((size_t)g->count * sizeof *ex->inplace);
     ex->aux = calloc((size_t)g->count, sizeof *ex->aux);
     ex->dwant = calloc((size_t)g->count, 1);
     cb_rng_seed(&ex->rng, 0);
-    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->pool_after || !ex->stored_by ||
+    if (!ex->val || !ex->own_val || !ex->grad || !ex->needs_grad || !ex->fused || !ex->pool_after || !ex->stored_by || !ex->inplace ||
         !ex->aux || !ex->dwant) {
         cb_exec_free(ex);
         return cb_fail(CB_ERR_NOMEM, "out of memory creating an executor");
     }
 
-    for (int i = 0; i < g->count; i++) ex->pool_after[i] = ex->stored_by[i] = -1;
+    for (int i = 0; i < g->count; i++) ex->pool_after[i] = ex->stored_by[i] = ex->inplace[i] = -1;
     /* The rewrites, at the levels that have them (exec.h). */
     const int rewrites = kernels == CB_KERNELS_FAST || kernels == CB_KERNELS_FUSED;
     /* The blocked-layout rewrite first (blocked.c): the flag fusions below
@@ -415,6 +438,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     }
     if (rewrites && with_grads) plan_pool_fusion(ex);
     if (rewrites && with_grads) plan_stored_grads(ex);
+    if (rewrites && with_grads) plan_inplace_relu(ex);
     /* Fast inference runs the batch in chunks of at most SLICE_SAMPLES
      * samples spread over the threads (chunks of 8 to 64 measured alike on
      * LeNet-5), each thread with its own workspace sized for one chunk.
@@ -455,8 +479,12 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         for (int k = 0; k < n->n_in; k++) ex->needs_grad[i] |= ex->needs_grad[n->in[k]];
         const cb_op_desc *d = cb_op_desc_of(n->op);
         if (d->flags & CB_OPF_VIEW) continue;
-        voff[i] = vals;
-        vals += cb_node_floats(n, max_batch);
+        if (ex->inplace[i] >= 0) {
+            voff[i] = voff[ex->inplace[i]];
+        } else {
+            voff[i] = vals;
+            vals += cb_node_floats(n, max_batch);
+        }
         if (with_grads && ex->needs_grad[i]) {
             goff[i] = grads;
             grads += cb_node_floats(n, max_batch);
@@ -535,6 +563,7 @@ void cb_exec_free(cb_exec *ex)
     free(ex->fused);
     free(ex->pool_after);
     free(ex->stored_by);
+    free(ex->inplace);
     free(ex->aux);
     free(ex->gfirst);
     if (ex->dplan)

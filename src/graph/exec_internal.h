@@ -38,6 +38,7 @@ struct cb_exec {
                            * pooling by the one two before (FUSED_POOL) */
     int *pool_after;      /* training, fast kernels: the max pooling whose backward also does this activation's, or -1 */
     int *stored_by;       /* ... and the one that stores (not adds) this node's whole gradient, or -1 */
+    int *inplace;         /* training, rewrites: the node whose buffer this ReLU overwrites (plan_inplace_relu), or -1 */
     float **aux;          /* per node: BatchNorm's saved statistics, dropout's mask (training) */
     cb_rng rng;           /* dropout masks */
     size_t ws_slice;     /* workspace floats per slice */

@@ -105,6 +105,12 @@ int cb_exec_materialised(const cb_exec *ex, int i, int *by)
     if (i < 0 || i >= g->count) return 0;
     const cb_node *n = &g->nodes[i];
     if (cb_blk_member(ex->blk, i)) return cb_blk_materialised(ex->blk, i, by);
+    /* A value a ReLU overwrites in place (training). */
+    for (int k = i + 1; k < g->count; k++)
+        if (ex->inplace[k] == i) {
+            *by = k;
+            return 0;
+        }
     /* A convolution computing its activation writes only the activation. */
     if (n->op == CB_OP_CONV2D && i + 1 < g->count && ex->fused[i + 1]) {
         *by = i + 1;
@@ -154,6 +160,7 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
             (n->op == CB_OP_LSTM ? cb_lstm_infer_packs(&rs, fast) : cb_gru_infer_packs(&rs, fast)))
             cb_buf_printf(b, "; single-threaded kernels multiply a recurrent matrix packed once per pass (2 samples or more)");
         if (rnn && !ex->with_grads) cb_ptable_describe(ex, i, b);
+        if (ex->inplace[i] >= 0) cb_buf_printf(b, ", in place over node %d's value (not materialised)", ex->inplace[i]);
     }
 }
 
