@@ -524,6 +524,20 @@ static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i, float *fw)
     }
 }
 
+/* Convolution i's weights converted by `convert` (Winograd's transform, the
+ * few-output product's packing) into dst, a batch normalisation folded in
+ * first (its bias into fold_b): once where the parameters are frozen
+ * (*ready), else at every pass. */
+static void own_weights(cb_blk_plan *p, const cb_exec *ex, int i, const cb_conv_shape *s, const float *w,
+                        void (*convert)(const cb_conv_shape *, const float *, float *), float *dst,
+                        unsigned char *ready)
+{
+    if (ex->params_frozen && *ready) return;
+    if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
+    convert(s, p->bn_of[i] >= 0 ? p->fold_w : w, dst);
+    *ready = 1;
+}
+
 /* The primitives of node i for this batch size. */
 static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
 {
@@ -595,28 +609,17 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
             x = p->in_buf;
         }
         const float *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-        if (p->wino_u[i]) {
+        if (p->wino_u[i] || p->few[i]) { /* crossbind's own kernels, on weights converted for them */
             const cb_conv_shape s = cb_node_conv_shape(g, n, batch);
-            if (!ex->params_frozen || !p->wino_ready[i]) { /* frozen parameters: transformed once */
-                if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
-                cb_wino_weights(&s, p->bn_of[i] >= 0 ? p->fold_w : w, p->wino_u[i]);
-                p->wino_ready[i] = 1;
-            }
             const int threads = omp_get_max_threads() < p->threads ? omp_get_max_threads() : p->threads;
-            cb_wino_conv(&s, p->block, x, p->wino_u[i], p->bn_of[i] >= 0 ? p->fold_b[i] : b, p->post[i], p->npost[i], buf(p, v),
-                         p->wino_ws, threads);
-            break;
-        }
-        if (p->few[i]) {
-            const cb_conv_shape s = cb_node_conv_shape(g, n, batch);
-            if (!ex->params_frozen || !p->few_ready[i]) { /* frozen parameters: packed once */
-                if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
-                cb_few_weights(&s, p->bn_of[i] >= 0 ? p->fold_w : w, p->few_w[i]);
-                p->few_ready[i] = 1;
+            if (p->bn_of[i] >= 0) b = p->fold_b[i];
+            if (p->wino_u[i]) {
+                own_weights(p, ex, i, &s, w, cb_wino_weights, p->wino_u[i], &p->wino_ready[i]);
+                cb_wino_conv(&s, p->block, x, p->wino_u[i], b, p->post[i], p->npost[i], buf(p, v), p->wino_ws, threads);
+            } else {
+                own_weights(p, ex, i, &s, w, cb_few_weights, p->few_w[i], &p->few_ready[i]);
+                cb_few_conv(&s, p->block, x, p->few_w[i], b, p->post[i], p->npost[i], buf(p, v), p->few_ws, threads);
             }
-            const int threads = omp_get_max_threads() < p->threads ? omp_get_max_threads() : p->threads;
-            cb_few_conv(&s, p->block, x, p->few_w[i], p->bn_of[i] >= 0 ? p->fold_b[i] : b,
-                        p->post[i], p->npost[i], buf(p, v), p->few_ws, threads);
             break;
         }
         if (p->bn_of[i] >= 0) { /* frozen parameters: folded once per primitive (the bias stays) */
