@@ -42,7 +42,13 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
 void cb_exec_free(cb_exec *ex);
 
 /* The buffer of a node (batch-major for activations). Inputs are written
- * here before cb_exec_forward; outputs read from here after it. */
+ * here before cb_exec_forward; outputs read from here after it. Above the
+ * reference level, the values of inference whose batch runs whole share
+ * buffers by liveness (the plan's memory line): after a pass the inputs,
+ * the output, the loss and pinned nodes hold their values, and any other
+ * value only if it was captured (cb_exec_capture) before the pass; a value
+ * that no step writes (fused away, or kept in another layout) has no
+ * buffer here (NULL) until it is captured. */
 float *cb_exec_value(cb_exec *ex, int node);
 /* A promise that the graph's parameters will not change while this
  * executor lives (inference of a loaded model): kernels may then keep
@@ -59,7 +65,9 @@ void cb_exec_freeze_params(cb_exec *ex);
 cb_status cb_exec_precompute(cb_exec *ex);
 /* Asks that node's value be written to its buffer (cb_exec_value) by every
  * forward pass where the plan keeps it in another layout: a copy-out step
- * after the node's own, which changes no kernel and not the plan text. A
+ * after the node's own, which changes no kernel and not the plan text; a
+ * value of a shared buffer (or of none) gets one of its own, so that it
+ * still holds the value after the pass (counted by cb_exec_bytes). A
  * value that a fusion computes inside another node's kernel stays
  * unmaterialised (cb_exec_materialised says which node holds the result). */
 cb_status cb_exec_capture(cb_exec *ex, int node);
@@ -82,7 +90,7 @@ cb_status cb_exec_bind(cb_exec *ex, int node, float *data);
  * after which a lower node's gradient may take the buffer. Parameters'
  * gradients (in the graph) always hold the whole pass's. */
 float *cb_exec_grad(cb_exec *ex, int node);
-size_t cb_exec_bytes(const cb_exec *ex); /* the memory planned at creation, in bytes */
+size_t cb_exec_bytes(const cb_exec *ex); /* the memory planned at creation (and captures'), in bytes */
 /* The floating-point operations (2 per multiply-add) one sample's forward
  * pass does with this plan's kernels: cb_graph_forward_flops_done, but a
  * convolution run by Winograd's method counts its point products, and a
@@ -124,7 +132,8 @@ cb_status cb_exec_plan_sha256(const cb_exec *ex, char hex[65]);
 /* Copies samples [first, first + count) of a node's value out to host
  * memory, or in from it (a node without a batch dimension: first 0,
  * count 1), through the executor's backend: what a caller uses where the
- * value may not be host memory. */
+ * value may not be host memory. CB_ERR_INVALID_ARG for a value with no
+ * buffer (see cb_exec_value). */
 cb_status cb_exec_read(const cb_exec *ex, int node, int first, int count, float *dst);
 cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float *src);
 /* The loss value of the last forward pass (the graph must have a loss). */

@@ -1,8 +1,11 @@
 /* The executor: memory plan, forward pass and reverse-mode backward pass.
  *
- * Plan: every activation gets its own region of one arena (values first,
- * then gradients, then the kernel workspace). Flatten is a view of its
- * input. Parameters and their gradients live in the graph.
+ * Plan: one arena holds the values, then the gradients, then what the
+ * backward keeps, then the kernel workspace. Above the reference level the
+ * gradients, and the values of inference whose batch runs whole, share
+ * buffers by liveness (memplan.c); otherwise every activation has its own
+ * region. Flatten is a view of its input. Parameters and their gradients
+ * live in the graph.
  *
  * Inference executors (no gradients, fast kernels) split each batch across
  * the threads by samples: every thread runs the whole graph on its slice
@@ -511,6 +514,20 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             return st;
         }
     }
+    /* Above the reference level, the values of inference whose batch runs
+     * whole share buffers by liveness too. Not in sliced inference: its
+     * threads run different nodes on their chunks at once, and one chunk's
+     * rows of a later value overlap another's rows of an earlier one. */
+    ex->val_unshared = vals;
+    ex->val_reuse = !with_grads && kernels != CB_KERNELS_REFERENCE && !ex->slices;
+    if (ex->val_reuse) {
+        cb_status st = cb_exec_plan_values(ex, max_batch, voff, &vals);
+        if (st != CB_OK) {
+            free(voff), free(goff), free(aoff);
+            cb_exec_free(ex);
+            return st;
+        }
+    }
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->val_floats = vals, ex->grad_floats = grads, ex->aux_floats = auxs;
     ex->arena = ex->be->alloc(ex->be_ctx, ex->arena_floats * sizeof(float));
@@ -532,7 +549,7 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             ex->val[i] = ex->val[n->in[0]];
             ex->grad[i] = ex->grad[n->in[0]];
         } else {
-            ex->val[i] = ex->arena + voff[i];
+            ex->val[i] = voff[i] == CB_NO_BUFFER ? NULL : ex->arena + voff[i];
             if (with_grads && ex->needs_grad[i]) ex->grad[i] = ex->arena + vals + goff[i];
         }
         if (aoff[i]) ex->aux[i] = ex->arena + vals + grads + aoff[i] - 1;
@@ -554,10 +571,14 @@ void cb_exec_free(cb_exec *ex)
     if (!ex) return;
     if (ex->be) {
         if (ex->arena) ex->be->release(ex->be_ctx, ex->arena, ex->arena_floats * sizeof(float));
+        for (int i = 0; ex->kept && i < ex->g->count; i++)
+            if (ex->kept[i])
+                ex->be->release(ex->be_ctx, ex->kept[i], cb_node_floats(&ex->g->nodes[i], ex->max_batch) * sizeof(float));
         ex->be->close(ex->be_ctx);
     }
     free(ex->val);
     free(ex->own_val);
+    free(ex->kept);
     free(ex->grad);
     free(ex->needs_grad);
     free(ex->fused);
@@ -584,12 +605,44 @@ float *cb_exec_value(cb_exec *ex, int node) { return ex->val[node]; }
 
 void cb_exec_freeze_params(cb_exec *ex) { ex->params_frozen = 1; }
 
+/* Points the views after node `from` at what they view (again). */
+static void follow_views(cb_exec *ex, int from)
+{
+    const cb_graph *g = ex->g;
+    for (int i = from + 1; i < g->count; i++)
+        if (cb_op_desc_of(g->nodes[i].op)->flags & CB_OPF_VIEW) ex->val[i] = ex->val[g->nodes[i].in[0]];
+}
+
+/* A captured value where values share buffers (cb_exec_plan_values) gets
+ * a buffer of its own, so that a later value does not overwrite it before
+ * the caller reads it: allocated here, outside the plan (whose text and
+ * kernels stay as they were). */
+static cb_status keep_value(cb_exec *ex, int i)
+{
+    const cb_graph *g = ex->g;
+    const cb_node *n = &g->nodes[i];
+    int by;
+    if (!ex->val_reuse || n->op == CB_OP_INPUT || n->pinned || i == g->output || i == g->loss ||
+        !cb_exec_materialised(ex, i, &by) || (ex->kept && ex->kept[i]))
+        return CB_OK; /* its buffer is its own over the pass already, or nothing writes it */
+    if (!ex->kept && !(ex->kept = calloc((size_t)g->count, sizeof *ex->kept)))
+        return cb_fail(CB_ERR_NOMEM, "out of memory capturing '%s'", n->name);
+    const size_t floats = cb_node_floats(n, ex->max_batch);
+    if (!(ex->kept[i] = ex->be->alloc(ex->be_ctx, floats * sizeof(float))))
+        return cb_fail(CB_ERR_NOMEM, "out of memory capturing '%s' (%zu MiB)", n->name, (floats * sizeof(float)) >> 20);
+    ex->kept_floats += floats;
+    ex->val[i] = ex->own_val[i] = ex->kept[i];
+    follow_views(ex, i);
+    return CB_OK;
+}
+
 cb_status cb_exec_capture(cb_exec *ex, int node)
 {
     if (node < 0 || node >= ex->g->count)
         return cb_fail(CB_ERR_INVALID_ARG, "node %d is not in the graph (%d nodes)", node, ex->g->count);
+    while (cb_op_desc_of(ex->g->nodes[node].op)->flags & CB_OPF_VIEW) node = ex->g->nodes[node].in[0];
     cb_blk_capture(ex->blk, node);
-    return CB_OK;
+    return keep_value(ex, node);
 }
 
 void cb_exec_seed(cb_exec *ex, uint64_t seed) { cb_rng_seed(&ex->rng, seed); }
@@ -602,8 +655,7 @@ cb_status cb_exec_bind(cb_exec *ex, int node, float *data)
     if (ex->with_grads && ex->grad[node])
         return cb_fail(CB_ERR_INVALID_ARG, "input '%s' needs a gradient: it cannot be bound", g->nodes[node].name);
     ex->val[node] = data ? data : ex->own_val[node];
-    for (int i = node + 1; i < g->count; i++) /* views follow what they view */
-        if (cb_op_desc_of(g->nodes[i].op)->flags & CB_OPF_VIEW) ex->val[i] = ex->val[g->nodes[i].in[0]];
+    follow_views(ex, node);
     return CB_OK;
 }
 float *cb_exec_grad(cb_exec *ex, int node) { return ex->grad[node]; }
@@ -621,6 +673,13 @@ static float *value_span(const cb_exec *ex, int node, int first, int count, size
     if (first < 0 || count < 0 || (batched && first + count > ex->max_batch) || (!batched && (first || count != 1))) {
         cb_fail(CB_ERR_INVALID_ARG, "node '%s': samples [%d, %d) outside the planned [0, %d)", n->name, first,
                 first + count, batched ? ex->max_batch : 1);
+        return NULL;
+    }
+    if (!ex->val[node]) {
+        cb_fail(CB_ERR_INVALID_ARG,
+                "node '%s': no pass of this plan writes its value (fused away, or kept in another layout); capture "
+                "it before the pass",
+                n->name);
         return NULL;
     }
     *floats = (size_t)count * (size_t)cb_node_numel(n);
@@ -647,7 +706,7 @@ cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float
 }
 size_t cb_exec_bytes(const cb_exec *ex)
 {
-    return (ex->arena_floats + ex->ptable_floats) * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch);
+    return (ex->arena_floats + ex->ptable_floats + ex->kept_floats) * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch);
 }
 
 double cb_exec_forward_flops_done(const cb_exec *ex)
@@ -667,6 +726,7 @@ static int is_loss(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_LOSS) !
 float *cb_exec_slice(const cb_exec *ex, int node, int b0)
 {
     const cb_node *n = &ex->g->nodes[node];
+    if (!ex->val[node]) return NULL; /* no buffer: nothing writes it (cb_exec_plan_values) */
     return ex->val[node] + (n->batched ? (size_t)b0 * (size_t)cb_node_numel(n) : 0);
 }
 

@@ -57,6 +57,10 @@ struct cb_exec {
      * where nothing differs), and the backward's data and weight gradients. */
     uint8_t **kfwd, **kpar, **kdgrad, **kwgrad;
     int grad_reuse;       /* activations' gradients share buffers by liveness (memplan.c) */
+    int val_reuse;        /* inference: values share buffers by liveness (memplan.c) */
+    size_t val_unshared;  /* the values' floats were each its own */
+    float **kept;         /* per node: the buffer cb_exec_capture gave a value of a shared or no buffer, or NULL */
+    size_t kept_floats;   /* ... their floats */
     size_t val_floats, grad_floats, grad_unshared, aux_floats; /* the arena's parts (the plan prints them) */
     int *gfirst;          /* per node: the first backward step writing its gradient (a pass's scratch) */
     cb_blk_plan *blk;     /* the blocked-layout rewrite (blocked.c), or NULL */
@@ -115,6 +119,12 @@ int cb_exec_grad_needs_clear(const cb_exec *ex, int i, int top);
  * gradients' start) sharing buffers where their lives do not overlap;
  * *total: the floats they take. */
 cb_status cb_exec_plan_grads(const cb_exec *ex, int max_batch, size_t *goff, size_t *total);
+/* Offsets of the values of an inference executor whose batch runs whole
+ * (voff, in floats from the values' start; CB_NO_BUFFER where no step
+ * writes the value) sharing buffers where their lives do not overlap;
+ * *total: the floats they take. */
+#define CB_NO_BUFFER ((size_t)-1)
+cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, size_t *total);
 /* With shared buffers, a backward pass clears each gradient when its life
  * begins: those no step writes, before the pass; the others before step k
  * (its first writer) runs. */

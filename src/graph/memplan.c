@@ -10,6 +10,7 @@
 #include <string.h>
 #include "exec_internal.h"
 #include "op.h"
+#include "slots.h"
 
 /* The node whose storage a view (flatten, reshape) shares. */
 static int base_of(const cb_graph *g, int j)
@@ -48,62 +49,33 @@ int cb_exec_grad_needs_clear(const cb_exec *ex, int i, int top)
     return !(ex->stored_by[i] >= 0 && ex->stored_by[i] <= top);
 }
 
-/* A slot: one buffer that gradients with disjoint lives take in turn. */
-typedef struct slot { size_t floats; int free; } slot;
-
 cb_status cb_exec_plan_grads(const cb_exec *ex, int max_batch, size_t *goff, size_t *total)
 {
     const cb_graph *g = ex->g;
     const int count = g->count;
-    int *first = malloc((size_t)count * sizeof *first), *slot_of = malloc((size_t)count * sizeof *slot_of);
-    int *head = malloc(((size_t)count + 1) * sizeof *head), *next = malloc((size_t)count * sizeof *next);
-    slot *slots = calloc((size_t)count + 1, sizeof *slots);
-    if (!first || !slot_of || !slots || !head || !next) {
-        free(first), free(slot_of), free(slots), free(head), free(next);
+    int *first = malloc((size_t)count * sizeof *first), *start = malloc((size_t)count * sizeof *start);
+    int *end = malloc((size_t)count * sizeof *end);
+    size_t *floats = malloc((size_t)count * sizeof *floats);
+    if (!first || !start || !end || !floats) {
+        free(first), free(start), free(end), free(floats);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning the gradients");
     }
-    /* Lives over the whole graph: a pass from a lower node only shortens them. */
+    /* Lives over the whole graph: a pass from a lower node only shortens
+     * them. Time runs down the nodes, as the reverse pass does: step t is
+     * node count - t's backward, and t 0 comes before every step (where a
+     * gradient that no step writes is cleared). */
     cb_exec_first_writers(ex, count - 1, first);
-    int n_slots = 0;
-    for (int k = 0; k <= count; k++) head[k] = -1;
-    for (int i = count - 1; i >= 0; i--) { /* the planned gradients by the step that first writes them */
+    for (int i = 0; i < count; i++) {
         const cb_node *n = &g->nodes[i];
-        slot_of[i] = -1;
+        start[i] = end[i] = -1;
         if (!ex->needs_grad[i] || n->op == CB_OP_PARAM || (cb_op_desc_of(n->op)->flags & CB_OPF_VIEW)) continue;
-        const int start = first[i] >= 0 ? first[i] : count; /* no writer: cleared before the pass */
-        next[i] = head[start];
-        head[start] = i;
+        start[i] = first[i] >= 0 ? count - first[i] : 0;
+        end[i] = count - i;
+        floats[i] = cb_node_floats(n, max_batch);
     }
-    /* Time runs down the nodes, as the reverse pass does; at step k the
-     * gradients that k writes first are taken before k's own is given back. */
-    for (int k = count; k >= 0; k--) {
-        for (int i = head[k]; i >= 0; i = next[i]) {
-            const size_t need = cb_node_floats(&g->nodes[i], max_batch);
-            int best = -1, largest = -1;
-            for (int s = 0; s < n_slots; s++) {
-                if (!slots[s].free) continue;
-                if (slots[s].floats >= need && (best < 0 || slots[s].floats < slots[best].floats)) best = s;
-                if (largest < 0 || slots[s].floats > slots[largest].floats) largest = s;
-            }
-            if (best < 0) best = largest; /* it grows to fit */
-            if (best < 0) best = n_slots++;
-            if (slots[best].floats < need) slots[best].floats = need;
-            slots[best].free = 0;
-            slot_of[i] = best;
-        }
-        if (k < count && slot_of[k] >= 0) slots[slot_of[k]].free = 1;
-    }
-    size_t off = 0;
-    for (int s = 0; s < n_slots; s++) {
-        const size_t here = off;
-        off += slots[s].floats;
-        slots[s].floats = here; /* now the slot's offset */
-    }
-    for (int i = 0; i < count; i++)
-        if (slot_of[i] >= 0) goff[i] = slots[slot_of[i]].floats;
-    *total = off;
-    free(first), free(slot_of), free(slots), free(head), free(next);
-    return CB_OK;
+    cb_status st = cb_slots_assign(count, start, end, floats, goff, total);
+    free(first), free(start), free(end), free(floats);
+    return st;
 }
 
 static void clear(cb_exec *ex, int i, int batch)
@@ -131,4 +103,52 @@ void cb_exec_clear_grads_at(cb_exec *ex, int k, int top, int batch)
             if (ex->gfirst[src] == k && cb_exec_grad_needs_clear(ex, src, top)) clear(ex, src, batch);
         }
     }
+}
+
+/* The values' memory plan of an inference executor whose batch runs whole:
+ * a value lives from the step that writes it (a fused group's first node
+ * writes the group's result) to its last reader's step; values whose lives
+ * do not overlap share a buffer. Inputs, the output, the loss and pinned
+ * nodes keep theirs over the whole pass (the caller writes or reads them
+ * between passes); a value no step writes (fused away, or kept blocked)
+ * gets none: cb_exec_capture gives a captured one its own. */
+cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, size_t *total)
+{
+    const cb_graph *g = ex->g;
+    const int count = g->count;
+    int *start = malloc((size_t)count * sizeof *start), *end = malloc((size_t)count * sizeof *end);
+    size_t *floats = malloc((size_t)count * sizeof *floats);
+    if (!start || !end || !floats) {
+        free(start), free(end), free(floats);
+        return cb_fail(CB_ERR_NOMEM, "out of memory planning the values");
+    }
+    for (int i = 0; i < count; i++) start[i] = end[i] = -1;
+    for (int i = 0; i < count; i++) { /* where each life starts */
+        const cb_node *n = &g->nodes[i];
+        if (n->op == CB_OP_PARAM || (cb_op_desc_of(n->op)->flags & CB_OPF_VIEW)) continue;
+        if (start[i] < 0 || start[i] > i) start[i] = i;
+        int by;
+        if (!cb_exec_materialised(ex, i, &by) && by >= 0 && (start[by] < 0 || start[by] > start[i]))
+            start[by] = start[i]; /* node i's step (or its group's first) writes by's value */
+    }
+    for (int k = 0; k < count; k++) /* ... and where it ends: its last reader */
+        for (int j = 0; j < g->nodes[k].n_in; j++) {
+            const int b = base_of(g, g->nodes[k].in[j]);
+            if (k > end[b]) end[b] = k;
+        }
+    for (int i = 0; i < count; i++) {
+        const cb_node *n = &g->nodes[i];
+        int by;
+        if (n->op == CB_OP_PARAM || (cb_op_desc_of(n->op)->flags & CB_OPF_VIEW) || !cb_exec_materialised(ex, i, &by)) {
+            start[i] = -1;
+            voff[i] = CB_NO_BUFFER;
+            continue;
+        }
+        if (n->op == CB_OP_INPUT || n->pinned || i == g->output || i == g->loss) start[i] = 0, end[i] = count - 1;
+        if (end[i] < start[i]) end[i] = start[i];
+        floats[i] = cb_node_floats(n, max_batch);
+    }
+    cb_status st = cb_slots_assign(count, start, end, floats, voff, total);
+    free(start), free(end), free(floats);
+    return st;
 }

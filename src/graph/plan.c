@@ -209,6 +209,7 @@ char *cb_exec_plan_text(const cb_exec *ex)
     cb_buf_printf(&b, "build: %s, oneDNN %s\n", isa(), ex->dnnl ? "in use" : cb_dnnl_version() ? "not used" : "absent");
     const double mib = sizeof(float) / 1048576.0;
     cb_buf_printf(&b, "memory: values %.1f MiB", ex->val_floats * mib);
+    if (ex->val_reuse) cb_buf_printf(&b, " (shared by liveness; one each: %.1f MiB)", ex->val_unshared * mib);
     if (ex->with_grads && ex->grad_reuse)
         cb_buf_printf(&b, ", gradients %.1f MiB (shared by liveness; one each: %.1f MiB)", ex->grad_floats * mib,
                       ex->grad_unshared * mib);
