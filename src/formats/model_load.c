@@ -1,6 +1,8 @@
 /* Models from files, in either load mode, recognised by content:
  * parameters mode (safetensors, PyTorch state dict) fills a built-in model;
- * serialization mode (ONNX) takes the graph from the file. */
+ * serialization mode (ONNX) takes the graph from the file. Here, with the
+ * formats, because both modes build on the model registry (src/models/),
+ * which itself reads no file format. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
