@@ -142,7 +142,7 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
 }
 
 /* One sample's steps keep cb_gemm's SGEMV, which reads W_hh in place. */
-int cb_lstm_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && 4 * s->h % CB_PACK_PANEL == 0; }
+int cb_lstm_infer_packs(int n, int h, int fast) { return fast && n > 1 && 4 * h % CB_PACK_PANEL == 0; }
 
 /* A thread's share of hidden units: whole vectors, [lo, hi) of H. */
 static void thread_units(int H, int *lo, int *hi)
@@ -212,7 +212,7 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
      * or one chunk on the calling thread) the steps' products use W_hh
      * packed once per pass (gemm_packed.c); a whole batch on all threads
      * keeps the threaded cb_gemm (an SGEMV at one row). */
-    const int packed = cb_lstm_infer_packs(s, fast) && omp_get_max_threads() == 1;
+    const int packed = cb_lstm_infer_packs(s->n, s->h, fast) && omp_get_max_threads() == 1;
     if (packed) cb_pack_rows_as_panels(G, H, w_hh, H, whp);
     for (int j = 0; j < G; j++) bias[j] = (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t0 = 0; t0 < T; t0 += TB) {
@@ -425,7 +425,7 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
 }
 
 /* H a multiple of 16: the recurrent rows r, z (2H) and n (H) are whole panels. */
-int cb_gru_infer_packs(const cb_rnn_shape *s, int fast) { return fast && s->n > 1 && s->h % CB_PACK_PANEL == 0; }
+int cb_gru_infer_packs(int n, int h, int fast) { return fast && n > 1 && h % CB_PACK_PANEL == 0; }
 
 /* Inference, as cb_lstm_infer: nothing kept for a backward pass, the
  * input projection a block of steps at a time (infer_block_steps), the
@@ -489,7 +489,7 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
     float *zero = sv + (size_t)N * S;              /* [H] h_{-1} */
     float *whp = zero + H;                         /* [3H, H] W_hh^T in panels, where packed */
     memset(zero, 0, (size_t)H * sizeof *zero);
-    const int packed = cb_gru_infer_packs(s, fast) && omp_get_max_threads() == 1;
+    const int packed = cb_gru_infer_packs(s->n, s->h, fast) && omp_get_max_threads() == 1;
     if (packed) cb_pack_rows_as_panels(3 * H, H, w_hh, H, whp);
     const float rmul = reset_before ? 0.0f : 1.0f;
     const int rec_rows = reset_before ? 2 * H : 3 * H;
