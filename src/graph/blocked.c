@@ -44,6 +44,7 @@
 #include <string.h>
 #include "blocked.h"
 #include "op.h"
+#include "slots.h"
 
 enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_BN, R_FUSED };
 enum { MAX_POST = 4 };
@@ -238,59 +239,46 @@ static void fuse(cb_blk_plan *p, const cb_graph *g, int fold_bn)
     }
 }
 
-/* Blocked buffers by liveness: a value's buffer is free again after its
- * last blocked reader; a convolution group accumulating into an operand
- * takes that operand's buffer. */
+/* Blocked buffers by liveness (slots.c): a value's buffer is free again
+ * after its last blocked reader; a convolution group accumulating into an
+ * operand takes that operand's buffer, so the two are one life, from the
+ * operand's step to the last reader of either. */
 static cb_status assign_slots(cb_blk_plan *p, const cb_graph *g)
 {
-    int *last = malloc(sizeof *last * (size_t)g->count), *free_after = calloc((size_t)g->count, sizeof *free_after);
-    unsigned char *busy = calloc((size_t)g->count, 1);
-    if (!last || !free_after || !busy) {
-        free(last), free(free_after), free(busy);
+    const int n = g->count;
+    int *last = malloc(sizeof *last * (size_t)n), *life = malloc(sizeof *life * (size_t)n);
+    int *start = malloc(sizeof *start * (size_t)n), *end = malloc(sizeof *end * (size_t)n);
+    int *slot_of = malloc(sizeof *slot_of * (size_t)n);
+    size_t *need = calloc((size_t)n, sizeof *need);
+    if (!last || !life || !start || !end || !slot_of || !need) {
+        free(last), free(life), free(start), free(end), free(slot_of), free(need);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked buffers");
     }
-    for (int v = 0; v < g->count; v++) {
-        last[v] = -1;
-        p->slot[v] = -1;
-    }
-    for (int k = 0; k < g->count; k++) /* the last member step reading each blocked value */
+    for (int v = 0; v < n; v++) last[v] = life[v] = start[v] = end[v] = p->slot[v] = -1;
+    for (int k = 0; k < n; k++) /* the last member step reading each blocked value */
         for (int j = 0; j < g->nodes[k].n_in; j++) {
             const int v = g->nodes[k].in[j], step = p->role[k] == R_FUSED ? p->fused_into[k] : k;
             if (p->blocked[v] && p->role[k] != R_NONE && step > last[v]) last[v] = step;
         }
-    for (int i = 0; i < g->count; i++) {
+    for (int i = 0; i < n; i++) { /* life[v]: the value whose life (and buffer) v's is part of */
         const int r = p->role[i];
-        if (r == R_NONE || r == R_FUSED || r == R_GAP) goto release;
+        if (r == R_NONE || r == R_FUSED || r == R_GAP) continue;
         const int v = r == R_CONV ? p->result[i] : i;
         if (r == R_CONV && p->sum_with[i] >= 0) {
-            p->slot[v] = p->slot[p->sum_with[i]];
+            life[v] = life[p->sum_with[i]];
         } else {
-            const size_t need = blocked_numel(&g->nodes[v]);
-            int best = -1;
-            for (int s = 0; s < p->nslots; s++)
-                if (!busy[s] && p->slot_floats[s] >= need && (best < 0 || p->slot_floats[s] < p->slot_floats[best]))
-                    best = s;
-            if (best < 0)
-                for (int s = 0; s < p->nslots; s++) /* grow the largest free one */
-                    if (!busy[s] && (best < 0 || p->slot_floats[s] > p->slot_floats[best])) best = s;
-            if (best < 0) best = p->nslots++;
-            if (p->slot_floats[best] < need) p->slot_floats[best] = need;
-            p->slot[v] = best;
+            life[v] = v;
+            start[v] = i;
+            need[v] = blocked_numel(&g->nodes[v]);
         }
-        busy[p->slot[v]] = 1;
-        if (last[v] < i) last[v] = i; /* read by no member: free after its own step */
-        free_after[v] = 1;
-    release:
-        for (int u = 0; u < g->count; u++) /* values whose last reader was step i */
-            if (free_after[u] && last[u] == i && p->slot[u] >= 0) {
-                int kept = 0; /* a group accumulating into u keeps the buffer */
-                for (int c = 0; c < g->count && !kept; c++) kept = p->role[c] == R_CONV && p->sum_with[c] == u && c >= i;
-                if (!kept) busy[p->slot[u]] = 0;
-                free_after[u] = 0;
-            }
+        const int until = last[v] > i ? last[v] : i; /* read by no member: free after its own step */
+        if (until > end[life[v]]) end[life[v]] = until;
     }
-    free(last), free(free_after), free(busy);
-    return CB_OK;
+    cb_status st = cb_slots_assign_buffers(n, start, end, need, slot_of, p->slot_floats, &p->nslots);
+    for (int v = 0; st == CB_OK && v < n; v++)
+        if (life[v] >= 0) p->slot[v] = slot_of[life[v]];
+    free(last), free(life), free(start), free(end), free(slot_of), free(need);
+    return st;
 }
 
 /* Whether node i's value is a blocked buffer's: not a value fused away

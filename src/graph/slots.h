@@ -13,5 +13,10 @@
  * offset (in floats from the buffers' start) and *total, their sum. */
 cb_status cb_slots_assign(int n, const int *start, const int *end, const size_t *floats, size_t *offset,
                           size_t *total);
+/* The same sharing as separate buffers: item k's buffer number (slot_of[k],
+ * -1 where not planned), each buffer's floats (slot_floats, room for n) and
+ * the number of buffers. */
+cb_status cb_slots_assign_buffers(int n, const int *start, const int *end, const size_t *floats, int *slot_of,
+                                  size_t *slot_floats, int *n_slots);
 
 #endif
