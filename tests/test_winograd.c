@@ -48,7 +48,7 @@ static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, 
           *b = malloc((size_t)s->oc * sizeof *b), *old = malloc(yn * sizeof *old), *ref = malloc(yn * sizeof *ref),
           *yb = malloc(yn * sizeof *yb), *y = malloc(yn * sizeof *y),
           *u = malloc((few ? cb_few_weight_floats(s) : cb_wino_weight_floats(s)) * sizeof *u),
-          *ws = malloc((few ? cb_few_workspace(s) : cb_wino_workspace(s, threads)) * sizeof *ws);
+          *ws = malloc((few ? cb_few_workspace(s, threads) : cb_wino_workspace(s, threads)) * sizeof *ws);
     int ok = x && xb && w && b && old && ref && yb && y && u && ws;
     if (ok) {
         for (size_t i = 0; i < xn; i++) x[i] = sinf(0.61f * (float)i) + 0.25f * cosf(0.07f * (float)i);

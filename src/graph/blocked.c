@@ -62,15 +62,11 @@ struct cb_blk_plan {
     float **coef;           /* batch normalisation: its per-channel scales then shifts, made at each pass */
     float **fold_b;         /* convolution with bn_of: its folded bias */
     float *fold_w;          /* the folded weights of the convolution being reordered (the largest one's size) */
-    float **wino_u;         /* convolution run by cb_wino_conv: its transformed weights, else NULL */
-    unsigned char *wino_ready; /* ... made from the weights as they are (kept where the caller froze them) */
-    float *wino_ws;         /* the Winograd convolutions' workspace (the largest one's) */
-    size_t wino_ws_floats;
-    unsigned char *few;     /* convolution run by cb_few_conv (at most 16 outputs per channel) */
-    float **few_w;          /* ... its packed weights (cb_few_weights; a batch normalisation folded in first) */
-    unsigned char *few_ready; /* ... made from the weights as they are (kept where the caller froze them) */
-    float *few_ws;          /* the workspace of those convolutions (the largest one's) */
-    size_t few_ws_floats;
+    unsigned char *own;     /* convolution run by one of crossbind's own kernels (OWN_*), else OWN_NONE */
+    float **own_w;          /* ... its weights converted for that kernel (a batch normalisation folded in first) */
+    unsigned char *own_ready; /* ... made from the weights as they are (kept where the caller froze them) */
+    float *own_ws;          /* those convolutions' workspace (the largest one's; they run one at a time) */
+    size_t own_ws_floats;
     int threads;            /* the thread count the workspace is sized for */
     int max_batch;
     int *npost;
@@ -315,10 +311,8 @@ void cb_blk_plan_free(cb_blk_plan *p)
     free(p->slot_buf), free(p->slot_floats), free(p->in_buf);
     for (int i = 0; p->coef && i < p->count; i++) free(p->coef[i]);
     for (int i = 0; p->fold_b && i < p->count; i++) free(p->fold_b[i]);
-    for (int i = 0; p->wino_u && i < p->count; i++) free(p->wino_u[i]);
-    for (int i = 0; p->few_w && i < p->count; i++) free(p->few_w[i]);
-    free(p->few), free(p->few_w), free(p->few_ready), free(p->few_ws);
-    free(p->wino_u), free(p->wino_ready), free(p->wino_ws);
+    for (int i = 0; p->own_w && i < p->count; i++) free(p->own_w[i]);
+    free(p->own), free(p->own_w), free(p->own_ready), free(p->own_ws);
     free(p->coef), free(p->bn_of), free(p->fold_b), free(p->fold_w);
     free(p->role), free(p->blocked), free(p->exit), free(p->captured), free(p->fused_into), free(p->result), free(p->sum_with);
     free(p->npost), free(p->post), free(p->slot), free(p->prim), free(p->in_reorder), free(p->out_reorder);
@@ -338,47 +332,53 @@ static float *aligned_floats(size_t n)
     return aligned_alloc(64, bytes);
 }
 
-/* The convolutions Winograd's method runs (fastmath; cb_wino_supports's rule): their
- * transformed weights and the shared workspace. */
-static cb_status plan_winograd(cb_blk_plan *p, const cb_graph *g)
-{
-    size_t ws = 0;
-    for (int i = 0; i < g->count; i++) {
-        const cb_node *n = &g->nodes[i];
-        if (p->role[i] != R_CONV || p->few[i]) continue;
-        const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
-        if (!cb_wino_supports(&s, n->groups, p->block)) continue;
-        if (!(p->wino_u[i] = aligned_floats(cb_wino_weight_floats(&s))))
-            return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's Winograd weights");
-        if (cb_wino_workspace(&s, p->threads) > ws) ws = cb_wino_workspace(&s, p->threads);
-    }
-    if (ws && !(p->wino_ws = aligned_floats(ws))) return cb_fail(CB_ERR_NOMEM, "out of memory for a Winograd workspace");
-    p->wino_ws_floats = ws;
-    return CB_OK;
-}
+/* crossbind's own convolution kernels on blocked values, in the order a
+ * plan tries them: the few-output product (conv_few.c; VGG-16's last
+ * layers and ResNet-50's 3x3 ones on 7x7 planes at batch 1: one product
+ * streaming the weights once, at every level, each output a direct sum)
+ * before Winograd's method (conv_winograd.c, fastmath only), whose
+ * transformed weights, 16/9 of these, would be read for a handful of 2x2
+ * blocks there. Each takes what its `supports` rule takes at the plan's
+ * largest batch; oneDNN runs the others. */
+enum { OWN_NONE = 0, OWN_FEW, OWN_WINOGRAD };
+typedef struct own_kernel {
+    const char *what; /* as the plan names it */
+    int fastmath_only;
+    int (*supports)(const cb_conv_shape *s, int groups, int block);
+    size_t (*weight_floats)(const cb_conv_shape *s);
+    size_t (*workspace)(const cb_conv_shape *s, int threads);
+    void (*weights)(const cb_conv_shape *s, const float *w, float *dst);
+    void (*conv)(const cb_conv_shape *s, int block, const float *x, const float *w, const float *bias,
+                 const cb_blk_post *post, int npost, float *y, float *ws, int threads);
+} own_kernel;
+static const own_kernel own_kernels[] = {
+    [OWN_FEW] = {"few-output product", 0, cb_few_supports, cb_few_weight_floats, cb_few_workspace, cb_few_weights,
+                 cb_few_conv},
+    [OWN_WINOGRAD] = {"winograd F(2x2,3x3)", 1, cb_wino_supports, cb_wino_weight_floats, cb_wino_workspace,
+                      cb_wino_weights, cb_wino_conv},
+};
+enum { N_OWN = sizeof own_kernels / sizeof own_kernels[0] };
 
-/* The convolutions with few outputs per channel at the plan's largest
- * batch (cb_few_supports' rule): one product streaming their weights once
- * (conv_few.c; VGG-16's last layers and ResNet-50's 3x3 ones on 7x7 planes
- * at batch 1), their packed weights and the shared
- * workspace. They are not Winograd's (whose transformed weights, 16/9 of
- * these, would be read for a handful of 2x2 blocks), at every level: each
- * output is a direct sum. */
-static cb_status plan_few(cb_blk_plan *p, const cb_graph *g)
+/* The convolutions crossbind's own kernels run: their converted weights
+ * and the shared workspace. */
+static cb_status plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
 {
     size_t ws = 0;
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
         if (p->role[i] != R_CONV) continue;
         const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
-        if (!cb_few_supports(&s, n->groups, p->block)) continue;
-        p->few[i] = 1;
-        if (!(p->few_w[i] = aligned_floats(cb_few_weight_floats(&s))))
-            return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's packed weights");
-        if (cb_few_workspace(&s) > ws) ws = cb_few_workspace(&s);
+        for (int k = OWN_NONE + 1; k < N_OWN && !p->own[i]; k++) {
+            const own_kernel *o = &own_kernels[k];
+            if ((o->fastmath_only && !fastmath) || !o->supports(&s, n->groups, p->block)) continue;
+            p->own[i] = (unsigned char)k;
+            if (!(p->own_w[i] = aligned_floats(o->weight_floats(&s))))
+                return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's converted weights");
+            if (o->workspace(&s, p->threads) > ws) ws = o->workspace(&s, p->threads);
+        }
     }
-    if (ws && !(p->few_ws = aligned_floats(ws))) return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's workspace");
-    p->few_ws_floats = ws;
+    if (ws && !(p->own_ws = aligned_floats(ws))) return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's workspace");
+    p->own_ws_floats = ws;
     return CB_OK;
 }
 
@@ -401,11 +401,10 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     p->prim = calloc(n, sizeof *p->prim), p->in_reorder = calloc(n, sizeof *p->prim);
     p->out_reorder = calloc(n, sizeof *p->prim);
     p->bn_of = malloc(n * sizeof(int)), p->coef = calloc(n, sizeof(float *)), p->fold_b = calloc(n, sizeof(float *));
-    p->wino_u = calloc(n, sizeof(float *)), p->wino_ready = calloc(n, 1);
-    p->few = calloc(n, 1), p->few_w = calloc(n, sizeof(float *)), p->few_ready = calloc(n, 1);
+    p->own = calloc(n, 1), p->own_w = calloc(n, sizeof(float *)), p->own_ready = calloc(n, 1);
     p->max_batch = max_batch;
     p->threads = omp_get_max_threads();
-    if (!p->few || !p->few_w || !p->few_ready || !p->wino_u || !p->wino_ready || !p->bn_of || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
+    if (!p->own || !p->own_w || !p->own_ready || !p->bn_of || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
         !p->slot || !p->slot_floats || !p->slot_buf || !p->prim || !p->in_reorder || !p->out_reorder) {
         cb_blk_plan_free(p);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
@@ -425,8 +424,7 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     fuse(p, g, fastmath);
     plan_exits(p, g);
     cb_status st = assign_slots(p, g);
-    if (st == CB_OK) st = plan_few(p, g);
-    if (st == CB_OK && fastmath) st = plan_winograd(p, g);
+    if (st == CB_OK) st = plan_own(p, g, fastmath);
     for (int s = 0; s < p->nslots && st == CB_OK; s++)
         if (!(p->slot_buf[s] = aligned_floats(p->slot_floats[s] * (size_t)max_batch)))
             st = cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
@@ -513,17 +511,16 @@ static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i, float *fw)
 }
 
 /* Convolution i's weights converted by `convert` (Winograd's transform, the
- * few-output product's packing) into dst, a batch normalisation folded in
+ * few-output product's packing) into own_w[i], a batch normalisation folded in
  * first (its bias into fold_b): once where the parameters are frozen
  * (*ready), else at every pass. */
 static void own_weights(cb_blk_plan *p, const cb_exec *ex, int i, const cb_conv_shape *s, const float *w,
-                        void (*convert)(const cb_conv_shape *, const float *, float *), float *dst,
-                        unsigned char *ready)
+                        void (*convert)(const cb_conv_shape *, const float *, float *))
 {
-    if (ex->params_frozen && *ready) return;
+    if (ex->params_frozen && p->own_ready[i]) return;
     if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
-    convert(s, p->bn_of[i] >= 0 ? p->fold_w : w, dst);
-    *ready = 1;
+    convert(s, p->bn_of[i] >= 0 ? p->fold_w : w, p->own_w[i]);
+    p->own_ready[i] = 1;
 }
 
 /* The primitives of node i for this batch size. */
@@ -540,7 +537,7 @@ static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, int i, int batch)
             st = cb_blk_reorder_create(ex->dnnl, batch, s.c, s.h, s.w, 0, &p->in_reorder[i]);
             src_blocked = 1;
         }
-        if (st == CB_OK && !p->wino_u[i] && !p->few[i])
+        if (st == CB_OK && !p->own[i])
             st = cb_blk_conv_create(ex->dnnl, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2 || p->bn_of[i] >= 0,
                                     src_blocked, p->post[i],
                                     p->npost[i], &p->prim[i]);
@@ -597,17 +594,13 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
             x = p->in_buf;
         }
         const float *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-        if (p->wino_u[i] || p->few[i]) { /* crossbind's own kernels, on weights converted for them */
+        if (p->own[i]) { /* crossbind's own kernels, on weights converted for them */
+            const own_kernel *o = &own_kernels[p->own[i]];
             const cb_conv_shape s = cb_node_conv_shape(g, n, batch);
             const int threads = omp_get_max_threads() < p->threads ? omp_get_max_threads() : p->threads;
             if (p->bn_of[i] >= 0) b = p->fold_b[i];
-            if (p->wino_u[i]) {
-                own_weights(p, ex, i, &s, w, cb_wino_weights, p->wino_u[i], &p->wino_ready[i]);
-                cb_wino_conv(&s, p->block, x, p->wino_u[i], b, p->post[i], p->npost[i], buf(p, v), p->wino_ws, threads);
-            } else {
-                own_weights(p, ex, i, &s, w, cb_few_weights, p->few_w[i], &p->few_ready[i]);
-                cb_few_conv(&s, p->block, x, p->few_w[i], b, p->post[i], p->npost[i], buf(p, v), p->few_ws, threads);
-            }
+            own_weights(p, ex, i, &s, w, o->weights);
+            o->conv(&s, p->block, x, p->own_w[i], b, p->post[i], p->npost[i], buf(p, v), p->own_ws, threads);
             break;
         }
         if (p->bn_of[i] >= 0) { /* frozen parameters: folded once per primitive (the bias stays) */
@@ -674,8 +667,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
         cb_buf_printf(b, "fused into node %d's convolution (not materialised)", p->fused_into[i]);
         return;
     }
-    if (p->wino_u[i]) cb_buf_printf(b, "%s: winograd F(2x2,3x3) nChw%dc", names[p->role[i]], p->block);
-    else if (p->few[i]) cb_buf_printf(b, "%s: few-output product nChw%dc", names[p->role[i]], p->block);
+    if (p->own[i]) cb_buf_printf(b, "%s: %s nChw%dc", names[p->role[i]], own_kernels[p->own[i]].what, p->block);
     else cb_buf_printf(b, "%s: onednn-blocked nChw%dc", names[p->role[i]], p->block);
     if (p->role[i] == R_CONV) {
         if (!p->blocked[g->nodes[i].in[0]])
@@ -698,7 +690,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
 
 double cb_blk_winograd_flops(const cb_blk_plan *p, const cb_graph *g, int i)
 {
-    if (!p || !p->wino_u[i]) return 0;
+    if (!p || p->own[i] != OWN_WINOGRAD) return 0;
     const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], 1);
     return 2.0 * 16 * ((s.oh + 1) / 2) * ((s.ow + 1) / 2) * (double)s.c * s.oc;
 }
@@ -707,5 +699,5 @@ size_t cb_blk_bytes(const cb_blk_plan *p, int max_batch)
 {
     size_t f = p ? p->in_floats : 0;
     for (int s = 0; p && s < p->nslots; s++) f += p->slot_floats[s];
-    return (f * (size_t)max_batch + (p ? p->wino_ws_floats + p->few_ws_floats : 0)) * sizeof(float);
+    return (f * (size_t)max_batch + (p ? p->own_ws_floats : 0)) * sizeof(float);
 }

@@ -45,8 +45,9 @@ void cb_few_weights(const cb_conv_shape *s, const float *w, float *wp)
     cb_pack_rows_as_panels(s->oc, k, w, k, wp);
 }
 
-size_t cb_few_workspace(const cb_conv_shape *s)
+size_t cb_few_workspace(const cb_conv_shape *s, int threads)
 {
+    (void)threads; /* the threads share the tap rows and the product's rows */
     return (size_t)POSITIONS * s->c * s->kh * s->kw + (size_t)POSITIONS * s->oc;
 }
 

@@ -341,13 +341,13 @@ void cb_wino_conv(const cb_conv_shape *s, int block, const float *x, const float
  * undilated, channels a multiple of the block, output channels of 16; each
  * output a direct sum over (c, kh, kw) in order. wp holds
  * cb_few_weight_floats(s) weights packed by cb_few_weights from
- * [oc, c, kh, kw]; ws cb_few_workspace(s) floats; post-ops as
+ * [oc, c, kh, kw]; ws cb_few_workspace(s, threads) floats; post-ops as
  * cb_wino_conv's. Runs on `threads` threads, never inside a parallel
  * region. */
 int cb_few_supports(const cb_conv_shape *s, int groups, int block);
 size_t cb_few_weight_floats(const cb_conv_shape *s);
 void cb_few_weights(const cb_conv_shape *s, const float *w, float *wp);
-size_t cb_few_workspace(const cb_conv_shape *s);
+size_t cb_few_workspace(const cb_conv_shape *s, int threads); /* the same at any thread count */
 void cb_few_conv(const cb_conv_shape *s, int block, const float *x, const float *wp, const float *bias,
                  const cb_blk_post *post, int npost, float *y, float *ws, int threads);
 /* Steps of crossbind's own on blocked values. */
