@@ -35,7 +35,7 @@ while read -r model opset levels; do
     expect_ok "$model: ... which runs" \
         "$BIN" run --onnx "$T/${model}_cb.onnx" --input "$T/${model}_x.npy" --output "$T/${model}_again.npy"
     check "$model: ... to the same logits, bit for bit" cmp "$T/${model}_fastmath.npy" "$T/${model}_again.npy"
-    if [ "$model" = resnet50 ]; then # batch 1: its 3x3 layers on 7x7 planes run the few-output product
+    if [ "$model" = resnet50 ]; then # batch 1: own kernels run its 3x3 layers on 14x14 and 7x7 planes
         /usr/bin/python3 -c "
 import numpy as np, sys
 for k in ('x', 'torch', 'f64'):
@@ -46,9 +46,13 @@ for k in ('x', 'torch', 'f64'):
             check "$model: ... gives PyTorch's logits, as accurately" /usr/bin/python3 tests/imagenet/compare.py \
                 "$T/${model}_${level}1.npy" "$T/${model}_torch1.npy" "$T/${model}_f641.npy"
         done
-        if "$BIN" plan "$T/$model.onnx" --batch 1 | grep -q "oneDNN in use"; then
+        "$BIN" plan "$T/$model.onnx" --batch 1 >"$T/plan1"
+        if grep -q "build: avx512" "$T/plan1" && grep -q nChw16c "$T/plan1"; then
+            check "$model: ... its plan at batch 1 runs ten 3x3 convolutions by the direct nChw16c kernel (the stride-2 one of 128 channels, those on 14x14 and 7x7 planes), none by the few-output product" \
+                test "$(grep -c 'direct 3x3 nChw16c' "$T/plan1") $(grep -c 'few-output product' "$T/plan1")" = "10 0"
+        elif grep -q "oneDNN in use" "$T/plan1"; then
             check "$model: ... its plan at batch 1 runs three convolutions by the few-output product" \
-                test "$("$BIN" plan "$T/$model.onnx" --batch 1 | grep -c 'few-output product')" -eq 3
+                test "$(grep -c 'few-output product' "$T/plan1")" -eq 3
         fi
     fi
 done <<'LIST'

@@ -1,7 +1,9 @@
 /* The blocked layouts' own convolution kernels against the reference
  * convolution: the few-output product (src/ops/conv_few.c) on shapes of at
  * most 16 outputs per channel (strides, padding, 1x1 and 3x3 kernels, one
- * to four samples), and Winograd F(2x2, 3x3) (src/ops/conv_winograd.c): image sizes that leave partial 2x2 tiles, tile
+ * to four samples), the direct nChw16c kernel (src/ops/conv_direct16.c;
+ * full and partial register rows, strides 1 and 2), and Winograd F(2x2,
+ * 3x3) (src/ops/conv_winograd.c): image sizes that leave partial 2x2 tiles, tile
  * counts that leave partial register tiles and uneven thread groups, the
  * post-ops in order (the sum reading the destination's old value, ReLU and
  * Clip letting NaN through), one and two threads, both layouts (nChw8c
@@ -11,6 +13,7 @@
 #include <string.h>
 #include "harness.h"
 #include "../src/ops/ops.h"
+#include "../src/ops/vec.h"
 
 static int B = 8; /* the layout's block: 8 (nChw8c) or 16 (nChw16c) */
 
@@ -36,7 +39,8 @@ static cb_conv_shape shape(int n, int c, int oc, int h, int w)
                            .ph = 1, .pw = 1, .oh = h, .ow = w};
 }
 
-static int few = 0; /* run_case's kernel: the few-output product, else Winograd's */
+enum { WINOGRAD, FEW, DIRECT16 };
+static int kind = WINOGRAD; /* run_case's kernel */
 
 /* Runs one case; returns whether it matched the reference (with the
  * post-ops applied to the reference's plain result). */
@@ -47,8 +51,13 @@ static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, 
     float *x = malloc(xn * sizeof *x), *xb = malloc(xn * sizeof *x), *w = malloc(wn * sizeof *w),
           *b = malloc((size_t)s->oc * sizeof *b), *old = malloc(yn * sizeof *old), *ref = malloc(yn * sizeof *ref),
           *yb = malloc(yn * sizeof *yb), *y = malloc(yn * sizeof *y),
-          *u = malloc((few ? cb_few_weight_floats(s) : cb_wino_weight_floats(s)) * sizeof *u),
-          *ws = malloc((few ? cb_few_workspace(s, threads) : cb_wino_workspace(s, threads)) * sizeof *ws);
+          *u = malloc((kind == FEW ? cb_few_weight_floats(s) : kind == DIRECT16 ? cb_direct16_weight_floats(s)
+                                                                               : cb_wino_weight_floats(s)) *
+                      sizeof *u),
+          *ws = malloc((kind == FEW        ? cb_few_workspace(s, threads)
+                        : kind == DIRECT16 ? cb_direct16_workspace(s, threads)
+                                           : cb_wino_workspace(s, threads)) *
+                       sizeof *ws);
     int ok = x && xb && w && b && old && ref && yb && y && u && ws;
     if (ok) {
         for (size_t i = 0; i < xn; i++) x[i] = sinf(0.61f * (float)i) + 0.25f * cosf(0.07f * (float)i);
@@ -67,16 +76,20 @@ static int run_case(const cb_conv_shape *s, const cb_blk_post *post, int npost, 
             }
         to_blocked(x, xb, s->n, s->c, s->h * s->w);
         to_blocked(old, yb, s->n, s->oc, s->oh * s->ow); /* the sum's operand, in the destination */
-        if (few) {
+        if (kind == FEW) {
             cb_few_weights(s, w, u);
             cb_few_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
+        } else if (kind == DIRECT16) {
+            cb_direct16_weights(s, w, u);
+            cb_direct16_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
         } else {
             cb_wino_weights(s, w, u);
             cb_wino_conv(s, B, xb, u, b, post, npost, yb, ws, threads);
         }
         from_blocked(yb, y, s->n, s->oc, s->oh * s->ow);
-        ok = check_close(few ? "few-output product against the reference convolution"
-                             : "winograd against the reference convolution",
+        ok = check_close(kind == FEW        ? "few-output product against the reference convolution"
+                         : kind == DIRECT16 ? "direct nChw16c kernel against the reference convolution"
+                                            : "winograd against the reference convolution",
                          y, ref, (int64_t)yn, TOL_KERNEL_ATOL, TOL_KERNEL_RTOL);
     }
     free(x), free(xb), free(w), free(b), free(old), free(ref), free(yb), free(y), free(u), free(ws);
@@ -153,7 +166,7 @@ TEST(few_output_product_matches_reference_convolution)
     static const int cases[][8] = {{1, 32, 48, 4, 4, 3, 1, 1}, {4, 16, 16, 3, 3, 3, 2, 1}, {3, 64, 32, 2, 2, 3, 1, 1},
                                    {1, 16, 32, 3, 3, 3, 1, 0}, {1, 48, 16, 5, 5, 1, 2, 0}, {2, 32, 64, 2, 2, 1, 1, 0},
                                    {1, 32, 32, 7, 7, 3, 1, 1}, {2, 16, 48, 10, 10, 3, 2, 1}};
-    few = 1;
+    kind = FEW;
     for (B = 8; B <= 16; B *= 2)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             const int *q = cases[k];
@@ -189,5 +202,57 @@ TEST(few_output_product_matches_reference_convolution)
     CHECK(cb_few_supports(&t, 1, 8) && !cb_few_supports(&t, 1, 16));
     t = shape(1, 16, 24, 4, 4);
     CHECK(!cb_few_supports(&t, 1, 8));
-    few = 0, B = 8;
+    kind = WINOGRAD, B = 8;
+}
+
+/* n, c, oc, h, w, stride: rows of 14 outputs (one register row), of 15
+ * and 30 (a full row and a partial one), 5 and 9 (partial only); strides 1
+ * and 2; one and two samples; 1 to 3 input blocks. */
+TEST(direct16_matches_reference_convolution)
+{
+    const cb_blk_post relu = {CB_POST_RELU, 0, 0}, sum = {CB_POST_SUM, 0, 0}, clip = {CB_POST_CLIP, 0.0f, 0.5f};
+    const cb_blk_post sum_relu[] = {sum, relu}, clip_only[] = {clip};
+    static const int cases[][6] = {{1, 32, 32, 14, 14, 1}, {1, 16, 64, 28, 28, 2}, {2, 48, 32, 5, 9, 1},
+                                   {1, 16, 32, 30, 30, 1}, {1, 32, 32, 29, 29, 2}, {2, 16, 32, 15, 8, 1}};
+    kind = DIRECT16, B = 16;
+    cb_conv_shape s = shape(1, 32, 32, 14, 14);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int *q = cases[k];
+        s = shape(q[0], q[1], q[2], q[3], q[4]);
+        s.sh = s.sw = q[5], s.oh = (s.h - 1) / s.sh + 1, s.ow = (s.w - 1) / s.sw + 1;
+        CHECK(cb_direct16_fits(&s, 1, 16));
+        for (int threads = 1; threads <= 2; threads++) {
+            CHECK(run_case(&s, NULL, 0, threads, -1));
+            CHECK(run_case(&s, sum_relu, 2, threads, -1));
+            CHECK(run_case(&s, clip_only, 1, threads, -1));
+        }
+    }
+    /* NaN in one input spreads to the outputs whose windows hold it, through the ReLU */
+    s = shape(1, 16, 32, 6, 6);
+    CHECK(run_case(&s, sum_relu, 2, 2, 3 * 6 + 2));
+    /* what it can do: 3x3, padding 1, stride 1 or 2, ungrouped, undilated, channels of 16 and 32 */
+    s = shape(1, 32, 32, 14, 14);
+    CHECK(cb_direct16_fits(&s, 1, 16) && !cb_direct16_fits(&s, 1, 8) && !cb_direct16_fits(&s, 2, 16));
+    s.oc = 48;
+    CHECK(!cb_direct16_fits(&s, 1, 16));
+    s = shape(1, 24, 32, 14, 14);
+    CHECK(!cb_direct16_fits(&s, 1, 16));
+    s = shape(1, 32, 32, 14, 14), s.dh = s.dw = 2, s.ph = s.pw = 2;
+    CHECK(!cb_direct16_fits(&s, 1, 16));
+    s = shape(1, 32, 32, 14, 14), s.sh = s.sw = 3, s.oh = s.ow = 5;
+    CHECK(!cb_direct16_fits(&s, 1, 16));
+    /* what a plan gives it (the measured rule): rows of 7 or more; stride 1 for one sample only */
+    const int avx512 = CB_RVL == 16;
+    s = shape(1, 256, 256, 14, 14);
+    CHECK(cb_direct16_supports(&s, 1, 16) == avx512);
+    s.n = 32;
+    CHECK(!cb_direct16_supports(&s, 1, 16));
+    s.h = s.w = 28, s.sh = s.sw = 2, s.oh = s.ow = 14;
+    CHECK(cb_direct16_supports(&s, 1, 16) == avx512);
+    s = shape(1, 512, 512, 7, 7);
+    CHECK(cb_direct16_supports(&s, 1, 16) == avx512);
+    s = shape(1, 512, 512, 4, 4);
+    CHECK(!cb_direct16_supports(&s, 1, 16) && cb_direct16_fits(&s, 1, 16));
+
+    kind = WINOGRAD, B = 8;
 }

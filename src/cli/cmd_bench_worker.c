@@ -27,6 +27,7 @@ typedef struct bench_args {
     long batch, samples, repeat, threads;
     int profile; /* print each node's seconds per unit to stderr */
     int sgemm;   /* training: also measure SGEMM after the units (crossbind's manifest asks) */
+    cb_kernels level; /* --level: fastmath unless asked (what `crossbind bench` measures) */
 } bench_args;
 
 static void make_batch(const cb_model *m, int64_t s0, int n, float *x, float *y)
@@ -97,7 +98,7 @@ static cb_status train_units(cb_model *m, const bench_args *a, double *times, do
     cb_optim *opt = NULL;
     cb_status s = cb_model_train_defaults(a->model, &d);
     cb_optim_config oc = cb_optim_defaults(d.optimizer, d.lr);
-    if (s == CB_OK) s = cb_exec_create(&m->graph, (int)a->batch, 1, CB_KERNELS_FAST, &ex);
+    if (s == CB_OK) s = cb_exec_create(&m->graph, (int)a->batch, 1, a->level, &ex);
     if (s == CB_OK) s = cb_exec_plan_sha256(ex, plan);
     if (s == CB_OK) s = cb_optim_create(&oc, &m->graph, &opt);
     const int nn = m->graph.count;
@@ -139,7 +140,7 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times, ch
     const int latency = strcmp(a->kind, "infer") != 0;
     const int batch = latency ? 1 : (int)a->batch;
     cb_exec *ex;
-    cb_status s = cb_exec_create(&m->graph, batch, 0, CB_KERNELS_FAST, &ex);
+    cb_status s = cb_exec_create(&m->graph, batch, 0, a->level, &ex);
     if (s == CB_OK) cb_exec_freeze_params(ex); /* a loaded model's inference, as every peer's */
     /* Latency stands for a served model answering one request after
      * another: what it precomputes from its weights is made at load, as a
@@ -200,17 +201,18 @@ static cb_status infer_units(cb_model *m, const bench_args *a, double *times, ch
 static const char usage_text[] =
     "usage: crossbind bench-worker --model M --kind train|infer|latency|startup [--weights FILE]\n"
     "                              [--batch B] [--samples N] [--repeat R] [--threads T] [--profile] [--sgemm]\n"
+    "                              [--level reference|fast|fused|fastmath]\n"
     "  One measurement of one model, printed as one JSON line (times_s, vmhwm_kib; conv_s for\n"
     "  training): the worker `crossbind bench` runs in a process of its own. Inputs are synthetic.\n"
     "  train: R passes over N samples in batches of B (1 warm-up step first); infer: R passes;\n"
     "  latency: N single-sample predictions; startup: one prediction. --profile: per-node\n"
     "  forward/backward times on stderr. --sgemm (training a model with convolutions): also\n"
     "  sgemm_gflops, this machine's SGEMM rate at --threads measured after the passes.\n"
-    "  Defaults: batch 1, 1 sample, 1 repeat, 1 thread.\n";
+    "  Defaults: batch 1, 1 sample, 1 repeat, 1 thread, level fastmath (what `crossbind bench` measures).\n";
 
 int cmd_bench_worker(int argc, char **argv)
 {
-    bench_args a = {.batch = 1, .samples = 1, .repeat = 1, .threads = 1};
+    bench_args a = {.batch = 1, .samples = 1, .repeat = 1, .threads = 1, .level = CB_KERNELS_FAST};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(usage_text, stdout); return 0; }
         if (!strcmp(argv[i], "--profile")) { a.profile = 1; continue; }
@@ -218,7 +220,7 @@ int cmd_bench_worker(int argc, char **argv)
         const char *o = argv[i];
         const char *v = cli_option_value("bench-worker",
                                          (const char *const[]){"--model", "--kind", "--weights", "--batch",
-                                                               "--samples", "--repeat", "--threads", NULL},
+                                                               "--samples", "--repeat", "--threads", "--level", NULL},
                                          argc, argv, &i);
         if (!v) return 2;
         if (!strcmp(o, "--model")) a.model = v;
@@ -228,6 +230,7 @@ int cmd_bench_worker(int argc, char **argv)
         else if (!strcmp(o, "--samples")) { if (cli_long(o, v, 1, 1L << 24, &a.samples)) return 2; }
         else if (!strcmp(o, "--repeat")) { if (cli_long(o, v, 1, 1000, &a.repeat)) return 2; }
         else if (!strcmp(o, "--threads")) { if (cli_threads(o, v, &a.threads)) return 2; }
+        else if (!strcmp(o, "--level")) { if (cli_level(v, &a.level)) return 2; }
         else return cli_error("bench-worker: unknown option '%s'", o);
     }
     if (!a.model || !a.kind) return cli_error("bench-worker: --model and --kind are required");

@@ -333,14 +333,17 @@ static float *aligned_floats(size_t n)
 }
 
 /* crossbind's own convolution kernels on blocked values, in the order a
- * plan tries them: the few-output product (conv_few.c; VGG-16's last
- * layers and ResNet-50's 3x3 ones on 7x7 planes at batch 1: one product
- * streaming the weights once, at every level, each output a direct sum)
- * before Winograd's method (conv_winograd.c, fastmath only), whose
- * transformed weights, 16/9 of these, would be read for a handful of 2x2
- * blocks there. Each takes what its `supports` rule takes at the plan's
- * largest batch; oneDNN runs the others. */
-enum { OWN_NONE = 0, OWN_FEW, OWN_WINOGRAD };
+ * plan tries them (own_order): the direct 3x3 kernel of nChw16c
+ * (conv_direct16.c; ResNet-50's 3x3 layers of stride 2, and at batch 1 of
+ * stride 1 on planes of 7 to 16 wide, where Winograd's method does not
+ * run), the few-output product (conv_few.c; VGG-16's last layers on 4x4
+ * and 2x2 planes at batch 1: one product streaming the weights once), then
+ * Winograd's method (conv_winograd.c, fastmath only), whose transformed
+ * weights, 16/9 of these, would be read for a handful of 2x2 blocks where
+ * the few-output product runs. The first two run at every level (each
+ * output a direct sum). Each takes what its `supports` rule takes at the
+ * plan's largest batch; oneDNN runs the others. */
+enum { OWN_NONE = 0, OWN_FEW, OWN_WINOGRAD, OWN_DIRECT16 };
 typedef struct own_kernel {
     const char *what; /* as the plan names it */
     int fastmath_only;
@@ -356,8 +359,12 @@ static const own_kernel own_kernels[] = {
                  cb_few_conv},
     [OWN_WINOGRAD] = {"winograd F(2x2,3x3)", 1, cb_wino_supports, cb_wino_weight_floats, cb_wino_workspace,
                       cb_wino_weights, cb_wino_conv},
+    [OWN_DIRECT16] = {"direct 3x3", 0, cb_direct16_supports, cb_direct16_weight_floats, cb_direct16_workspace,
+                      cb_direct16_weights, cb_direct16_conv},
 };
-enum { N_OWN = sizeof own_kernels / sizeof own_kernels[0] };
+/* The order a plan tries them in. */
+static const int own_order[] = {OWN_DIRECT16, OWN_FEW, OWN_WINOGRAD};
+enum { N_OWN = sizeof own_order / sizeof own_order[0] };
 
 /* The convolutions crossbind's own kernels run: their converted weights
  * and the shared workspace. */
@@ -368,10 +375,12 @@ static cb_status plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
         const cb_node *n = &g->nodes[i];
         if (p->role[i] != R_CONV) continue;
         const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
-        for (int k = OWN_NONE + 1; k < N_OWN && !p->own[i]; k++) {
-            const own_kernel *o = &own_kernels[k];
+        for (int k = 0; k < N_OWN && !p->own[i]; k++) {
+            const own_kernel *o = &own_kernels[own_order[k]];
             if ((o->fastmath_only && !fastmath) || !o->supports(&s, n->groups, p->block)) continue;
-            p->own[i] = (unsigned char)k;
+            if (own_order[k] == OWN_DIRECT16 && fastmath && cb_wino_supports(&s, n->groups, p->block))
+                continue; /* Winograd's method, with fewer multiply-adds, was faster where it runs */
+            p->own[i] = (unsigned char)own_order[k];
             if (!(p->own_w[i] = aligned_floats(o->weight_floats(&s))))
                 return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's converted weights");
             if (o->workspace(&s, p->threads) > ws) ws = o->workspace(&s, p->threads);

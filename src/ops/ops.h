@@ -350,6 +350,22 @@ void cb_few_weights(const cb_conv_shape *s, const float *w, float *wp);
 size_t cb_few_workspace(const cb_conv_shape *s, int threads); /* the same at any thread count */
 void cb_few_conv(const cb_conv_shape *s, int block, const float *x, const float *wp, const float *bias,
                  const cb_blk_post *post, int npost, float *y, float *ws, int threads);
+/* A 3x3 convolution, stride 1 or 2, padding 1, ungrouped and undilated,
+ * between nChw16c values (conv_direct16.c): channels a multiple of 16,
+ * output channels of 32. What a plan gives it (supports, the measured
+ * rule) is less: AVX-512 builds only, rows of 7 outputs or more, and
+ * stride 1 only for s->n == 1. wp holds
+ * cb_direct16_weight_floats(s) weights packed by cb_direct16_weights from
+ * [oc, c, 3, 3]; ws cb_direct16_workspace(s, threads) floats; post-ops as
+ * cb_wino_conv's. Runs on `threads` threads, never inside a parallel
+ * region. */
+int cb_direct16_fits(const cb_conv_shape *s, int groups, int block);
+int cb_direct16_supports(const cb_conv_shape *s, int groups, int block);
+size_t cb_direct16_weight_floats(const cb_conv_shape *s);
+void cb_direct16_weights(const cb_conv_shape *s, const float *w, float *wp);
+size_t cb_direct16_workspace(const cb_conv_shape *s, int threads);
+void cb_direct16_conv(const cb_conv_shape *s, int block, const float *x, const float *wp, const float *bias,
+                      const cb_blk_post *post, int npost, float *y, float *ws, int threads);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
 /* 2x2, stride 2, unpadded max pooling of a blocked [N, Cp/B, H, W, B] value

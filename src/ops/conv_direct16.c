@@ -1,0 +1,193 @@
+/* A direct 3x3 convolution on nChw16c values (chosen in AVX-512 builds), for the
+ * blocked-layout rewrite of inference (src/graph/blocked.c): ResNet's 3x3
+ * layers with few samples, where oneDNN 2.6's direct kernel leaves a
+ * sixth or more of the machine idle.
+ *
+ * The sample is first copied, zero-padded, into the workspace, so that
+ * every output position reads whole rows without edge cases (the taps
+ * outside the image multiply zeros, as in the few-output product). Then
+ * each task, one output row of one pair of 16-channel output blocks, keeps
+ * up to 14 output positions x 32 channels in 28 vector registers and
+ * walks the input channels and taps: per input channel and tap, two
+ * weight vectors (32 output channels, packed contiguously) and one
+ * broadcast input per position, 28 multiply-adds. A thread takes whole
+ * pairs of output blocks, so their weights (c x 9 x 32 floats: 295 KB at
+ * 256 channels) stay in its core's cache while it walks the rows.
+ *
+ * Each output is a direct sum over (input block, kh, kw, channel in the
+ * block), the same exact arithmetic class as the other direct kernels in
+ * another order. */
+#include <omp.h>
+#include <stdint.h>
+#include <string.h>
+#include "ops.h"
+#include "vec.h"
+
+/* The 16-float vectors pass only between this file's static functions;
+ * an AVX2 build compiles them as pairs of registers (correct, and tested,
+ * but no plan there chooses this kernel: cb_direct16_supports). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+enum { B = 16, PAIR = 32, MAX_ROW = 14 };
+
+typedef float v16f __attribute__((vector_size(B * sizeof(float))));
+typedef int32_t v16i __attribute__((vector_size(B * sizeof(int32_t))));
+
+static inline v16f splat16(float x) { return (v16f){0} + x; }
+static inline v16f select16(v16i mask, v16f a, v16f b) { return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask)); }
+
+int cb_direct16_fits(const cb_conv_shape *s, int groups, int block)
+{
+    return block == B && groups <= 1 && s->kh == 3 && s->kw == 3 && s->dh <= 1 && s->dw <= 1 && s->ph == 1 &&
+           s->pw == 1 && s->sh == s->sw && (s->sh == 1 || s->sh == 2) && s->c % B == 0 && s->oc % PAIR == 0;
+}
+
+/* Measured against oneDNN 2.6's direct kernel (2-core AMD EPYC Zen 5; ms
+ * per sample at batch 1, per 128 samples at batch 32, fastmath unless
+ * said): ResNet-50's stride-2 layers at batch 1 56->28 (128 channels) 0.51
+ * -> 0.47, 28->14 (256) 0.59 -> 0.47, at batch 32 76 -> 60 and 72-87 ->
+ * 58-59, 14->7 (512) 63-70 -> 60-63; its stride-1 256-channel layers on
+ * 14x14 at batch 1 0.55 -> 0.46 (0.54 -> 0.46-0.48 at fused), the
+ * 512-channel ones on 7x7 0.62 (the few-output product) -> 0.57; VGG-16's
+ * 8x8 planes at batch 1 0.09-0.25 -> 0.09-0.22 (few-output product
+ * before). Slower: stride 1 at batch 32 on 7x7 (55 -> 58-59) and 56x56
+ * (59-62 -> 61-72, at fused), the 4x4 and 2x2 planes at batch 1 (the
+ * few-output product 0.12-0.25, this 0.15-0.33: too few outputs per row
+ * to share each weight load). Hence: rows of at least 7 outputs, and
+ * stride 1 only for one sample. */
+int cb_direct16_supports(const cb_conv_shape *s, int groups, int block)
+{
+    return CB_RVL == 16 && cb_direct16_fits(s, groups, block) && s->ow >= 7 && (s->sh == 2 || s->n == 1);
+}
+
+size_t cb_direct16_weight_floats(const cb_conv_shape *s) { return (size_t)s->oc * s->c * 9; }
+
+/* [oc, c, 3, 3] -> [oc / 32][c / 16][kh][kw][c % 16][32]. */
+void cb_direct16_weights(const cb_conv_shape *s, const float *w, float *wp)
+{
+    const int cb = s->c / B;
+    for (int o = 0; o < s->oc; o++)
+        for (int c = 0; c < s->c; c++)
+            for (int t = 0; t < 9; t++)
+                wp[((((size_t)(o / PAIR) * cb + c / B) * 9 + t) * B + c % B) * PAIR + o % PAIR] =
+                    w[((size_t)o * s->c + c) * 9 + t];
+}
+
+static size_t padded_floats(const cb_conv_shape *s) { return (size_t)s->c * (s->h + 2) * (s->w + 2); }
+
+size_t cb_direct16_workspace(const cb_conv_shape *s, int threads)
+{
+    (void)threads; /* one padded sample, shared */
+    return padded_floats(s);
+}
+
+static inline v16f load16(const float *p)
+{
+    v16f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void store16(float *p, v16f v) { memcpy(p, &v, sizeof v); }
+
+/* The post-ops in order, as the plain steps compute them (NaN passes
+ * ReLU and Clip as there). */
+static inline v16f post_ops(v16f o, const float *old, const cb_blk_post *post, int npost)
+{
+    for (int k = 0; k < npost; k++) {
+        if (post[k].kind == CB_POST_SUM) {
+            o += load16(old);
+        } else if (post[k].kind == CB_POST_RELU) {
+            o = select16(o <= splat16(0.0f), splat16(0.0f), o);
+        } else {
+            const v16f lo = splat16(post[k].lo), hi = splat16(post[k].hi);
+            o = select16(o < lo, lo, select16(o > hi, hi, o));
+        }
+    }
+    return o;
+}
+
+/* Output positions [ox0, ox0 + R) of row oy, output blocks 2q and 2q + 1:
+ * xp the padded sample ([c / 16][h + 2][w + 2][16]), wq the pair's packed
+ * weights. R is a constant where this is inlined, so the accumulators
+ * live in registers. */
+static inline __attribute__((always_inline)) void row_block(const int R, const cb_conv_shape *s, const float *xp,
+                                                            const float *wq, int oy, int ox0, v16f *out)
+{
+    v16f a0[MAX_ROW], a1[MAX_ROW];
+    for (int r = 0; r < R; r++) a0[r] = a1[r] = (v16f){0};
+    const int wp = s->w + 2, hp = s->h + 2, st = s->sw;
+    for (int cb = 0; cb < s->c / B; cb++)
+        for (int kh = 0; kh < 3; kh++) {
+            const float *xr = xp + (((size_t)cb * hp + (size_t)oy * s->sh + kh) * wp + (size_t)ox0 * st) * B;
+            for (int kw = 0; kw < 3; kw++) {
+                const float *xk = xr + kw * B, *w = wq + (((size_t)cb * 9 + kh * 3 + kw) * B) * PAIR;
+                for (int ic = 0; ic < B; ic++) {
+                    const v16f w0 = load16(w + ic * PAIR), w1 = load16(w + ic * PAIR + B);
+                    for (int r = 0; r < R; r++) {
+                        const float xv = xk[r * st * B + ic];
+                        a0[r] += xv * w0;
+                        a1[r] += xv * w1;
+                    }
+                }
+            }
+        }
+    for (int r = 0; r < R; r++) out[r] = a0[r], out[MAX_ROW + r] = a1[r];
+}
+
+static void row(int R, const cb_conv_shape *s, const float *xp, const float *wq, int oy, int ox0, v16f *out)
+{
+    switch (R) { /* one unrolled copy per row length */
+#define ROW(n)                                                                                                         \
+    case n:                                                                                                            \
+        row_block(n, s, xp, wq, oy, ox0, out);                                                                         \
+        return;
+        ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14)
+#undef ROW
+    }
+}
+
+void cb_direct16_conv(const cb_conv_shape *s, int block, const float *x, const float *wp, const float *bias,
+                      const cb_blk_post *post, int npost, float *y, float *ws, int threads)
+{
+    (void)block;
+    const int cb = s->c / B, hp = s->h + 2, wpd = s->w + 2, pairs = s->oc / PAIR;
+    const size_t in_plane = (size_t)s->h * s->w * B, out_plane = (size_t)s->oh * s->ow * B;
+    for (int n = 0; n < s->n; n++) {
+        const float *xs = x + (size_t)n * cb * in_plane;
+        float *ys = y + (size_t)n * (s->oc / B) * out_plane;
+#pragma omp parallel num_threads(threads)
+        {
+#pragma omp for schedule(static)
+            for (int c = 0; c < cb; c++) { /* the zero-padded copy */
+                float *dst = ws + (size_t)c * hp * wpd * B;
+                memset(dst, 0, (size_t)wpd * B * sizeof *dst);
+                for (int iy = 0; iy < s->h; iy++) {
+                    float *d = dst + (size_t)(iy + 1) * wpd * B;
+                    memset(d, 0, B * sizeof *d);
+                    memcpy(d + B, xs + c * in_plane + (size_t)iy * s->w * B, (size_t)s->w * B * sizeof *d);
+                    memset(d + (size_t)(s->w + 1) * B, 0, B * sizeof *d);
+                }
+                memset(dst + (size_t)(hp - 1) * wpd * B, 0, (size_t)wpd * B * sizeof *dst);
+            }
+            /* Whole pairs per thread, each walking its rows (collapse keeps the order). */
+#pragma omp for collapse(2) schedule(static)
+            for (int q = 0; q < pairs; q++)
+                for (int oy = 0; oy < s->oh; oy++) {
+                    const float *wq = wp + (size_t)q * cb * 9 * B * PAIR;
+                    v16f acc[2 * MAX_ROW];
+                    for (int ox0 = 0; ox0 < s->ow; ox0 += MAX_ROW) {
+                        const int R = s->ow - ox0 < MAX_ROW ? s->ow - ox0 : MAX_ROW;
+                        row(R, s, ws, wq, oy, ox0, acc);
+                        for (int h = 0; h < 2; h++) {
+                            const int ob = 2 * q + h;
+                            const v16f bv = bias ? load16(bias + ob * B) : (v16f){0};
+                            float *yr = ys + ob * out_plane + ((size_t)oy * s->ow + ox0) * B;
+                            for (int r = 0; r < R; r++)
+                                store16(yr + (size_t)r * B, post_ops(acc[h * MAX_ROW + r] + bv, yr + (size_t)r * B, post, npost));
+                        }
+                    }
+                }
+        }
+    }
+}
