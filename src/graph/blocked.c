@@ -346,6 +346,7 @@ static float *aligned_floats(size_t n)
 enum { OWN_NONE = 0, OWN_FEW, OWN_WINOGRAD, OWN_DIRECT16 };
 typedef struct own_kernel {
     const char *what; /* as the plan names it */
+    const char *rule; /* as --list-kernels prints it */
     int fastmath_only;
     int (*supports)(const cb_conv_shape *s, int groups, int block);
     size_t (*weight_floats)(const cb_conv_shape *s);
@@ -355,16 +356,30 @@ typedef struct own_kernel {
                  const cb_blk_post *post, int npost, float *y, float *ws, int threads);
 } own_kernel;
 static const own_kernel own_kernels[] = {
-    [OWN_FEW] = {"few-output product", 0, cb_few_supports, cb_few_weight_floats, cb_few_workspace, cb_few_weights,
-                 cb_few_conv},
-    [OWN_WINOGRAD] = {"winograd F(2x2,3x3)", 1, cb_wino_supports, cb_wino_weight_floats, cb_wino_workspace,
-                      cb_wino_weights, cb_wino_conv},
-    [OWN_DIRECT16] = {"direct 3x3", 0, cb_direct16_supports, cb_direct16_weight_floats, cb_direct16_workspace,
-                      cb_direct16_weights, cb_direct16_conv},
+    [OWN_FEW] = {"few-output product",
+                 "at most 64 outputs per channel at the largest batch (16 for 1x1 kernels), ungrouped, undilated",
+                 0, cb_few_supports, cb_few_weight_floats, cb_few_workspace, cb_few_weights, cb_few_conv},
+    [OWN_WINOGRAD] = {"winograd F(2x2,3x3)",
+                      "fastmath; 3x3 stride 1, at most 256 channels in and out (nChw16c: 96 2x2 tiles or more)", 1,
+                      cb_wino_supports, cb_wino_weight_floats, cb_wino_workspace, cb_wino_weights, cb_wino_conv},
+    [OWN_DIRECT16] = {"direct 3x3",
+                      "AVX-512 builds, nChw16c; 3x3 padding 1, rows of 7 or more; stride 2, or stride 1 at batch 1 "
+                      "where Winograd's method does not run",
+                      0, cb_direct16_supports, cb_direct16_weight_floats, cb_direct16_workspace, cb_direct16_weights,
+                      cb_direct16_conv},
 };
 /* The order a plan tries them in. */
 static const int own_order[] = {OWN_DIRECT16, OWN_FEW, OWN_WINOGRAD};
 enum { N_OWN = sizeof own_order / sizeof own_order[0] };
+
+void cb_blk_list_kernels(cb_buf *b)
+{
+    cb_buf_printf(b, "convolutions of the blocked-layout rewrite (inference at fused and fastmath, oneDNN built in),\n"
+                     "the first whose rule holds at the plan's largest batch:\n");
+    for (int k = 0; k < N_OWN; k++)
+        cb_buf_printf(b, "  %-19s cpu  fwd  %s\n", own_kernels[own_order[k]].what, own_kernels[own_order[k]].rule);
+    cb_buf_printf(b, "  %-19s cpu  fwd  any other\n", "onednn-blocked");
+}
 
 /* The convolutions crossbind's own kernels run: their converted weights
  * and the shared workspace. */

@@ -25,6 +25,9 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch);
 int cb_blk_materialised(const cb_blk_plan *p, int i, int *by);
 /* Adds a copy-out step for node i's blocked value (no kernel changes). */
 void cb_blk_capture(cb_blk_plan *p, int i);
+/* The rewrite's convolution kernels, in the order a plan tries them, with
+ * their rules (crossbind plan --list-kernels). */
+void cb_blk_list_kernels(cb_buf *b);
 /* Node i's step as plan text. */
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b);
 /* Node i's floating-point operations per sample where Winograd's method

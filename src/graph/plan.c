@@ -264,6 +264,7 @@ char *cb_kernel_list_text(void)
                       k[i].passes & CB_KPASS_FWD ? "fwd " : "    ", k[i].passes & CB_KPASS_DGRAD ? "dgrad " : "      ",
                       k[i].passes & CB_KPASS_WGRAD ? "wgrad " : "      ",
                       k[i].passes & CB_KPASS_JOINT ? "joint" : "     ", k[i].rule);
+    cb_blk_list_kernels(&b);
     cb_buf_printf(&b, "other ops: one kernel per level (reference: double sums, single-threaded; fast and fused:\n"
                       "optimised, exact; fastmath: approximate tanh, logistic and exp), named op.level in plans\n");
     if (b.failed) {
