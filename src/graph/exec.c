@@ -466,12 +466,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     size_t vals = 0, grads = 0, auxs = 0;
     size_t *voff = calloc((size_t)g->count, sizeof *voff), *goff = calloc((size_t)g->count, sizeof *goff);
     size_t *aoff = calloc((size_t)g->count, sizeof *aoff);
+    cb_status st = CB_OK;
     if (!voff || !goff || !aoff) {
-        free(voff);
-        free(goff);
-        free(aoff);
-        cb_exec_free(ex);
-        return cb_fail(CB_ERR_NOMEM, "out of memory planning an executor");
+        st = cb_fail(CB_ERR_NOMEM, "out of memory planning an executor");
+        goto fail;
     }
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
@@ -501,43 +499,25 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     /* Above the reference level, gradients share buffers by liveness. */
     ex->grad_reuse = with_grads && kernels != CB_KERNELS_REFERENCE;
     if (with_grads && !(ex->gfirst = malloc((size_t)g->count * sizeof *ex->gfirst))) {
-        free(voff), free(goff), free(aoff);
-        cb_exec_free(ex);
-        return cb_fail(CB_ERR_NOMEM, "out of memory planning an executor");
+        st = cb_fail(CB_ERR_NOMEM, "out of memory planning an executor");
+        goto fail;
     }
     ex->grad_unshared = grads;
-    if (ex->grad_reuse) {
-        cb_status st = cb_exec_plan_grads(ex, max_batch, goff, &grads);
-        if (st != CB_OK) {
-            free(voff), free(goff), free(aoff);
-            cb_exec_free(ex);
-            return st;
-        }
-    }
+    if (ex->grad_reuse && (st = cb_exec_plan_grads(ex, max_batch, goff, &grads)) != CB_OK) goto fail;
     /* Above the reference level, the values of inference whose batch runs
      * whole share buffers by liveness too. Not in sliced inference: its
      * threads run different nodes on their chunks at once, and one chunk's
      * rows of a later value overlap another's rows of an earlier one. */
     ex->val_unshared = vals;
     ex->val_reuse = !with_grads && kernels != CB_KERNELS_REFERENCE && !ex->slices;
-    if (ex->val_reuse) {
-        cb_status st = cb_exec_plan_values(ex, max_batch, voff, &vals);
-        if (st != CB_OK) {
-            free(voff), free(goff), free(aoff);
-            cb_exec_free(ex);
-            return st;
-        }
-    }
+    if (ex->val_reuse && (st = cb_exec_plan_values(ex, max_batch, voff, &vals)) != CB_OK) goto fail;
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->val_floats = vals, ex->grad_floats = grads, ex->aux_floats = auxs;
     ex->arena = ex->be->alloc(ex->be_ctx, ex->arena_floats * sizeof(float));
     if (!ex->arena) {
-        free(voff);
-        free(goff);
-        free(aoff);
-        size_t bytes = ex->arena_floats * sizeof(float);
-        cb_exec_free(ex);
-        return cb_fail(CB_ERR_NOMEM, "out of memory: the executor needs %zu MiB", bytes >> 20);
+        st = cb_fail(CB_ERR_NOMEM, "out of memory: the executor needs %zu MiB",
+                     (ex->arena_floats * sizeof(float)) >> 20);
+        goto fail;
     }
     ex->ws = ex->arena + vals + grads + auxs;
     for (int i = 0; i < g->count; i++) {
@@ -554,16 +534,18 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
         }
         if (aoff[i]) ex->aux[i] = ex->arena + vals + grads + aoff[i] - 1;
     }
-    free(aoff);
     memcpy(ex->own_val, ex->val, (size_t)g->count * sizeof *ex->val);
-    free(voff);
-    free(goff);
     if (plan_conv_kernels(ex) != CB_OK) {
-        cb_exec_free(ex);
-        return cb_fail(CB_ERR_NOMEM, "out of memory planning an executor's kernels");
+        st = cb_fail(CB_ERR_NOMEM, "out of memory planning an executor's kernels");
+        goto fail;
     }
+    free(voff), free(goff), free(aoff);
     *out = ex;
     return CB_OK;
+fail: /* the plan's scratch and everything made so far */
+    free(voff), free(goff), free(aoff);
+    cb_exec_free(ex);
+    return st;
 }
 
 void cb_exec_free(cb_exec *ex)
@@ -622,8 +604,8 @@ static cb_status keep_value(cb_exec *ex, int i)
     const cb_graph *g = ex->g;
     const cb_node *n = &g->nodes[i];
     int by;
-    if (!ex->val_reuse || n->op == CB_OP_INPUT || n->pinned || i == g->output || i == g->loss ||
-        !cb_exec_materialised(ex, i, &by) || (ex->kept && ex->kept[i]))
+    if (!ex->val_reuse || cb_exec_value_whole_pass(g, i) || !cb_exec_materialised(ex, i, &by) ||
+        (ex->kept && ex->kept[i]))
         return CB_OK; /* its buffer is its own over the pass already, or nothing writes it */
     if (!ex->kept && !(ex->kept = calloc((size_t)g->count, sizeof *ex->kept)))
         return cb_fail(CB_ERR_NOMEM, "out of memory capturing '%s'", n->name);

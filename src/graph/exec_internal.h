@@ -124,6 +124,10 @@ cb_status cb_exec_plan_grads(const cb_exec *ex, int max_batch, size_t *goff, siz
  * writes the value) sharing buffers where their lives do not overlap;
  * *total: the floats they take. */
 #define CB_NO_BUFFER ((size_t)-1)
+/* Whether node i's value keeps its buffer over the whole pass in that plan
+ * (the caller writes or reads it between passes): inputs, the output, the
+ * loss, pinned nodes. */
+int cb_exec_value_whole_pass(const cb_graph *g, int i);
 cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, size_t *total);
 /* With shared buffers, a backward pass clears each gradient when its life
  * begins: those no step writes, before the pass; the others before step k

@@ -105,6 +105,12 @@ void cb_exec_clear_grads_at(cb_exec *ex, int k, int top, int batch)
     }
 }
 
+int cb_exec_value_whole_pass(const cb_graph *g, int i)
+{
+    const cb_node *n = &g->nodes[i];
+    return n->op == CB_OP_INPUT || n->pinned || i == g->output || i == g->loss;
+}
+
 /* The values' memory plan of an inference executor whose batch runs whole:
  * a value lives from the step that writes it (a fused group's first node
  * writes the group's result) to its last reader's step; values whose lives
@@ -144,7 +150,7 @@ cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, si
             voff[i] = CB_NO_BUFFER;
             continue;
         }
-        if (n->op == CB_OP_INPUT || n->pinned || i == g->output || i == g->loss) start[i] = 0, end[i] = count - 1;
+        if (cb_exec_value_whole_pass(g, i)) start[i] = 0, end[i] = count - 1;
         if (end[i] < start[i]) end[i] = start[i];
         floats[i] = cb_node_floats(n, max_batch);
     }

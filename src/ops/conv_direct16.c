@@ -18,10 +18,10 @@
  * block), the same exact arithmetic class as the other direct kernels in
  * another order. */
 #include <omp.h>
-#include <stdint.h>
 #include <string.h>
 #include "ops.h"
 #include "vec.h"
+#include "blk_post.h"
 
 /* The 16-float vectors pass only between this file's static functions;
  * an AVX2 build compiles them as pairs of registers (correct, and tested,
@@ -31,10 +31,6 @@
 enum { B = 16, PAIR = 32, MAX_ROW = 14 };
 
 typedef float v16f __attribute__((vector_size(B * sizeof(float))));
-typedef int32_t v16i __attribute__((vector_size(B * sizeof(int32_t))));
-
-static inline v16f splat16(float x) { return (v16f){0} + x; }
-static inline v16f select16(v16i mask, v16f a, v16f b) { return (v16f)(((v16i)a & mask) | ((v16i)b & ~mask)); }
 
 int cb_direct16_fits(const cb_conv_shape *s, int groups, int block)
 {
@@ -90,21 +86,13 @@ static inline v16f load16(const float *p)
 
 static inline void store16(float *p, v16f v) { memcpy(p, &v, sizeof v); }
 
-/* The post-ops in order, as the plain steps compute them (NaN passes
- * ReLU and Clip as there). */
-static inline v16f post_ops(v16f o, const float *old, const cb_blk_post *post, int npost)
+/* bias and the post-ops (blk_post.h) on one 16-channel output, as two
+ * 8-lane halves, into y. */
+static inline void finish16(v16f acc, v16f bias, float *y, const cb_blk_post *post, int npost)
 {
-    for (int k = 0; k < npost; k++) {
-        if (post[k].kind == CB_POST_SUM) {
-            o += load16(old);
-        } else if (post[k].kind == CB_POST_RELU) {
-            o = select16(o <= splat16(0.0f), splat16(0.0f), o);
-        } else {
-            const v16f lo = splat16(post[k].lo), hi = splat16(post[k].hi);
-            o = select16(o < lo, lo, select16(o > hi, hi, o));
-        }
-    }
-    return o;
+    float o[B];
+    store16(o, acc + bias);
+    for (int h = 0; h < B; h += 8) v8_store(y + h, cb_blk_post_v8(v8_load(o + h), y + h, post, npost));
 }
 
 /* Output positions [ox0, ox0 + R) of row oy, output blocks 2q and 2q + 1:
@@ -183,8 +171,7 @@ void cb_direct16_conv(const cb_conv_shape *s, int block, const float *x, const f
                             const int ob = 2 * q + h;
                             const v16f bv = bias ? load16(bias + ob * B) : (v16f){0};
                             float *yr = ys + ob * out_plane + ((size_t)oy * s->ow + ox0) * B;
-                            for (int r = 0; r < R; r++)
-                                store16(yr + (size_t)r * B, post_ops(acc[h * MAX_ROW + r] + bv, yr + (size_t)r * B, post, npost));
+                            for (int r = 0; r < R; r++) finish16(acc[h * MAX_ROW + r], bv, yr + (size_t)r * B, post, npost);
                         }
                     }
                 }

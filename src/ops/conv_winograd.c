@@ -37,6 +37,7 @@
  * y with the bias and post-ops. A group's V and M (at most 384 KiB at 256
  * channels) stay in the core's cache between the three phases. */
 #include <omp.h>
+#include "blk_post.h"
 #include <stdlib.h>
 #include "ops.h"
 #include "vec.h"
@@ -139,19 +140,6 @@ static void input_tile(const cb_conv_shape *s, const wino_tiles *tl, const float
     }
 }
 
-/* The post-ops in order, as the plain steps compute them (ReLU and Clip
- * let NaN through). */
-static inline v8f post_ops(v8f o, const float *old, const cb_blk_post *post, int npost)
-{
-    for (int k = 0; k < npost; k++) {
-        if (post[k].kind == CB_POST_SUM) o += v8_load(old);
-        else if (post[k].kind == CB_POST_RELU) o = v8_select(o <= v8_splat(0.0f), v8_splat(0.0f), o);
-        else o = v8_select(o < v8_splat(post[k].lo), v8_splat(post[k].lo),
-                           v8_select(o > v8_splat(post[k].hi), v8_splat(post[k].hi), o));
-    }
-    return o;
-}
-
 /* Y = A^T M A + bias, A^T = [1 1 1 0; 0 1 -1 -1], for tile t from
  * m[xi][tl][oc], then the post-ops; outputs past the image's edge dropped. */
 static void output_tile(const cb_conv_shape *s, const wino_tiles *tl, const float *m, int t, int row, int group,
@@ -172,8 +160,8 @@ static void output_tile(const cb_conv_shape *s, const wino_tiles *tl, const floa
         float *yp = y + eight_at(B, s->oc, hw, n, ob * CB_VL);
         for (int i = 0; i < 2 && oy + i < s->oh; i++) {
             float *p0 = yp + ((size_t)(oy + i) * s->ow + ox) * B;
-            v8_store(p0, post_ops(e[i][0] + e[i][1] + e[i][2] + bv, p0, post, npost));
-            if (ox + 1 < s->ow) v8_store(p0 + B, post_ops(e[i][1] - e[i][2] - e[i][3] + bv, p0 + B, post, npost));
+            v8_store(p0, cb_blk_post_v8(e[i][0] + e[i][1] + e[i][2] + bv, p0, post, npost));
+            if (ox + 1 < s->ow) v8_store(p0 + B, cb_blk_post_v8(e[i][1] - e[i][2] - e[i][3] + bv, p0 + B, post, npost));
         }
     }
 }
