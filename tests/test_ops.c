@@ -933,23 +933,25 @@ TEST(recurrent_inference_slices_match)
  * graphs big enough (over 2e7 FLOPs per sample: 300 steps) that a batch of
  * one runs whole on the threads. 8 units leave the second thread none, 112
  * give it 48 of 64 + 48, 300 give each thread 3 runs of at most 64 rows a
- * gate (read in reverse at odd steps: recurrent_rows); inputs projected
+ * gate (read in reverse at odd steps: recurrent_rows); 112 and 320 (3
+ * runs of 64, 64 and 32 rows) multiply W_hh's panels, each thread packing
+ * its own rows, 8 and 300 read it in place; inputs projected
  * directly (vocabulary 500 > 300 tokens) or looked up in a table
  * (vocabulary 9); at both fast levels, against a training executor. */
 TEST(recurrent_one_sample_on_two_threads_matches_training)
 {
     enum { T = 300 };
-    static const int hiddens[] = {8, 112, 300}, dims[] = {1500, 5, 5}, vocabs[] = {9, 500};
+    static const int hiddens[] = {8, 112, 300, 320}, dims[] = {1500, 5, 5, 5}, vocabs[] = {9, 500};
     static const cb_kernels levels[] = {CB_KERNELS_FAST, CB_KERNELS_EXACT};
     CHECK_OK(cb_set_threads(2));
-    for (int k = 0; k < 36; k++) {
-        const int hidden = hiddens[k % 3], vocab = vocabs[k / 3 % 2], layer = k / 12;
+    for (int k = 0; k < 48; k++) {
+        const int hidden = hiddens[k % 4], vocab = vocabs[k / 4 % 2], layer = k / 16;
         cb_graph g;
         int ids, l, logits, labels;
-        recurrent_classifier(&g, layer, T, vocab, dims[k % 3], hidden, 6, &ids, &l, &logits, &labels);
+        recurrent_classifier(&g, layer, T, vocab, dims[k % 4], hidden, 6, &ids, &l, &logits, &labels);
         cb_exec *inf, *train;
-        CHECK_OK(cb_exec_create(&g, 1, 0, levels[k / 6 % 2], &inf));
-        CHECK_OK(cb_exec_create(&g, 1, 1, levels[k / 6 % 2], &train));
+        CHECK_OK(cb_exec_create(&g, 1, 0, levels[k / 8 % 2], &inf));
+        CHECK_OK(cb_exec_create(&g, 1, 1, levels[k / 8 % 2], &train));
         char *plan = cb_exec_plan_text(inf);
         CHECK(plan && strstr(plan, "batches 1-1: the whole batch, threaded kernels"));
         free(plan);

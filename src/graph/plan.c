@@ -155,10 +155,10 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
         put_kernel(b, ex, n->op, 0);
         if (n->op == CB_OP_SOFTMAX_XENT || n->op == CB_OP_BCE) cb_buf_printf(b, " over the whole batch");
         const int rnn = n->op == CB_OP_LSTM || n->op == CB_OP_GRU, fast = ex->kernels != CB_KERNELS_REFERENCE;
-        const int h = rnn ? (int)n->dims[1] : 0; /* whether it packs at 2 samples (it does at any more) */
-        if (rnn && !ex->with_grads &&
-            (n->op == CB_OP_LSTM ? cb_lstm_infer_packs(2, h, fast) : cb_gru_infer_packs(2, h, fast)))
-            cb_buf_printf(b, "; single-threaded kernels multiply a recurrent matrix packed once per pass (2 samples or more)");
+        const int h = rnn ? (int)n->dims[1] : 0;
+        if (rnn && !ex->with_grads && (n->op == CB_OP_LSTM ? cb_lstm_infer_packs(h, fast) : cb_gru_infer_packs(h, fast)))
+            cb_buf_printf(b, "; single-threaded kernels, and one sample on all threads, multiply a recurrent matrix "
+                             "packed once per pass");
         if (rnn && !ex->with_grads) cb_ptable_describe(ex, i, b);
         if (ex->inplace[i] >= 0) cb_buf_printf(b, ", in place over node %d's value (not materialised)", ex->inplace[i]);
     }

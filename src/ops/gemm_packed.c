@@ -86,51 +86,64 @@ void cb_gemm_packed(int m, int n, int k, const float *a, int lda, const float *b
     }
 }
 #else
-/* c[R x 16] (+)= a[R x k] b[k x 16], R <= 6: twelve accumulators in
- * registers, each summing its products in order, then added to c's old
- * value where add. Inlined per R so the loops unroll. */
-static inline __attribute__((always_inline)) void tile(int R, int k, const float *a, int lda, const float *b,
-                                                       float *c, int ldc, int add)
+/* c[R x 16P] (+)= a[R x k] b[k x 16P] over P panels, R <= 6 at one panel
+ * and R <= 2 at four: up to sixteen accumulators of 8 floats in registers,
+ * each summing its products in order, then added to c's old value where
+ * add. Inlined per shape so the loops unroll. Why four panels for a row or
+ * two (a recurrent layer's step of one sample): one panel gives two
+ * accumulators, and each waits for the last FMA's result. On a 2-core AMD
+ * EPYC (Zen 5), the AVX2 build's LSTM took 10.3 ms a sample at batch 1
+ * from one-panel tiles, 5.7 ms from four, and 7.3 ms by OpenBLAS's SGEMV. */
+static inline __attribute__((always_inline)) void tile(int R, int P, int k, const float *a, int lda,
+                                                       const float *b, size_t pstride, float *c, int ldc, int add)
 {
-    v8f acc[ROWS][2];
-    for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = v8_splat(0.0f);
+    v8f acc[ROWS][8];
+    for (int r = 0; r < R; r++)
+        for (int h = 0; h < 2 * P; h++) acc[r][h] = v8_splat(0.0f);
     for (int q = 0; q < k; q++) {
-        const v8f b0 = v8_load(b + (size_t)q * PANEL), b1 = v8_load(b + (size_t)q * PANEL + CB_VL);
+        v8f bv[8];
+        for (int h = 0; h < 2 * P; h++) bv[h] = v8_load(b + (size_t)(h / 2) * pstride + (size_t)q * PANEL + h % 2 * CB_VL);
         for (int r = 0; r < R; r++) {
             const v8f av = v8_splat(a[(size_t)r * lda + q]);
-            acc[r][0] += av * b0;
-            acc[r][1] += av * b1;
+            for (int h = 0; h < 2 * P; h++) acc[r][h] += av * bv[h];
         }
     }
-    for (int r = 0; r < R; r++) {
-        float *cr = c + (size_t)r * ldc;
-        if (add) {
-            acc[r][0] += v8_load(cr);
-            acc[r][1] += v8_load(cr + CB_VL);
+    for (int r = 0; r < R; r++)
+        for (int h = 0; h < 2 * P; h++) {
+            float *cr = c + (size_t)r * ldc + h * CB_VL;
+            if (add) acc[r][h] += v8_load(cr);
+            v8_store(cr, acc[r][h]);
         }
-        v8_store(cr, acc[r][0]);
-        v8_store(cr + CB_VL, acc[r][1]);
+}
+
+static void tile_rows(int R, int k, const float *a, int lda, const float *b, size_t ps, float *c, int ldc, int add)
+{
+    switch (R) {
+    case 6: tile(6, 1, k, a, lda, b, ps, c, ldc, add); break;
+    case 5: tile(5, 1, k, a, lda, b, ps, c, ldc, add); break;
+    case 4: tile(4, 1, k, a, lda, b, ps, c, ldc, add); break;
+    case 3: tile(3, 1, k, a, lda, b, ps, c, ldc, add); break;
+    case 2: tile(2, 1, k, a, lda, b, ps, c, ldc, add); break;
+    default: tile(1, 1, k, a, lda, b, ps, c, ldc, add); break;
     }
 }
 
-static void tile_rows(int R, int k, const float *a, int lda, const float *b, float *c, int ldc, int add)
+static void tile_rows_4(int R, int k, const float *a, int lda, const float *b, size_t ps, float *c, int ldc, int add)
 {
-    switch (R) {
-    case 6: tile(6, k, a, lda, b, c, ldc, add); break;
-    case 5: tile(5, k, a, lda, b, c, ldc, add); break;
-    case 4: tile(4, k, a, lda, b, c, ldc, add); break;
-    case 3: tile(3, k, a, lda, b, c, ldc, add); break;
-    case 2: tile(2, k, a, lda, b, c, ldc, add); break;
-    default: tile(1, k, a, lda, b, c, ldc, add); break;
-    }
+    if (R == 2) tile(2, 4, k, a, lda, b, ps, c, ldc, add);
+    else tile(1, 4, k, a, lda, b, ps, c, ldc, add);
 }
 
 void cb_gemm_packed(int m, int n, int k, const float *a, int lda, const float *bp, float *c, int ldc, int add)
 {
-    for (int p = 0; p < n / PANEL; p++) {
-        const float *b = bp + (size_t)p * k * PANEL;
+    const size_t ps = (size_t)k * PANEL;
+    const int panels = n / PANEL, four = m <= 2 ? panels / 4 * 4 : 0;
+    for (int p = 0; p < four; p += 4)
+        tile_rows_4(m, k, a, lda, bp + p * ps, ps, c + p * PANEL, ldc, add);
+    for (int p = four; p < panels; p++) {
+        const float *b = bp + p * ps;
         for (int r = 0; r < m; r += ROWS)
-            tile_rows(m - r < ROWS ? m - r : ROWS, k, a + (size_t)r * lda, lda, b, c + (size_t)r * ldc + p * PANEL,
+            tile_rows(m - r < ROWS ? m - r : ROWS, k, a + (size_t)r * lda, lda, b, ps, c + (size_t)r * ldc + p * PANEL,
                       ldc, add);
     }
 }

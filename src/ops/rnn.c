@@ -11,8 +11,8 @@
  * the cell states ("saved": [n, T, 5H]) for the backward pass.
  * Matrix products go through rnn_gemm: double-accumulating loops at the
  * reference level, cb_gemm at the fast level. Inference whose kernels
- * run single-threaded multiplies a recurrent matrix packed once per pass
- * (cb_gemm_packed), and may take its input projections from a table of
+ * run single-threaded, or of one sample, multiplies a recurrent matrix
+ * packed once per pass (cb_gemm_packed), and may take its input projections from a table of
  * the embedding times W_ih (src/graph/proj_table.c). */
 #include <math.h>
 #include <omp.h>
@@ -141,8 +141,9 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
     return rows * s->d + rows * 4 * s->h + 2 * (size_t)s->n * s->h + 4 * (size_t)s->h + 4 * (size_t)s->h * s->h;
 }
 
-/* One sample's steps keep cb_gemm's SGEMV, which reads W_hh in place. */
-int cb_lstm_infer_packs(int n, int h, int fast) { return fast && n > 1 && 4 * h % CB_PACK_PANEL == 0; }
+/* H a multiple of 16: each gate's rows, and each thread's share of them
+ * (whole vectors, thread_units), are whole panels. */
+int cb_lstm_infer_packs(int h, int fast) { return fast && h % CB_PACK_PANEL == 0; }
 
 /* A thread's share of hidden units: whole vectors, [lo, hi) of H. */
 static void thread_units(int H, int *lo, int *hi)
@@ -154,42 +155,60 @@ static void thread_units(int H, int *lo, int *hi)
 }
 
 /* out[g * H + j] += (W_hh's row g * H + j) . h for gates g0..g0+ng-1 and
- * units j in [lo, hi), by SGEMV in place over runs of 64 rows, in reverse
- * order at odd steps. Why the order: a thread's rows (2 MiB of the LSTM's
- * 4 MiB W_hh at 2 threads) do not fit its 1 MiB second-level cache, so
- * read in the same order each step they all come from the shared cache;
- * read back and forth, the rows read last at one step are read first, from
- * the core's own cache, at the next. */
-static void recurrent_rows(const float *w_hh, int H, int g0, int ng, int lo, int hi, const float *h, float *out,
-                           int reverse)
+ * units j in [lo, hi), over runs of 64 rows, in reverse order at odd
+ * steps. The rows are W_hh's panels where whp is not NULL (cb_gemm_packed
+ * at one row, each unit's products summed in order), else W_hh read in
+ * place by SGEMV. Why the panels: on a 2-core AMD EPYC (Zen 5) a step's
+ * products took 15.1 us from them against 22.0 us by OpenBLAS's SGEMV
+ * (Haswell kernels), the 4 MiB of the LSTM's W_hh streamed at 277 against
+ * 190 GB/s. Why the order: a thread's rows (2 MiB of that W_hh at 2
+ * threads) do not fit its 1 MiB second-level cache, so read in the same
+ * order each step they all come from the shared cache; read back and
+ * forth, the rows read last at one step are read first, from the core's
+ * own cache, at the next. */
+static void recurrent_rows(const float *w_hh, const float *whp, int H, int g0, int ng, int lo, int hi,
+                           const float *h, float *out, int reverse)
 {
     enum { RUN = 64 };
     const int per = (hi - lo + RUN - 1) / RUN, runs = ng * per;
     for (int q = 0; q < runs; q++) {
         const int k = reverse ? runs - 1 - q : q, g = g0 + k / per, r0 = lo + (k % per) * RUN;
         const int r1 = r0 + RUN < hi ? r0 + RUN : hi;
-        cb_sgemv_rows(r1 - r0, H, w_hh + (size_t)(g * H + r0) * H, H, h, out + g * H + r0);
+        const size_t row = (size_t)g * H + r0;
+        if (whp) cb_gemm_packed(1, r1 - r0, H, h, H, whp + row * H, out + row, r1 - r0, 1);
+        else cb_sgemv_rows(r1 - r0, H, w_hh + row * H, H, h, out + row);
+    }
+}
+
+/* Packs this thread's rows of W_hh (gates 0..ng-1, its units [lo, hi)) as
+ * the panels recurrent_rows reads; no other thread reads them. */
+static void pack_own_rows(const float *w_hh, int H, int ng, int lo, int hi, float *whp)
+{
+    for (int g = 0; g < ng && hi > lo; g++) {
+        const size_t row = (size_t)g * H + lo;
+        cb_pack_rows_as_panels(hi - lo, H, w_hh + row * H, H, whp + row * H);
     }
 }
 
 /* One sample's steps t0..t0+steps on all threads (batch-1 latency): one
  * parallel region for the block, each thread the recurrent products (its
- * rows of W_hh, by SGEMV in place) and the cell of its own hidden units,
+ * rows of W_hh, packed by the thread at the first step) and the cell of its own hidden units,
  * then one barrier per step. Why: the general loop forks and joins twice a
  * step (cb_gemm's SGEMV halves, then the cell on one thread), 600 times a
  * pass at T = 300. Each unit's sums are the same dot products. */
-static void lstm_steps_one_sample(int H, int t0, int steps, const float *w_hh, float *gates, float *cs[2],
-                                  float *y, int fast)
+static void lstm_steps_one_sample(int H, int t0, int steps, const float *w_hh, float *whp, float *gates,
+                                  float *cs[2], float *y, int fast)
 {
 #pragma omp parallel
     {
         int lo, hi;
         thread_units(H, &lo, &hi);
+        if (whp && t0 == 0) pack_own_rows(w_hh, H, 4, lo, hi, whp);
         for (int t = t0; t < t0 + steps; t++) {
             float *a = gates + (size_t)(t - t0) * 4 * H, *h = y + (size_t)t * H;
             const float *hprev = y + (size_t)(t - 1) * H, *cprev = cs[(t + 1) & 1];
             if (t > 0 && hi > lo) /* the gates' rows for units [lo, hi): + h_{t-1} W_hh^T */
-                recurrent_rows(w_hh, H, 0, 4, lo, hi, hprev, a, t & 1);
+                recurrent_rows(w_hh, whp, H, 0, 4, lo, hi, hprev, a, t & 1);
             if (fast == CB_FAST_APPROX && t > 0) lstm_cell_units(H, lo, hi, a, cprev, cs[t & 1], h, 1, 1);
             else if (fast == CB_FAST_APPROX) lstm_cell_units(H, lo, hi, a, NULL, cs[t & 1], h, 1, 0);
             else lstm_cell_units(H, lo, hi, a, t > 0 ? cprev : NULL, cs[t & 1], h, 0, t > 0);
@@ -210,10 +229,12 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
     float *whp = bias + G;                         /* [4H, H] W_hh^T in panels, where packed */
     /* Where the kernels run single-threaded (a slice of sliced inference,
      * or one chunk on the calling thread) the steps' products use W_hh
-     * packed once per pass (gemm_packed.c); a whole batch on all threads
-     * keeps the threaded cb_gemm (an SGEMV at one row). */
-    const int packed = cb_lstm_infer_packs(s->n, s->h, fast) && omp_get_max_threads() == 1;
-    if (packed) cb_pack_rows_as_panels(G, H, w_hh, H, whp);
+     * packed once per pass (gemm_packed.c), and so does one sample on all
+     * threads (each thread packs and reads its own rows); a whole batch on
+     * all threads keeps the threaded cb_gemm. */
+    const int one_sample = N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel();
+    const int packed = cb_lstm_infer_packs(H, fast) && (omp_get_max_threads() == 1 || one_sample);
+    if (packed && !one_sample) cb_pack_rows_as_panels(G, H, w_hh, H, whp);
     for (int j = 0; j < G; j++) bias[j] = (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t0 = 0; t0 < T; t0 += TB) {
         const int steps = t0 + TB <= T ? TB : T - t0, rows = steps * N;
@@ -228,8 +249,8 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < G; j++) gates[(size_t)r * G + j] += bias[j];
-        if (N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-            lstm_steps_one_sample(H, t0, steps, w_hh, gates, cs, y, fast);
+        if (one_sample) {
+            lstm_steps_one_sample(H, t0, steps, w_hh, packed ? whp : NULL, gates, cs, y, fast);
             continue;
         }
         for (int t = t0; t < t0 + steps; t++) {
@@ -425,7 +446,7 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
 }
 
 /* H a multiple of 16: the recurrent rows r, z (2H) and n (H) are whole panels. */
-int cb_gru_infer_packs(int n, int h, int fast) { return fast && n > 1 && h % CB_PACK_PANEL == 0; }
+int cb_gru_infer_packs(int h, int fast) { return fast && h % CB_PACK_PANEL == 0; }
 
 /* Inference, as cb_lstm_infer: nothing kept for a backward pass, the
  * input projection a block of steps at a time (infer_block_steps), the
@@ -439,25 +460,26 @@ size_t cb_gru_infer_workspace(const cb_rnn_shape *s)
 }
 
 /* One sample's GRU steps on all threads, as lstm_steps_one_sample: each
- * thread its units' rows of the recurrent products (SGEMV in place) and
+ * thread its units' rows of the recurrent products (its panels of W_hh) and
  * gates; one barrier per step, two where the reset comes before the
  * product (its n rows need every unit's r * h_{t-1}). */
-static void gru_steps_one_sample(int H, int t0, int steps, int reset_before, const float *w_hh, const float *b_hh,
-                                 const float *xp, float *hp, float *rh, float *sv, const float *zero, float *y,
-                                 int fast)
+static void gru_steps_one_sample(int H, int t0, int steps, int reset_before, const float *w_hh, float *whp,
+                                 const float *b_hh, const float *xp, float *hp, float *rh, float *sv,
+                                 const float *zero, float *y, int fast)
 {
     const float rmul = reset_before ? 0.0f : 1.0f;
 #pragma omp parallel
     {
         int lo, hi;
         thread_units(H, &lo, &hi);
+        if (whp && t0 == 0) pack_own_rows(w_hh, H, 3, lo, hi, whp);
         for (int t = t0; t < t0 + steps; t++) {
             const float *xt = xp + (size_t)(t - t0) * 3 * H, *hprev = t > 0 ? y + (size_t)(t - 1) * H : zero;
             float *h = y + (size_t)t * H;
             const int ng = reset_before ? 2 : 3; /* hp = h_{t-1} W_hh^T + b_hh, this thread's rows */
             for (int g = 0; g < ng; g++)
                 for (int j = lo; j < hi; j++) hp[g * H + j] = 0.0f;
-            if (t > 0 && hi > lo) recurrent_rows(w_hh, H, 0, ng, lo, hi, hprev, hp, t & 1);
+            if (t > 0 && hi > lo) recurrent_rows(w_hh, whp, H, 0, ng, lo, hi, hprev, hp, t & 1);
             for (int g = 0; g < ng; g++)
                 for (int j = lo; j < hi; j++) hp[g * H + j] += b_hh ? b_hh[g * H + j] : 0.0f;
             if (fast == CB_FAST_APPROX) gru_rz_units(H, lo, hi, xt, hp, hprev, sv, rh, 1);
@@ -466,7 +488,7 @@ static void gru_steps_one_sample(int H, int t0, int steps, int reset_before, con
 #pragma omp barrier
                 float *hn = hp + 2 * H;
                 for (int j = lo; j < hi; j++) hn[j] = 0.0f;
-                if (hi > lo) recurrent_rows(w_hh, H, 2, 1, lo, hi, rh, hp, t & 1);
+                if (hi > lo) recurrent_rows(w_hh, whp, H, 2, 1, lo, hi, rh, hp, t & 1);
                 for (int j = lo; j < hi; j++) hn[j] += b_hh ? b_hh[2 * H + j] : 0.0f;
             }
             if (fast == CB_FAST_APPROX) gru_n_units(H, lo, hi, xt, hp, hprev, rh, rmul, sv, h, 1);
@@ -489,8 +511,9 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
     float *zero = sv + (size_t)N * S;              /* [H] h_{-1} */
     float *whp = zero + H;                         /* [3H, H] W_hh^T in panels, where packed */
     memset(zero, 0, (size_t)H * sizeof *zero);
-    const int packed = cb_gru_infer_packs(s->n, s->h, fast) && omp_get_max_threads() == 1;
-    if (packed) cb_pack_rows_as_panels(3 * H, H, w_hh, H, whp);
+    const int one_sample = N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel();
+    const int packed = cb_gru_infer_packs(H, fast) && (omp_get_max_threads() == 1 || one_sample);
+    if (packed && !one_sample) cb_pack_rows_as_panels(3 * H, H, w_hh, H, whp);
     const float rmul = reset_before ? 0.0f : 1.0f;
     const int rec_rows = reset_before ? 2 * H : 3 * H;
     for (int t0 = 0; t0 < T; t0 += TB) {
@@ -507,8 +530,9 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
 #pragma omp parallel for schedule(static) if (fast && rows > 1)
             for (int r = 0; r < rows; r++)
                 for (int j = 0; j < 3 * H; j++) xp[(size_t)r * 3 * H + j] += b_ih[j];
-        if (N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel()) {
-            gru_steps_one_sample(H, t0, steps, reset_before, w_hh, b_hh, xp, hp, rh, sv, zero, y, fast);
+        if (one_sample) {
+            gru_steps_one_sample(H, t0, steps, reset_before, w_hh, packed ? whp : NULL, b_hh, xp, hp, rh, sv, zero,
+                                 y, fast);
             continue;
         }
         for (int t = t0; t < t0 + steps; t++) {
