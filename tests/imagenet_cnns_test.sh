@@ -4,8 +4,10 @@
 # ResNet-50, MobileNetV2 and Inception-v3 import and run in crossbind at every
 # optimisation level to PyTorch's logits (tests/imagenet/compare.py says how
 # close), their plans print, and crossbind's own ONNX export of each runs to
-# the same logits. Needs runners/pytorch-python/install.sh done (torch 2.7.1,
-# torchvision 0.22.1). Usage: tests/imagenet_cnns_test.sh BUILD_DIR
+# the same logits; Inception-v3 also as Debian's torch 1.13 exports it. Needs
+# runners/pytorch-python/install.sh done (torch 2.7.1, torchvision 0.22.1)
+# and scripts/setup.sh's python3-torchvision. Usage:
+# tests/imagenet_cnns_test.sh BUILD_DIR
 set -u
 cd "$(dirname "$0")/.."
 BIN="$PWD/$1/crossbind"
@@ -61,5 +63,38 @@ mobilenet_v2 13 reference fast fused fastmath
 resnet50 17 fast fused fastmath
 inception_v3 13 fast fused fastmath
 LIST
+# The comparison's rule for logits far from order one (compare.py): where
+# PyTorch's own float32 error exceeds atol, accuracy against float64 alone
+# decides; elsewhere atol + rtol of PyTorch's logits still holds.
+/usr/bin/python3 -c "
+import numpy as np, sys
+d = sys.argv[1]
+f64 = np.array([[1.9, 2e4, -3e4]]); t = f64 + [[1e-3, 5e-2, -2e-2]]
+np.save(d + '/c_f64.npy', f64); np.save(d + '/c_t.npy', t.astype(np.float32))
+np.save(d + '/c_near.npy', (f64 + [[2e-2, 1e-2, 0]]).astype(np.float32))
+np.save(d + '/c_far.npy', (f64 + [[0.2, 1e-2, 0]]).astype(np.float32))
+np.save(d + '/c_small_f64.npy', np.array([[0.0, 0.5, 2.0]]))
+np.save(d + '/c_small_t.npy', np.array([[4e-4, 0.5, 2.0]], np.float32))
+np.save(d + '/c_small.npy', np.array([[-4e-4, 0.5, 2.0]], np.float32))" "$T"
+fails() { ! "$@" >/dev/null 2>&1; }
+check "compare: a logit near zero off by the rounding of logits of 1e4 passes" \
+    /usr/bin/python3 tests/imagenet/compare.py "$T/c_near.npy" "$T/c_t.npy" "$T/c_f64.npy"
+check "compare: ... one off by four times PyTorch's error fails" \
+    fails /usr/bin/python3 tests/imagenet/compare.py "$T/c_far.npy" "$T/c_t.npy" "$T/c_f64.npy"
+check "compare: with PyTorch's error within atol, 8e-4 off PyTorch's logit fails (as accurate against float64)" \
+    fails /usr/bin/python3 tests/imagenet/compare.py "$T/c_small.npy" "$T/c_small_t.npy" "$T/c_small_f64.npy"
+# The same export by Debian's torch 1.13 and torchvision 0.14 (the second
+# PyTorch of differential testing), whose exporter has no `dynamo` argument
+# and writes its own patterns (Inception-v3 at opset 11: a torch 1.13 file).
+D=$T/debian
+mkdir -p "$D"
+expect_ok "inception_v3: exported by Debian's torch 1.13 at opset 11" \
+    /usr/bin/python3 tests/imagenet/export.py inception_v3 11 20261205 "$D"
+for level in fast fastmath; do
+    expect_ok "inception_v3 (torch 1.13): crossbind runs it at level $level" \
+        "$BIN" run --onnx "$D/inception_v3.onnx" --input "$D/inception_v3_x.npy" --output "$D/y_$level.npy" --level $level
+    check "inception_v3 (torch 1.13): level $level gives PyTorch's logits, as accurately" \
+        /usr/bin/python3 tests/imagenet/compare.py "$D/y_$level.npy" "$D/inception_v3_torch.npy" "$D/inception_v3_f64.npy"
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -11,6 +11,7 @@ values grow to 1e13). Needs torchvision: PyPI's 0.22 in the environment of
 runners/pytorch-python, or Debian's python3-torchvision 0.14 beside Debian's
 torch 1.13.
 """
+import inspect
 import os
 import sys
 
@@ -125,11 +126,13 @@ def save_state(model, path):
 
 
 def export(model, name, path, opset):
-    """The model as ONNX, batch dimension free."""
+    """The model as ONNX, batch dimension free, by the TorchScript exporter:
+    torch 2.x also has a dynamo-based one (`dynamo=`, its default from 2.9),
+    which torch 1.13's export does not know."""
     side = SIDES[name]
+    which = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, torch.zeros(1, 3, side, side), path, opset_version=opset, input_names=["x"],
-                      output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}},
-                      dynamo=False)
+                      output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}}, **which)
 
 
 def add_parser(sub):
