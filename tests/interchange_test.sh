@@ -282,6 +282,47 @@ assert {"ConstantOfShape", "Slice", "Cast"} <= {n.op_type for n in onnx.load(sys
 PYDIL
 torch_export_runs dil "dilated convolutions and reflect / edge padding" "grouped" " pad "
 
+# 7b. Pooling with ceil_mode as PyTorch exports it: the last window reaches
+#    past the end (a max pooling's -infinity border, an average pooling
+#    leaving padding out of its count) where the output size rounds up,
+#    and not where that window would start in the padding (the second max
+#    pooling's width: 3 outputs, not 4); every level against PyTorch. An
+#    average pooling counting its padding is refused where ceil_mode
+#    would count the extra end too.
+$PY - "$T" <<'PYCEIL'
+import sys, torch, numpy as np, torch.nn as nn
+torch.manual_seed(17)
+m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.MaxPool2d(3, 2, ceil_mode=True), nn.ReLU(),
+                  nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=False),
+                  nn.MaxPool2d(2, 2, padding=1, ceil_mode=True), nn.Flatten(), nn.Linear(8 * 4 * 3, 5)).eval()
+x = torch.randn(4, 3, 22, 21)
+assert m[:5](x).shape == (4, 8, 4, 3) and m[:2](x).shape == (4, 8, 10, 9)
+np.save(sys.argv[1] + "/ceil_x.npy", x.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/ceil_torch.npy", m(x).numpy())
+torch.onnx.export(m, x, sys.argv[1] + "/ceil.onnx", opset_version=13, input_names=["x"], output_names=["logits"],
+                  dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+# torch 1.13 writes an average pooling counting its padding as a Pad node
+# and a pooling that counts no padding: PyTorch's divisor, which counts the
+# padding but not ceil_mode's extra end
+c = nn.Sequential(nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=True)).eval()
+xc = torch.randn(2, 3, 10, 10)
+np.save(sys.argv[1] + "/counted_x.npy", xc.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/counted_torch.npy", c(xc).numpy())
+torch.onnx.export(c, xc, sys.argv[1] + "/counted.onnx", opset_version=13, input_names=["x"],
+                  output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+import onnx
+from onnx import helper, TensorProto
+node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                        ceil_mode=1, count_include_pad=1)
+g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, 10, 10])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1] + "/ceil_counting.onnx")
+PYCEIL
+torch_export_runs ceil "pooling with ceil_mode" "maxpool" "avgpool"
+torch_export_runs counted "average pooling counting its padding with ceil_mode" " pad "
+expect_error "an AveragePool counting its padding with ceil_mode past it: refused" "count_include_pad 1" \
+    "$BIN" run --onnx "$T/ceil_counting.onnx" --input "$T/counted_x.npy" --output "$T/ceil_no.npy"
+
 # 8. Constant shape arithmetic folded at import, checked against numpy: a
 #    Pad whose pads come through Transpose, Reshape, Slice with negative
 #    steps (twice, back to the original order), Gather, Unsqueeze, Squeeze,

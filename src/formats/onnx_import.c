@@ -22,7 +22,8 @@ static const struct { const char *op, *notes; } op_table[] = {
             "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); no other broadcasting"},
     {"AveragePool", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
                     "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
-                    "window, TensorFlow's SAME); no ceil_mode"},
+                    "window, TensorFlow's SAME); ceil_mode with explicit pads (with count_include_pad 1 only where the "
+                    "last window stays within the padding)"},
     {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
     {"Cast", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
@@ -50,8 +51,8 @@ static const struct { const char *op, *notes; } op_table[] = {
              "or zero; Y and Y_h outputs (not Y_c)"},
     {"MatMul", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after it is "
                "its bias); no batched products, no product of two computed tensors"},
-    {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; no ceil_mode, "
-                "dilations or Indices output"},
+    {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
+                "with explicit pads; no dilations or Indices output"},
     {"Pad", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
             "(opset 11 on) or attributes; no axes input, no wrap mode"},
     {"Relu", "float32"},
@@ -89,13 +90,29 @@ const char *cb_onnx_op_notes(const char *op)
 
 static int is_float(const cb_tensor *t) { return t->dtype == CB_F32; }
 
+/* ceil_mode (pooling): the output size rounds up, the last window reaching
+ * past the end (ONNX's and PyTorch's rule: a window must start inside the
+ * input or its leading padding). Returns the padding to add at the end of
+ * an axis of `in` values, padded by pb and pe, for that last window. */
+static int64_t ceil_extra(int64_t in, int64_t pb, int64_t pe, int64_t k, int64_t s, int64_t d)
+{
+    const int64_t span = d * (k - 1) + 1, room = in + pb + pe - span;
+    if (room < 0) return 0; /* no window fits: the shape check refuses it */
+    int64_t out = (room + s - 1) / s + 1;
+    if ((out - 1) * s >= in + pb) out--;
+    const int64_t need = (out - 1) * s + span - (in + pb + pe);
+    return need > 0 ? need : 0;
+}
+
 /* The window of a Conv or pooling node over input *x. Padding that is not
  * the same on both sides of an axis (explicit pads, auto_pad SAME with an
- * odd total) becomes a Pad node filled with `fill` in front of the window,
- * which then pads nothing: *x is replaced and *padded set. With `pads`
- * given, nothing is inserted: pads[] receives top, left, bottom, right. */
-static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, int kw, float fill, int *padded,
-                        cb_window *w, int pads_out[4])
+ * odd total, ceil_mode's extra end) becomes a Pad node filled with `fill` in
+ * front of the window, which then pads nothing: *x is replaced and *padded
+ * set. With `pads` given, nothing is inserted: pads[] receives top, left,
+ * bottom, right. ceil_counts: a pooling whose count would include
+ * ceil_mode's extra end (average pooling counting its padding), refused. */
+static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, int kw, float fill, int ceil_counts,
+                        int *padded, cb_window *w, int pads_out[4])
 {
     int64_t k[4], s[4], p[8], d[4];
     int nk = imp_attr_ints(n, "kernel_shape", k, 4, 2, 0);
@@ -129,6 +146,16 @@ static cb_status window(importer *im, const Onnx__NodeProto *n, int *x, int kh, 
     }
     for (int a = 0; a < 4; a++)
         if (p[a] < 0 || p[a] > 4096) return imp_unsupported(im, n, "padding out of range");
+    if (imp_attr_int(n, "ceil_mode", 0)) {
+        if (strcmp(ap, "NOTSET") != 0) return imp_unsupported(im, n, "ceil_mode with auto_pad is not implemented");
+        for (int a = 0; a < 2; a++) {
+            const int64_t extra = ceil_extra(xn->dims[1 + a], p[a], p[a + 2], k[a], s[a], d[a]);
+            if (extra && ceil_counts)
+                return imp_unsupported(im, n, "ceil_mode with count_include_pad 1 is not implemented where the "
+                                              "last window reaches past the padding");
+            p[a + 2] += extra;
+        }
+    }
     if (pads_out) {
         for (int a = 0; a < 4; a++) pads_out[a] = (int)p[a];
     } else if (p[0] != p[2] || p[1] != p[3]) {
@@ -154,7 +181,7 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
     if (groups < 1 || groups > (1 << 20)) return imp_unsupported(im, n, "group must be a positive count");
     cb_window win;
     int padded;
-    if ((s = window(im, n, &x, (int)w->shape[2], (int)w->shape[3], 0.0f, &padded, &win, NULL)) != CB_OK) return s;
+    if ((s = window(im, n, &x, (int)w->shape[2], (int)w->shape[3], 0.0f, 0, &padded, &win, NULL)) != CB_OK) return s;
     if ((s = imp_param(im, n->input[1], 4, w->shape, w->data, &wi)) != CB_OK) return s;
     if (b) {
         if (!is_float(b) || cb_tensor_numel(b) != w->shape[0]) return imp_unsupported(im, n, "bias does not match the output channels");
@@ -277,7 +304,6 @@ static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *
     cb_status s = imp_activation(im, n, 0, &x);
     if (s != CB_OK) return s;
     if (n->n_output > 1 && n->output[1][0]) return imp_unsupported(im, n, "the Indices output is not implemented");
-    if (imp_attr_int(n, "ceil_mode", 0)) return imp_unsupported(im, n, "ceil_mode is not implemented");
     if (imp_attr_int(n, "storage_order", 0)) return imp_unsupported(im, n, "storage_order 1 is not implemented");
     cb_window win;
     int padded, pads[4];
@@ -285,7 +311,7 @@ static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *
      * default, TensorFlow's SAME) is its own kind of node, which takes
      * asymmetric padding itself. */
     if (op == CB_OP_AVGPOOL2D && !imp_attr_int(n, "count_include_pad", 0)) {
-        if ((s = window(im, n, &x, 0, 0, 0.0f, &padded, &win, pads)) != CB_OK) return s;
+        if ((s = window(im, n, &x, 0, 0, 0.0f, 0, &padded, &win, pads)) != CB_OK) return s;
         if (pads[0] || pads[1] || pads[2] || pads[3]) {
             if (pads[0] >= win.kh || pads[2] >= win.kh || pads[1] >= win.kw || pads[3] >= win.kw)
                 return imp_unsupported(im, n, "padding as large as the window (a window of padding only) is not implemented");
@@ -294,7 +320,8 @@ static cb_status op_pool(importer *im, const Onnx__NodeProto *n, cb_op op, int *
         }
     }
     /* Maximum pooling ignores padding, as a border of -infinity does. */
-    else if ((s = window(im, n, &x, 0, 0, op == CB_OP_MAXPOOL2D ? -INFINITY : 0.0f, &padded, &win, NULL)) != CB_OK)
+    else if ((s = window(im, n, &x, 0, 0, op == CB_OP_MAXPOOL2D ? -INFINITY : 0.0f, op == CB_OP_AVGPOOL2D, &padded,
+                         &win, NULL)) != CB_OK)
         return s;
     *out = cb_graph_pool2d_with(&im->m->graph, op, x, &win);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
