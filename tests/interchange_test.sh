@@ -323,6 +323,46 @@ torch_export_runs counted "average pooling counting its padding with ceil_mode" 
 expect_error "an AveragePool counting its padding with ceil_mode past it: refused" "count_include_pad 1" \
     "$BIN" run --onnx "$T/ceil_counting.onnx" --input "$T/counted_x.npy" --output "$T/ceil_no.npy"
 
+# 7c. A per-channel input normalisation written channel by channel, as
+#    torchvision's Inception-v3 and GoogLeNet with transform_input (their
+#    pretrained form) write it: Gather of one channel, Unsqueeze, Mul and
+#    Add of scalars (in either order), Concat; one 1x1 convolution (depthwise
+#    with the channels in order; dense where they come back reordered, a
+#    scalar first in a Mul), every level against PyTorch. A channel read
+#    by anything else, or concatenated with another tensor's, is refused.
+$PY - "$T" <<'PYCHAN'
+import sys, torch, numpy as np, torch.nn as nn
+torch.manual_seed(19)
+class Norm(nn.Module):
+    def __init__(s, order): super().__init__(); s.order = order
+    def forward(s, x):
+        c0 = torch.unsqueeze(x[:, 0], 1) * (0.229 / 0.5) + (0.485 - 0.5) / 0.5
+        c1 = 1.5 * (torch.unsqueeze(x[:, 1], 1) + 0.25)
+        c2 = torch.unsqueeze(x[:, 2], 1) * (0.225 / 0.5) + (0.406 - 0.5) / 0.5
+        return torch.cat([(c0, c1, c2)[k] for k in s.order], 1)
+for name, order in (("chan", (0, 1, 2)), ("bgr", (2, 1, 0))):
+    m = nn.Sequential(Norm(order), nn.Conv2d(3, 8, 3), nn.ReLU(), nn.MaxPool2d(3, 2, ceil_mode=True), nn.Flatten(),
+                      nn.Linear(8 * 7 * 7, 5)).eval()
+    x = torch.randn(4, 3, 16, 16)
+    np.save(f"{sys.argv[1]}/{name}_x.npy", x.numpy())
+    with torch.no_grad(): np.save(f"{sys.argv[1]}/{name}_torch.npy", m(x).numpy())
+    torch.onnx.export(m, x, f"{sys.argv[1]}/{name}.onnx", opset_version=13, input_names=["x"],
+                      output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+class Stray(nn.Module):
+    def forward(s, x): return torch.relu(torch.unsqueeze(x[:, 0], 1))
+class Mixed(nn.Module):
+    def forward(s, x): return torch.cat((torch.unsqueeze(x[:, 0], 1) * 2.0, torch.relu(x)), 1)
+for name, m in (("stray", Stray()), ("mixed", Mixed())):
+    torch.onnx.export(m, torch.randn(1, 3, 16, 16), f"{sys.argv[1]}/{name}.onnx", opset_version=13,
+                      input_names=["x"], output_names=["y"])
+PYCHAN
+torch_export_runs chan "a per-channel input normalisation (torchvision's transform_input)" "grouped"
+torch_export_runs bgr "... its channels reordered" "conv2d"
+expect_error "one channel of a tensor read by a ReLU: refused" "one channel of a tensor" \
+    "$BIN" run --onnx "$T/stray.onnx" --input "$T/chan_x.npy" --output "$T/no.npy"
+expect_error "one channel concatenated with another tensor: refused" "only with other channels of the same tensor" \
+    "$BIN" run --onnx "$T/mixed.onnx" --input "$T/chan_x.npy" --output "$T/no.npy"
+
 # 8. Constant shape arithmetic folded at import, checked against numpy: a
 #    Pad whose pads come through Transpose, Reshape, Slice with negative
 #    steps (twice, back to the original order), Gather, Unsqueeze, Squeeze,

@@ -19,7 +19,8 @@
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
     {"Add", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
-            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); no other broadcasting"},
+            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd), or a float scalar constant "
+            "added to one channel of a tensor (see Gather); no other broadcasting"},
     {"AveragePool", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
                     "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
                     "window, TensorFlow's SAME); ceil_mode with explicit pads (with count_include_pad 1 only where the "
@@ -41,7 +42,10 @@ static const struct { const char *op, *notes; } op_table[] = {
             "linear_before_reset 1 (PyTorch's GRU) or 0 (GRU-rb); default activations; no clip, sequence_lens; "
             "initial_h absent or zero; Y and Y_h outputs"},
     {"Gather", "rows of a float initializer by the int64 input (an embedding), axis 1 of a [N,T,H] value "
-               "at the constant index -1 or T-1 (the last time step), or a constant index of a shape expression"},
+               "at the constant index -1 or T-1 (the last time step), a constant index of a shape expression, or "
+               "one channel of [N,C,H,W] (a scalar index along axis 1) that only Unsqueeze(1), Mul or Add of a "
+               "scalar constant and a Concat of channels of the same tensor read (a per-channel input "
+               "normalisation, such as torchvision's transform_input: one 1x1 convolution)"},
     {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
     {"GlobalAveragePool", "over [N,C,H,W]"},
@@ -53,6 +57,8 @@ static const struct { const char *op, *notes; } op_table[] = {
                "its bias); no batched products, no product of two computed tensors"},
     {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
                 "with explicit pads; no dilations or Indices output"},
+    {"Mul", "one channel of a tensor (Gather along axis 1) times a float scalar constant, either operand "
+            "first (see Gather); no other products"},
     {"Pad", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
             "(opset 11 on) or attributes; no axes input, no wrap mode"},
     {"Relu", "float32"},
@@ -565,7 +571,9 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
-    if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
+    if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
+    else if (strcmp(t, "Mul") == 0 || (add_constant && imp_channel_inputs(im, n))) return imp_channel_affine(im, n);
+    else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
              strcmp(t, "ConstantOfShape") == 0)
         return imp_shape_op(im, n);

@@ -19,9 +19,18 @@ typedef enum {
     IMP_ZEROS,         /* ConstantOfShape(0) of a shape expression: zeros (initial states) */
     IMP_NHWC,          /* [N,H,W,C]: the node's [N,C,H,W] output transposed (an image input in
                         * TensorFlow's layout, read through Transpose [0,3,1,2]) */
-    IMP_MATMUL         /* MatMul(node's output, constant): a linear layer not made yet, so that an Add
+    IMP_MATMUL,        /* MatMul(node's output, constant): a linear layer not made yet, so that an Add
                         * of a constant after it can become its bias (imp_materialise) */
+    IMP_CHANNEL        /* one channel of the node's [N,C,H,W] output times a scale plus a shift
+                        * (onnx_import_channel.c) */
 } imp_layout;
+
+/* IMP_CHANNEL: channel `index` of the node's output, [N,H,W] or with the
+ * channel axis kept ([N,1,H,W]), times scale plus shift. */
+typedef struct imp_channel {
+    int index, kept;
+    float scale, shift;
+} imp_channel;
 
 typedef struct value {
     const char *name;   /* borrowed from the ModelProto */
@@ -29,6 +38,7 @@ typedef struct value {
     cb_tensor constant; /* constant: decoded data (owned) */
     imp_layout layout;  /* activation: see imp_layout */
     const Onnx__NodeProto *matmul; /* IMP_MATMUL: the MatMul node */
+    imp_channel channel;           /* IMP_CHANNEL: which channel, and its map */
     int next_copy;      /* constant: where the search for its next parameter's name starts (0: the
                          * name itself, k: "name#k"); names taken once stay taken */
 } value;
@@ -74,6 +84,19 @@ cb_status imp_transpose(importer *im, const Onnx__NodeProto *n);
 cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n);
 cb_status imp_gather(importer *im, const Onnx__NodeProto *n);
 cb_status imp_recurrent(importer *im, const Onnx__NodeProto *n);
+/* The axes of a Squeeze or Unsqueeze: the attribute (opset < 13) or the
+ * constant input; -1 where they are not constant int64 values. */
+int imp_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int max);
+/* Per-channel input maps written channel by channel (onnx_import_channel.c):
+ * Gather of one channel along axis 1 (*handled 0 where the node is not
+ * that), its Unsqueeze, Mul or Add of a scalar constant, and the Concat of
+ * such channels of one tensor (imp_channel_inputs: whether a node reads
+ * one), which becomes a 1x1 convolution. */
+cb_status imp_channel_gather(importer *im, const Onnx__NodeProto *n, const value *data, int *handled);
+cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const value *v);
+cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n);
+int imp_channel_inputs(importer *im, const Onnx__NodeProto *n);
+cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out);
 /* Constant folding (onnx_fold.c): where every input of a shape-arithmetic
  * node (ConstantOfShape, Concat, Reshape, Slice, Transpose, Cast,
  * Unsqueeze, Squeeze, Gather, Shape, Identity) is a constant, evaluates it

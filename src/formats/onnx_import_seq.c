@@ -29,8 +29,7 @@ static value *computed(importer *im, const Onnx__NodeProto *n, size_t i)
     return v && v->node >= 0 ? v : NULL;
 }
 
-/* The axes of a Squeeze: the attribute (opset < 13) or the constant input. */
-static int squeeze_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int max)
+int imp_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int max)
 {
     int k = imp_attr_ints(n, "axes", axes, max, 0, 0);
     if (k != 0 || n->n_input < 2) return k;
@@ -63,7 +62,7 @@ cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n)
 {
     value *v = computed(im, n, 0);
     int64_t axes[8];
-    int na = squeeze_axes(im, n, axes, 8);
+    int na = imp_axes(im, n, axes, 8);
     if (!v) return imp_unsupported(im, n, "expects a computed tensor");
     if (na == 1 && v->layout == IMP_RNN_Y && (axes[0] == 1 || axes[0] == -3))
         return bind(im, n, 0, v->node, IMP_TIME_MAJOR);
@@ -81,7 +80,7 @@ cb_status imp_squeeze(importer *im, const Onnx__NodeProto *n)
 static cb_status plain_squeeze(importer *im, const Onnx__NodeProto *n, value *v, int squeeze)
 {
     int64_t axes[CB_MAX_DIMS];
-    int na = squeeze_axes(im, n, axes, CB_MAX_DIMS);
+    int na = imp_axes(im, n, axes, CB_MAX_DIMS);
     const cb_node *x = &im->m->graph.nodes[v->node];
     if (na < 0) return imp_unsupported(im, n, "axes must be constant int64 values");
     if (na == 0) return imp_unsupported(im, n, squeeze ? "without axes (every size-1 axis, the batch's too when it is "
@@ -124,6 +123,7 @@ cb_status imp_shape_op(importer *im, const Onnx__NodeProto *n)
     }
     if (strcmp(t, "Unsqueeze") == 0) {
         if (x && x->layout == IMP_PLAIN) return plain_squeeze(im, n, x, 0);
+        if (x && x->layout == IMP_CHANNEL) return imp_channel_unsqueeze(im, n, x);
         if (!x || x->layout != IMP_SHAPE_EXPR) return imp_unsupported(im, n, "only shape expressions are unsqueezed");
         return bind(im, n, 0, x->node, IMP_SHAPE_EXPR);
     }
@@ -176,9 +176,9 @@ cb_status imp_gather(importer *im, const Onnx__NodeProto *n)
         int id = cb_graph_embedding_with(g, n->name && n->name[0] ? n->name : n->output[0], ids, w);
         return id < 0 ? CB_ERR_SHAPE : bind(im, n, 0, id, IMP_PLAIN);
     }
-    int x;
+    int x, handled;
     cb_status s = imp_activation(im, n, 0, &x);
-    if (s != CB_OK) return s;
+    if (s != CB_OK || (s = imp_channel_gather(im, n, data, &handled)) != CB_OK || handled) return s;
     const cb_tensor *idx;
     if ((s = imp_constant(im, n, 1, &idx)) != CB_OK) return s;
     const cb_node *xn = &g->nodes[x];
@@ -189,8 +189,8 @@ cb_status imp_gather(importer *im, const Onnx__NodeProto *n)
         int id = cb_graph_last_step(g, x);
         return id < 0 ? CB_ERR_SHAPE : bind(im, n, 0, id, IMP_PLAIN);
     }
-    return imp_unsupported(im, n, "only embeddings and the last time step (axis 1, scalar index -1 or T-1) are "
-                           "implemented");
+    return imp_unsupported(im, n, "only embeddings, the last time step (axis 1, scalar index -1 or T-1) and one "
+                           "channel of [N,C,H,W] (axis 1, a scalar index) are implemented");
 }
 
 /* A constant input that must be absent or all zeros (initial states). */

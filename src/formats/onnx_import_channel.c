@@ -1,0 +1,123 @@
+/* ONNX import of per-channel input maps written channel by channel:
+ * torchvision's Inception-v3 and GoogLeNet with transform_input (their
+ * pretrained form) re-normalise the image as
+ *     Gather(x, c, axis 1) -> Unsqueeze(1) -> Mul(a_c) -> Add(b_c)
+ * for each channel c, then Concat(axis 1). crossbind has no tensor of one
+ * channel; the importer follows each channel symbolically (IMP_CHANNEL:
+ * which channel of which node, times what, plus what) and makes the
+ * Concat one 1x1 convolution: weight a_c at (output k, input channel c_k),
+ * bias b_c; depthwise where the channels come back in order. Anything else
+ * reading a channel is refused with a message.
+ *
+ * Rounding: PyTorch rounds x * a, then the sum; the convolution may fuse
+ * both into one multiply-add. The outputs then differ by at most a unit in
+ * the last place of each input value, far inside the CNNs' tolerance. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "onnx_import_internal.h"
+
+static cb_status bind_channel(importer *im, const Onnx__NodeProto *n, int node, int channel, int kept, float scale,
+                              float shift)
+{
+    value *v = imp_define(im, n->output[0]);
+    if (!v) return CB_ERR_FORMAT;
+    v->node = node;
+    v->layout = IMP_CHANNEL;
+    v->channel = (imp_channel){channel, kept, scale, shift};
+    return CB_OK;
+}
+
+cb_status imp_channel_gather(importer *im, const Onnx__NodeProto *n, const value *data, int *handled)
+{
+    *handled = 0;
+    const cb_node *x = &im->m->graph.nodes[data->node];
+    const int64_t axis = imp_attr_int(n, "axis", 0);
+    if (data->layout != IMP_PLAIN || x->ndim != 3 || (axis != 1 && axis != -3)) return CB_OK;
+    const cb_tensor *idx;
+    cb_status s = imp_constant(im, n, 1, &idx);
+    if (s != CB_OK) return s;
+    if (!idx || (idx->dtype != CB_I64 && idx->dtype != CB_I32) || idx->ndim != 0) return CB_OK;
+    int64_t c = idx->dtype == CB_I64 ? ((const int64_t *)idx->data)[0] : ((const int32_t *)idx->data)[0];
+    if (c < 0) c += x->dims[0];
+    if (c < 0 || c >= x->dims[0]) return imp_unsupported(im, n, "the channel index is out of range");
+    *handled = 1;
+    return bind_channel(im, n, data->node, (int)c, 0, 1.0f, 0.0f);
+}
+
+cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const value *v)
+{
+    int64_t axes[4];
+    const int na = imp_axes(im, n, axes, 4);
+    if (v->channel.kept || na != 1 || (axes[0] != 1 && axes[0] != -3))
+        return imp_unsupported(im, n, "one channel of a tensor (Gather along axis 1) is unsqueezed only at axis 1");
+    return bind_channel(im, n, v->node, v->channel.index, 1, v->channel.scale, v->channel.shift);
+}
+
+cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n)
+{
+    const int mul = strcmp(n->op_type, "Mul") == 0;
+    value *a = n->n_input == 2 ? imp_lookup(im, n->input[0]) : NULL, *b = n->n_input == 2 ? imp_lookup(im, n->input[1]) : NULL;
+    value *ch = a && a->node >= 0 ? a : b, *k = ch == a ? b : a;
+    if (!ch || !k || ch->node < 0 || ch->layout != IMP_CHANNEL || k->node >= 0 || k->constant.dtype != CB_F32 ||
+        cb_tensor_numel(&k->constant) != 1)
+        return imp_unsupported(im, n, mul ? "Mul is implemented only for one channel of a tensor (Gather along axis "
+                                            "1) times a float scalar constant (an input normalisation)"
+                                          : "a scalar constant is added only to one channel of a tensor (an input "
+                                            "normalisation)");
+    const float c = ((const float *)k->constant.data)[0];
+    if (!isfinite(c)) return imp_unsupported(im, n, "the constant must be finite");
+    const imp_channel *p = &ch->channel;
+    return bind_channel(im, n, ch->node, p->index, p->kept, mul ? p->scale * c : p->scale,
+                        mul ? p->shift * c : p->shift + c);
+}
+
+int imp_channel_inputs(importer *im, const Onnx__NodeProto *n)
+{
+    for (size_t i = 0; i < n->n_input; i++) {
+        const value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+        if (v && v->node >= 0 && v->layout == IMP_CHANNEL) return 1;
+    }
+    return 0;
+}
+
+cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    const int64_t axis = imp_attr_int(n, "axis", 0);
+    const int k = (int)n->n_input;
+    const value *first = k > 0 ? imp_lookup(im, n->input[0]) : NULL;
+    if (axis != 1 && axis != -3) return imp_unsupported(im, n, "channels of a tensor are concatenated only along axis 1");
+    for (int i = 0; i < k; i++) {
+        const value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+        if (!v || !first || v->node < 0 || v->layout != IMP_CHANNEL || !v->channel.kept || v->node != first->node)
+            return imp_unsupported(im, n, "channels of a tensor (Gather along axis 1, Unsqueeze) are concatenated "
+                                          "only with other channels of the same tensor");
+    }
+    const int64_t c = im->m->graph.nodes[first->node].dims[0];
+    int in_order = k == c;
+    for (int i = 0; i < k && in_order; i++) in_order = imp_lookup(im, n->input[i])->channel.index == i;
+    /* in order: depthwise [C, 1, 1, 1]; else dense [k, C, 1, 1] with one weight per row */
+    const int64_t wd[4] = {k, in_order ? 1 : c, 1, 1}, bd[1] = {k};
+    float *w = calloc((size_t)(k * wd[1]), sizeof *w), *bias = malloc((size_t)k * sizeof *bias);
+    cb_status s = CB_OK;
+    if (!w || !bias) s = cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    for (int i = 0; i < k && s == CB_OK; i++) {
+        const imp_channel *p = &imp_lookup(im, n->input[i])->channel;
+        w[(size_t)i * wd[1] + (in_order ? 0 : p->index)] = p->scale;
+        bias[i] = p->shift;
+    }
+    char name[CB_MAX_NAME], wname[CB_MAX_NAME + 8], bname[CB_MAX_NAME + 8];
+    snprintf(name, sizeof name, "%.100s", n->name && n->name[0] ? n->name : n->output[0]);
+    snprintf(wname, sizeof wname, "%s.weight", name);
+    snprintf(bname, sizeof bname, "%s.bias", name);
+    int wi = -1, bi = -1;
+    if (s == CB_OK) s = imp_param(im, wname, 4, wd, w, &wi);
+    if (s == CB_OK) s = imp_param(im, bname, 1, bd, bias, &bi);
+    free(w);
+    free(bias);
+    if (s != CB_OK) return s;
+    const cb_window win = {1, 1, 1, 1, 0, 0, 1, 1};
+    *out = cb_graph_conv2d_grouped(&im->m->graph, name, first->node, wi, bi, &win, in_order ? (int)c : 1);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
