@@ -325,8 +325,8 @@ expect_error "an AveragePool counting its padding with ceil_mode past it: refuse
 
 # 7c. A per-channel input normalisation written channel by channel, as
 #    torchvision's Inception-v3 and GoogLeNet with transform_input (their
-#    pretrained form) write it: Gather of one channel, Unsqueeze, Mul and
-#    Add of scalars (in either order), Concat; one 1x1 convolution (depthwise
+#    pretrained form) write it: Gather of one channel, Unsqueeze, Mul, Add,
+#    Sub and Div of scalars (in any order), Concat; one 1x1 convolution (depthwise
 #    with the channels in order; dense where they come back reordered, a
 #    scalar first in a Mul), every level against PyTorch. A channel read
 #    by anything else, or concatenated with another tensor's, is refused.
@@ -337,8 +337,8 @@ class Norm(nn.Module):
     def __init__(s, order): super().__init__(); s.order = order
     def forward(s, x):
         c0 = torch.unsqueeze(x[:, 0], 1) * (0.229 / 0.5) + (0.485 - 0.5) / 0.5
-        c1 = 1.5 * (torch.unsqueeze(x[:, 1], 1) + 0.25)
-        c2 = torch.unsqueeze(x[:, 2], 1) * (0.225 / 0.5) + (0.406 - 0.5) / 0.5
+        c1 = 0.1 - 1.5 * (torch.unsqueeze(x[:, 1], 1) + 0.25)
+        c2 = (torch.unsqueeze(x[:, 2], 1) - 0.406) / 0.225
         return torch.cat([(c0, c1, c2)[k] for k in s.order], 1)
 for name, order in (("chan", (0, 1, 2)), ("bgr", (2, 1, 0))):
     m = nn.Sequential(Norm(order), nn.Conv2d(3, 8, 3), nn.ReLU(), nn.MaxPool2d(3, 2, ceil_mode=True), nn.Flatten(),

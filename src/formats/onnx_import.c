@@ -36,6 +36,8 @@ static const struct { const char *op, *notes; } op_table[] = {
                         "constant shape (folded at import)"},
     {"Conv", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads (asymmetric "
              "ones as an explicit zero border) or auto_pad"},
+    {"Div", "one channel of a tensor (Gather along axis 1) divided by a float scalar constant, not zero "
+            "(see Gather); no other quotients"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
     {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
@@ -70,6 +72,8 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
     {"Squeeze", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
                 "input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
+    {"Sub", "a float scalar constant and one channel of a tensor (Gather along axis 1), either operand first "
+            "(see Gather); no other differences"},
     {"Tanh", "float32"},
     {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
                   "[N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the "
@@ -572,7 +576,9 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
     if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
-    else if (strcmp(t, "Mul") == 0 || (add_constant && imp_channel_inputs(im, n))) return imp_channel_affine(im, n);
+    else if (strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0 ||
+             (add_constant && imp_channel_inputs(im, n)))
+        return imp_channel_affine(im, n);
     else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
              strcmp(t, "ConstantOfShape") == 0)

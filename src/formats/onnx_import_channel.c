@@ -2,16 +2,18 @@
  * torchvision's Inception-v3 and GoogLeNet with transform_input (their
  * pretrained form) re-normalise the image as
  *     Gather(x, c, axis 1) -> Unsqueeze(1) -> Mul(a_c) -> Add(b_c)
- * for each channel c, then Concat(axis 1). crossbind has no tensor of one
+ * for each channel c, then Concat(axis 1); written by hand, Sub and Div
+ * of scalars come too. crossbind has no tensor of one
  * channel; the importer follows each channel symbolically (IMP_CHANNEL:
  * which channel of which node, times what, plus what) and makes the
  * Concat one 1x1 convolution: weight a_c at (output k, input channel c_k),
  * bias b_c; depthwise where the channels come back in order. Anything else
  * reading a channel is refused with a message.
  *
- * Rounding: PyTorch rounds x * a, then the sum; the convolution may fuse
- * both into one multiply-add. The outputs then differ by at most a unit in
- * the last place of each input value, far inside the CNNs' tolerance. */
+ * Rounding: PyTorch rounds x * a, then the sum (and divides where the file
+ * divides); the convolution multiplies by the combined scale and may fuse
+ * the sum into one multiply-add. The outputs then differ by a unit or two
+ * in the last place, far inside the CNNs' tolerance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,20 +59,24 @@ cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const va
 
 cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n)
 {
-    const int mul = strcmp(n->op_type, "Mul") == 0;
+    const char *t = n->op_type;
     value *a = n->n_input == 2 ? imp_lookup(im, n->input[0]) : NULL, *b = n->n_input == 2 ? imp_lookup(im, n->input[1]) : NULL;
     value *ch = a && a->node >= 0 ? a : b, *k = ch == a ? b : a;
     if (!ch || !k || ch->node < 0 || ch->layout != IMP_CHANNEL || k->node >= 0 || k->constant.dtype != CB_F32 ||
-        cb_tensor_numel(&k->constant) != 1)
-        return imp_unsupported(im, n, mul ? "Mul is implemented only for one channel of a tensor (Gather along axis "
-                                            "1) times a float scalar constant (an input normalisation)"
-                                          : "a scalar constant is added only to one channel of a tensor (an input "
-                                            "normalisation)");
+        cb_tensor_numel(&k->constant) != 1 || (strcmp(t, "Div") == 0 && ch != a))
+        return imp_unsupported(im, n, "implemented only for one channel of a tensor (Gather along axis 1) and a "
+                                      "float scalar constant (an input normalisation; a Div by the constant)");
     const float c = ((const float *)k->constant.data)[0];
-    if (!isfinite(c)) return imp_unsupported(im, n, "the constant must be finite");
+    if (!isfinite(c) || (strcmp(t, "Div") == 0 && c == 0.0f))
+        return imp_unsupported(im, n, "the constant must be finite (and not zero in a Div)");
     const imp_channel *p = &ch->channel;
-    return bind_channel(im, n, ch->node, p->index, p->kept, mul ? p->scale * c : p->scale,
-                        mul ? p->shift * c : p->shift + c);
+    float scale = p->scale, shift = p->shift;
+    if (strcmp(t, "Mul") == 0) scale *= c, shift *= c;
+    else if (strcmp(t, "Div") == 0) scale /= c, shift /= c; /* x / c as x * (1 / c) times: within an ulp */
+    else if (strcmp(t, "Add") == 0) shift += c;
+    else if (ch == a) shift -= c; /* Sub: channel - c */
+    else scale = -scale, shift = c - shift; /* c - channel */
+    return bind_channel(im, n, ch->node, p->index, p->kept, scale, shift);
 }
 
 int imp_channel_inputs(importer *im, const Onnx__NodeProto *n)
