@@ -348,16 +348,36 @@ for name, order in (("chan", (0, 1, 2)), ("bgr", (2, 1, 0))):
     with torch.no_grad(): np.save(f"{sys.argv[1]}/{name}_torch.npy", m(x).numpy())
     torch.onnx.export(m, x, f"{sys.argv[1]}/{name}.onnx", opset_version=13, input_names=["x"],
                       output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+class Whole(nn.Module):  # the same maps of whole tensors: one value per channel, or a scalar
+    def __init__(s):
+        super().__init__()
+        s.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+        s.register_buffer("std", torch.tensor([0.229, 0.224, 0.225]).view(3, 1, 1))
+        s.conv = nn.Conv2d(3, 4, 3)
+    def forward(s, x):
+        y = s.conv((x - s.mean) / s.std)
+        return 0.5 - torch.relu(y * 2.0 + 0.25) * s.mean.view(3, 1, 1)[:1]
+m = nn.Sequential(Whole(), nn.Flatten(), nn.Linear(4 * 14 * 14, 5)).eval()
+x = torch.randn(4, 3, 16, 16)
+np.save(f"{sys.argv[1]}/whole_x.npy", x.numpy())
+with torch.no_grad(): np.save(f"{sys.argv[1]}/whole_torch.npy", m(x).numpy())
+torch.onnx.export(m, x, f"{sys.argv[1]}/whole.onnx", opset_version=13, input_names=["x"],
+                  output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+class Rows(nn.Module):
+    def forward(s, x): return x * torch.arange(16.0)
 class Stray(nn.Module):
     def forward(s, x): return torch.relu(torch.unsqueeze(x[:, 0], 1))
 class Mixed(nn.Module):
     def forward(s, x): return torch.cat((torch.unsqueeze(x[:, 0], 1) * 2.0, torch.relu(x)), 1)
-for name, m in (("stray", Stray()), ("mixed", Mixed())):
+for name, m in (("stray", Stray()), ("mixed", Mixed()), ("rows", Rows())):
     torch.onnx.export(m, torch.randn(1, 3, 16, 16), f"{sys.argv[1]}/{name}.onnx", opset_version=13,
                       input_names=["x"], output_names=["y"])
 PYCHAN
 torch_export_runs chan "a per-channel input normalisation (torchvision's transform_input)" "grouped"
 torch_export_runs bgr "... its channels reordered" "conv2d"
+torch_export_runs whole "(x - mean) / std and scalar maps of whole tensors" "grouped"
+expect_error "a constant of one value per column (not per channel): refused" "one value per channel" \
+    "$BIN" run --onnx "$T/rows.onnx" --input "$T/chan_x.npy" --output "$T/no.npy"
 expect_error "one channel of a tensor read by a ReLU: refused" "one channel of a tensor" \
     "$BIN" run --onnx "$T/stray.onnx" --input "$T/chan_x.npy" --output "$T/no.npy"
 expect_error "one channel concatenated with another tensor: refused" "only with other channels of the same tensor" \

@@ -19,8 +19,9 @@
 /* The operators the importer maps, with what of each it implements. */
 static const struct { const char *op, *notes; } op_table[] = {
     {"Add", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
-            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd), or a float scalar constant "
-            "added to one channel of a tensor (see Gather); no other broadcasting"},
+            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); a float constant of one value "
+            "per channel ([C,1,1], [1,C,1,1]) or a scalar added to a computed [N,C,H,W] tensor (a depthwise 1x1 "
+            "convolution) or to one channel of it (see Gather); no other broadcasting"},
     {"AveragePool", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
                     "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
                     "window, TensorFlow's SAME); ceil_mode with explicit pads (with count_include_pad 1 only where the "
@@ -36,8 +37,8 @@ static const struct { const char *op, *notes; } op_table[] = {
                         "constant shape (folded at import)"},
     {"Conv", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads (asymmetric "
              "ones as an explicit zero border) or auto_pad"},
-    {"Div", "one channel of a tensor (Gather along axis 1) divided by a float scalar constant, not zero "
-            "(see Gather); no other quotients"},
+    {"Div", "a computed [N,C,H,W] tensor, or one channel of it (see Gather), divided by a float constant, not "
+            "zero, of one value per channel ([C,1,1], [1,C,1,1]) or a scalar; no other quotients"},
     {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
     {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
@@ -59,8 +60,8 @@ static const struct { const char *op, *notes; } op_table[] = {
                "its bias); no batched products, no product of two computed tensors"},
     {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
                 "with explicit pads; no dilations or Indices output"},
-    {"Mul", "one channel of a tensor (Gather along axis 1) times a float scalar constant, either operand "
-            "first (see Gather); no other products"},
+    {"Mul", "a computed [N,C,H,W] tensor times a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
+            "or a scalar, or one channel of it (see Gather) times a scalar; either operand first; no other products"},
     {"Pad", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
             "(opset 11 on) or attributes; no axes input, no wrap mode"},
     {"Relu", "float32"},
@@ -72,8 +73,9 @@ static const struct { const char *op, *notes; } op_table[] = {
     {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
     {"Squeeze", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
                 "input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
-    {"Sub", "a float scalar constant and one channel of a tensor (Gather along axis 1), either operand first "
-            "(see Gather); no other differences"},
+    {"Sub", "a computed [N,C,H,W] tensor and a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
+            "or a scalar, or one channel of it (see Gather) and a scalar; either operand first; no other "
+            "differences"},
     {"Tanh", "float32"},
     {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
                   "[N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the "
@@ -434,6 +436,16 @@ cb_status imp_materialise(importer *im, value *v, const char *bias_name, const c
     return CB_OK;
 }
 
+/* Whether an operand of n is a MatMul not yet made (IMP_MATMUL). */
+static int matmul_operand(importer *im, const Onnx__NodeProto *n)
+{
+    for (size_t i = 0; i < n->n_input; i++) {
+        const value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+        if (v && v->node >= 0 && v->layout == IMP_MATMUL) return 1;
+    }
+    return 0;
+}
+
 /* Add with a constant operand: the bias of the MatMul it adds to (that
  * MatMul's linear layer, with the constant as its bias). */
 static cb_status op_add_constant(importer *im, const Onnx__NodeProto *n, int *out)
@@ -576,9 +588,12 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
     if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
-    else if (strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0 ||
-             (add_constant && imp_channel_inputs(im, n)))
+    else if ((strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0 || add_constant) &&
+             imp_channel_inputs(im, n))
         return imp_channel_affine(im, n);
+    else if (strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0 ||
+             (add_constant && !matmul_operand(im, n)))
+        s = imp_channel_broadcast(im, n, &id);
     else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
              strcmp(t, "ConstantOfShape") == 0)

@@ -8,7 +8,9 @@
  * which channel of which node, times what, plus what) and makes the
  * Concat one 1x1 convolution: weight a_c at (output k, input channel c_k),
  * bias b_c; depthwise where the channels come back in order. Anything else
- * reading a channel is refused with a message.
+ * reading a channel is refused with a message. The same ops of a whole
+ * [N,C,H,W] tensor and a constant of one value per channel (or a scalar),
+ * such as (x - mean) / std, become a depthwise 1x1 convolution each.
  *
  * Rounding: PyTorch rounds x * a, then the sum (and divides where the file
  * divides); the convolution multiplies by the combined scale and may fuse
@@ -29,6 +31,25 @@ static cb_status bind_channel(importer *im, const Onnx__NodeProto *n, int node, 
     v->layout = IMP_CHANNEL;
     v->channel = (imp_channel){channel, kept, scale, shift};
     return CB_OK;
+}
+
+/* A 1x1 convolution of node x named after n: weights w [oc, ic, 1, 1]
+ * (ic = the input's channels / groups), bias [oc]. */
+static cb_status one_by_one(importer *im, const Onnx__NodeProto *n, int x, int64_t oc, int64_t ic, const float *w,
+                            const float *bias, int groups, int *out)
+{
+    const int64_t wd[4] = {oc, ic, 1, 1}, bd[1] = {oc};
+    char name[CB_MAX_NAME], wname[CB_MAX_NAME + 8], bname[CB_MAX_NAME + 8];
+    snprintf(name, sizeof name, "%.100s", n->name && n->name[0] ? n->name : n->output[0]);
+    snprintf(wname, sizeof wname, "%s.weight", name);
+    snprintf(bname, sizeof bname, "%s.bias", name);
+    int wi = -1, bi = -1;
+    cb_status s = imp_param(im, wname, 4, wd, w, &wi);
+    if (s == CB_OK) s = imp_param(im, bname, 1, bd, bias, &bi);
+    if (s != CB_OK) return s;
+    const cb_window win = {1, 1, 1, 1, 0, 0, 1, 1};
+    *out = cb_graph_conv2d_grouped(&im->m->graph, name, x, wi, bi, &win, groups);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
 cb_status imp_channel_gather(importer *im, const Onnx__NodeProto *n, const value *data, int *handled)
@@ -104,26 +125,64 @@ cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out)
     int in_order = k == c;
     for (int i = 0; i < k && in_order; i++) in_order = imp_lookup(im, n->input[i])->channel.index == i;
     /* in order: depthwise [C, 1, 1, 1]; else dense [k, C, 1, 1] with one weight per row */
-    const int64_t wd[4] = {k, in_order ? 1 : c, 1, 1}, bd[1] = {k};
-    float *w = calloc((size_t)(k * wd[1]), sizeof *w), *bias = malloc((size_t)k * sizeof *bias);
-    cb_status s = CB_OK;
-    if (!w || !bias) s = cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    const int64_t ic = in_order ? 1 : c;
+    float *w = calloc((size_t)(k * ic), sizeof *w), *bias = malloc((size_t)k * sizeof *bias);
+    cb_status s = w && bias ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
     for (int i = 0; i < k && s == CB_OK; i++) {
         const imp_channel *p = &imp_lookup(im, n->input[i])->channel;
-        w[(size_t)i * wd[1] + (in_order ? 0 : p->index)] = p->scale;
+        w[(size_t)i * ic + (in_order ? 0 : p->index)] = p->scale;
         bias[i] = p->shift;
     }
-    char name[CB_MAX_NAME], wname[CB_MAX_NAME + 8], bname[CB_MAX_NAME + 8];
-    snprintf(name, sizeof name, "%.100s", n->name && n->name[0] ? n->name : n->output[0]);
-    snprintf(wname, sizeof wname, "%s.weight", name);
-    snprintf(bname, sizeof bname, "%s.bias", name);
-    int wi = -1, bi = -1;
-    if (s == CB_OK) s = imp_param(im, wname, 4, wd, w, &wi);
-    if (s == CB_OK) s = imp_param(im, bname, 1, bd, bias, &bi);
+    if (s == CB_OK) s = one_by_one(im, n, first->node, k, ic, w, bias, in_order ? (int)c : 1, out);
     free(w);
     free(bias);
-    if (s != CB_OK) return s;
-    const cb_window win = {1, 1, 1, 1, 0, 0, 1, 1};
-    *out = cb_graph_conv2d_grouped(&im->m->graph, name, first->node, wi, bi, &win, in_order ? (int)c : 1);
-    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+    return s;
+}
+
+/* The per-channel values of constant k for a [N,C,H,W] tensor under ONNX's
+ * broadcasting: a scalar (every dim 1) or [C,1,1] / [1,C,1,1]; NULL else. */
+static const float *per_channel(const cb_tensor *k, int64_t c, int *stride)
+{
+    if (k->dtype != CB_F32 || k->ndim > 4) return NULL;
+    const int64_t numel = cb_tensor_numel(k);
+    *stride = numel == 1 ? 0 : 1;
+    if (numel == 1) return k->data;
+    if (numel != c || k->ndim < 3) return NULL;
+    for (int d = 0; d < k->ndim; d++)
+        if (k->shape[d] != (d == k->ndim - 3 ? c : 1)) return NULL;
+    return k->data;
+}
+
+cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    const char *t = n->op_type;
+    value *a = n->n_input == 2 ? imp_lookup(im, n->input[0]) : NULL, *b = n->n_input == 2 ? imp_lookup(im, n->input[1]) : NULL;
+    value *xv = a && a->node >= 0 ? a : b, *k = xv == a ? b : a;
+    const cb_node *x = xv && xv->node >= 0 && xv->layout == IMP_PLAIN ? &im->m->graph.nodes[xv->node] : NULL;
+    int stride = 0;
+    const float *kc = x && x->ndim == 3 && k && k->node < 0 ? per_channel(&k->constant, x->dims[0], &stride) : NULL;
+    if ((!kc || (strcmp(t, "Div") == 0 && xv != a)) && strcmp(t, "Add") == 0)
+        return imp_unsupported(im, n, "a constant is added only as the bias of a MatMul right before it, or as one "
+                                      "value per channel ([C,1,1], [1,C,1,1]) or a scalar to a computed [N,C,H,W] "
+                                      "tensor (no other broadcasting)");
+    if (!kc || (strcmp(t, "Div") == 0 && xv != a))
+        return imp_unsupported(im, n, "implemented only for a computed [N,C,H,W] tensor and a float constant of one "
+                                      "value per channel ([C,1,1], [1,C,1,1]) or a scalar (a Div by the constant), or "
+                                      "for one channel of a tensor (see Gather); no other broadcasting");
+    const int64_t c = x->dims[0];
+    float *w = malloc((size_t)c * sizeof *w), *bias = malloc((size_t)c * sizeof *bias);
+    cb_status s = w && bias ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    for (int64_t i = 0; i < c && s == CB_OK; i++) {
+        const float v = kc[i * stride];
+        if (!isfinite(v) || (strcmp(t, "Div") == 0 && v == 0.0f)) {
+            s = imp_unsupported(im, n, "the constant must be finite (and not zero in a Div)");
+            break;
+        }
+        w[i] = strcmp(t, "Mul") == 0 ? v : strcmp(t, "Div") == 0 ? 1.0f / v : strcmp(t, "Sub") == 0 && xv != a ? -1.0f : 1.0f;
+        bias[i] = strcmp(t, "Add") == 0 ? v : strcmp(t, "Sub") == 0 ? (xv == a ? -v : v) : 0.0f;
+    }
+    if (s == CB_OK) s = one_by_one(im, n, xv->node, c, 1, w, bias, (int)c, out);
+    free(w);
+    free(bias);
+    return s;
 }

@@ -97,6 +97,9 @@ cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const va
 cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n);
 int imp_channel_inputs(importer *im, const Onnx__NodeProto *n);
 cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out);
+/* Mul, Add, Sub or Div of a computed [N,C,H,W] tensor and a constant of one
+ * value per channel or a scalar: a depthwise 1x1 convolution. */
+cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out);
 /* Constant folding (onnx_fold.c): where every input of a shape-arithmetic
  * node (ConstantOfShape, Concat, Reshape, Slice, Transpose, Cast,
  * Unsqueeze, Squeeze, Gather, Shape, Identity) is a constant, evaluates it
