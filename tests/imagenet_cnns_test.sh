@@ -4,7 +4,8 @@
 # ResNet-50, MobileNetV2 and Inception-v3 import and run in crossbind at every
 # optimisation level to PyTorch's logits (tests/imagenet/compare.py says how
 # close), their plans print, and crossbind's own ONNX export of each runs to
-# the same logits; Inception-v3 also as Debian's torch 1.13 exports it. Needs
+# the same logits; Inception-v3 also as Debian's torch 1.13 exports it, and
+# GoogLeNet in its pretrained form (transform_input, ceil_mode). Needs
 # runners/pytorch-python/install.sh done (torch 2.7.1, torchvision 0.22.1)
 # and scripts/setup.sh's python3-torchvision. Usage:
 # tests/imagenet_cnns_test.sh BUILD_DIR
@@ -95,6 +96,33 @@ for level in fast fastmath; do
         "$BIN" run --onnx "$D/inception_v3.onnx" --input "$D/inception_v3_x.npy" --output "$D/y_$level.npy" --level $level
     check "inception_v3 (torch 1.13): level $level gives PyTorch's logits, as accurately" \
         /usr/bin/python3 tests/imagenet/compare.py "$D/y_$level.npy" "$D/inception_v3_torch.npy" "$D/inception_v3_f64.npy"
+done
+# torchvision's GoogLeNet in its pretrained form (transform_input: the
+# image re-normalised channel by channel; max pooling with ceil_mode),
+# random weights and batch-normalisation statistics from one training
+# batch, exported by torch 1.13 at opset 13.
+expect_ok "googlenet (transform_input, ceil_mode): exported by Debian's torch 1.13" /usr/bin/python3 - "$D" <<'PYG'
+import sys, warnings, numpy as np, torch, torchvision
+warnings.simplefilter("ignore")
+torch.manual_seed(20261205)
+m = torchvision.models.googlenet(pretrained=False, aux_logits=False, transform_input=True, init_weights=True)
+for mod in m.modules():
+    if isinstance(mod, torch.nn.BatchNorm2d): mod.momentum = 1.0
+m.train()
+with torch.no_grad(): m(torch.randn(4, 3, 224, 224))
+m.eval()
+x = torch.randn(2, 3, 224, 224)
+np.save(sys.argv[1] + "/g_x.npy", x.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/g_torch.npy", m(x).numpy())
+torch.onnx.export(m, torch.zeros(1, 3, 224, 224), sys.argv[1] + "/g.onnx", opset_version=13, input_names=["x"],
+                  output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+with torch.no_grad(): np.save(sys.argv[1] + "/g_f64.npy", m.double()(x.double()).numpy())
+PYG
+for level in fast fastmath; do
+    expect_ok "googlenet: crossbind runs it at level $level" \
+        "$BIN" run --onnx "$D/g.onnx" --input "$D/g_x.npy" --output "$D/g_$level.npy" --level $level
+    check "googlenet: level $level gives PyTorch's logits, as accurately" \
+        /usr/bin/python3 tests/imagenet/compare.py "$D/g_$level.npy" "$D/g_torch.npy" "$D/g_f64.npy"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
