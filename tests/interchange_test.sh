@@ -337,7 +337,7 @@ class Norm(nn.Module):
     def __init__(s, order): super().__init__(); s.order = order
     def forward(s, x):
         c0 = torch.unsqueeze(x[:, 0], 1) * (0.229 / 0.5) + (0.485 - 0.5) / 0.5
-        c1 = 0.1 - 1.5 * (torch.unsqueeze(x[:, 1], 1) + 0.25)
+        c1 = 0.1 - 1.5 * (x[:, [1]] + 0.25)  # an index of shape [1]: the channel axis kept
         c2 = (torch.unsqueeze(x[:, 2], 1) - 0.406) / 0.225
         return torch.cat([(c0, c1, c2)[k] for k in s.order], 1)
 for name, order in (("chan", (0, 1, 2)), ("bgr", (2, 1, 0))):

@@ -46,9 +46,10 @@ static const struct { const char *op, *notes; } op_table[] = {
             "initial_h absent or zero; Y and Y_h outputs"},
     {"Gather", "rows of a float initializer by the int64 input (an embedding), axis 1 of a [N,T,H] value "
                "at the constant index -1 or T-1 (the last time step), a constant index of a shape expression, or "
-               "one channel of [N,C,H,W] (a scalar index along axis 1) that only Unsqueeze(1), Mul or Add of a "
-               "scalar constant and a Concat of channels of the same tensor read (a per-channel input "
-               "normalisation, such as torchvision's transform_input: one 1x1 convolution)"},
+               "one channel of [N,C,H,W] (a constant index along axis 1, a scalar or of shape [1]) that only "
+               "Unsqueeze(1), Mul, Add, Sub or Div of a scalar constant and a Concat of channels of the same tensor "
+               "read (a per-channel input normalisation, such as torchvision's transform_input: one 1x1 "
+               "convolution)"},
     {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
     {"GlobalAveragePool", "over [N,C,H,W]"},

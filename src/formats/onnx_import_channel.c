@@ -61,12 +61,14 @@ cb_status imp_channel_gather(importer *im, const Onnx__NodeProto *n, const value
     const cb_tensor *idx;
     cb_status s = imp_constant(im, n, 1, &idx);
     if (s != CB_OK) return s;
-    if (!idx || (idx->dtype != CB_I64 && idx->dtype != CB_I32) || idx->ndim != 0) return CB_OK;
+    /* a scalar index drops the channel axis; an index of shape [1] keeps it */
+    if (!idx || (idx->dtype != CB_I64 && idx->dtype != CB_I32) || cb_tensor_numel(idx) != 1 || idx->ndim > 1)
+        return CB_OK;
     int64_t c = idx->dtype == CB_I64 ? ((const int64_t *)idx->data)[0] : ((const int32_t *)idx->data)[0];
     if (c < 0) c += x->dims[0];
     if (c < 0 || c >= x->dims[0]) return imp_unsupported(im, n, "the channel index is out of range");
     *handled = 1;
-    return bind_channel(im, n, data->node, (int)c, 0, 1.0f, 0.0f);
+    return bind_channel(im, n, data->node, (int)c, idx->ndim == 1, 1.0f, 0.0f);
 }
 
 cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const value *v)

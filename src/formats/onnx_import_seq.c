@@ -190,7 +190,7 @@ cb_status imp_gather(importer *im, const Onnx__NodeProto *n)
         return id < 0 ? CB_ERR_SHAPE : bind(im, n, 0, id, IMP_PLAIN);
     }
     return imp_unsupported(im, n, "only embeddings, the last time step (axis 1, scalar index -1 or T-1) and one "
-                           "channel of [N,C,H,W] (axis 1, a scalar index) are implemented");
+                           "channel of [N,C,H,W] (axis 1, an index of one value) are implemented");
 }
 
 /* A constant input that must be absent or all zeros (initial states). */
