@@ -447,17 +447,14 @@ static int matmul_operand(importer *im, const Onnx__NodeProto *n)
     return 0;
 }
 
-/* Add with a constant operand: the bias of the MatMul it adds to (that
- * MatMul's linear layer, with the constant as its bias). */
+/* Add of a pending MatMul (IMP_MATMUL) and a constant, the only Add the
+ * dispatch sends here: the MatMul's linear layer with the constant as its
+ * bias. (Other Adds of a constant are per-channel maps: onnx_import_channel.c.) */
 static cb_status op_add_constant(importer *im, const Onnx__NodeProto *n, int *out)
 {
     value *a = imp_lookup(im, n->input[0]), *b = imp_lookup(im, n->input[1]);
     int k = a->node >= 0 ? 0 : 1; /* the computed operand */
     value *x = k ? b : a, *c = k ? a : b;
-    if (x->node < 0) return imp_unsupported(im, n, "an Add of two constants is not implemented");
-    if (x->layout != IMP_MATMUL)
-        return imp_unsupported(im, n, "a constant is added only as the bias of a MatMul right before it "
-                               "(no general broadcasting)");
     if (!is_float(&c->constant) || c->constant.ndim > 2 || (c->constant.ndim == 2 && c->constant.shape[0] != 1))
         return imp_unsupported(im, n, "the bias must be a float constant of shape [N] or [1,N]");
     /* a copy of the pending MatMul: other consumers of it still see the product alone */
