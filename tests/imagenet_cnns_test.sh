@@ -89,14 +89,19 @@ check "compare: with PyTorch's error within atol, 8e-4 off PyTorch's logit fails
 # and writes its own patterns (Inception-v3 at opset 11: a torch 1.13 file).
 D=$T/debian
 mkdir -p "$D"
+# debian_levels NAME: $D/NAME.onnx at fast and fastmath against $D/NAME_torch.npy and NAME_f64.npy
+debian_levels() {
+    local name=$1 level
+    for level in fast fastmath; do
+        expect_ok "$name (torch 1.13): crossbind runs it at level $level" \
+            "$BIN" run --onnx "$D/$name.onnx" --input "$D/${name}_x.npy" --output "$D/${name}_$level.npy" --level $level
+        check "$name (torch 1.13): level $level gives PyTorch's logits, as accurately" \
+            /usr/bin/python3 tests/imagenet/compare.py "$D/${name}_$level.npy" "$D/${name}_torch.npy" "$D/${name}_f64.npy"
+    done
+}
 expect_ok "inception_v3: exported by Debian's torch 1.13 at opset 11" \
     /usr/bin/python3 tests/imagenet/export.py inception_v3 11 20261205 "$D"
-for level in fast fastmath; do
-    expect_ok "inception_v3 (torch 1.13): crossbind runs it at level $level" \
-        "$BIN" run --onnx "$D/inception_v3.onnx" --input "$D/inception_v3_x.npy" --output "$D/y_$level.npy" --level $level
-    check "inception_v3 (torch 1.13): level $level gives PyTorch's logits, as accurately" \
-        /usr/bin/python3 tests/imagenet/compare.py "$D/y_$level.npy" "$D/inception_v3_torch.npy" "$D/inception_v3_f64.npy"
-done
+debian_levels inception_v3
 # torchvision's GoogLeNet in its pretrained form (transform_input: the
 # image re-normalised channel by channel; max pooling with ceil_mode),
 # random weights and batch-normalisation statistics from one training
@@ -112,17 +117,12 @@ m.train()
 with torch.no_grad(): m(torch.randn(4, 3, 224, 224))
 m.eval()
 x = torch.randn(2, 3, 224, 224)
-np.save(sys.argv[1] + "/g_x.npy", x.numpy())
-with torch.no_grad(): np.save(sys.argv[1] + "/g_torch.npy", m(x).numpy())
-torch.onnx.export(m, torch.zeros(1, 3, 224, 224), sys.argv[1] + "/g.onnx", opset_version=13, input_names=["x"],
-                  output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
-with torch.no_grad(): np.save(sys.argv[1] + "/g_f64.npy", m.double()(x.double()).numpy())
+np.save(sys.argv[1] + "/googlenet_x.npy", x.numpy())
+with torch.no_grad(): np.save(sys.argv[1] + "/googlenet_torch.npy", m(x).numpy())
+torch.onnx.export(m, torch.zeros(1, 3, 224, 224), sys.argv[1] + "/googlenet.onnx", opset_version=13,
+                  input_names=["x"], output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}})
+with torch.no_grad(): np.save(sys.argv[1] + "/googlenet_f64.npy", m.double()(x.double()).numpy())
 PYG
-for level in fast fastmath; do
-    expect_ok "googlenet: crossbind runs it at level $level" \
-        "$BIN" run --onnx "$D/g.onnx" --input "$D/g_x.npy" --output "$D/g_$level.npy" --level $level
-    check "googlenet: level $level gives PyTorch's logits, as accurately" \
-        /usr/bin/python3 tests/imagenet/compare.py "$D/g_$level.npy" "$D/g_torch.npy" "$D/g_f64.npy"
-done
+debian_levels googlenet
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
