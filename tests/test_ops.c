@@ -900,7 +900,7 @@ static void recurrent_classifier(cb_graph *g, int layer, int64_t T, int vocab, i
 TEST(recurrent_inference_slices_match)
 {
     /* LSTM, GRU, GRU-rb of 7 units; an LSTM of 8 and GRUs of 16, whose
-     * slices' steps multiply the packed recurrent matrix (cb_*_infer_packs) */
+     * slices' steps multiply the packed recurrent matrix (cb_rnn_infer_packs) */
     static const int layers[] = {0, 1, 2, 0, 1, 2}, hiddens[] = {7, 7, 7, 8, 16, 16};
     for (int k = 0; k < 12; k++) {
         const int layer = layers[k % 6], hidden = hiddens[k % 6];

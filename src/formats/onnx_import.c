@@ -576,6 +576,8 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     const int add = strcmp(t, "Add") == 0 && n->n_input == 2 && n->input[0][0] && n->input[1][0];
     value *va = add ? imp_lookup(im, n->input[0]) : NULL, *vb = add ? imp_lookup(im, n->input[1]) : NULL;
     const int add_constant = va && vb && (va->node < 0 || vb->node < 0);
+    /* Mul, Sub, Div: only scale-and-shift maps by constants (onnx_import_channel.c) */
+    const int arith = strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0;
     /* A MatMul's linear layer, made for any reader but an Add of its bias. */
     for (size_t i = 0; !add_constant && i < n->n_input; i++) {
         value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
@@ -586,12 +588,8 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
     if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
-    else if ((strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0 || add_constant) &&
-             imp_channel_inputs(im, n))
-        return imp_channel_affine(im, n);
-    else if (strcmp(t, "Mul") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Div") == 0 ||
-             (add_constant && !matmul_operand(im, n)))
-        s = imp_channel_broadcast(im, n, &id);
+    else if ((arith || add_constant) && imp_channel_inputs(im, n)) return imp_channel_affine(im, n);
+    else if (arith || (add_constant && !matmul_operand(im, n))) s = imp_channel_broadcast(im, n, &id);
     else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
              strcmp(t, "ConstantOfShape") == 0)

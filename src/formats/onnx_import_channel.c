@@ -80,25 +80,44 @@ cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const va
     return bind_channel(im, n, v->node, v->channel.index, 1, v->channel.scale, v->channel.shift);
 }
 
+/* The two operands of a binary node: *x the computed one (the first where
+ * both are), *k the other; returns whether *x comes first. */
+static int operands(importer *im, const Onnx__NodeProto *n, value **x, value **k)
+{
+    value *a = n->n_input == 2 ? imp_lookup(im, n->input[0]) : NULL, *b = n->n_input == 2 ? imp_lookup(im, n->input[1]) : NULL;
+    *x = a && a->node >= 0 ? a : b;
+    *k = *x == a ? b : a;
+    return *x == a;
+}
+
+/* (scale, shift) composed with Mul, Div, Add or Sub (op) of the constant c,
+ * the computed operand first or not; 0 where c is not finite, is zero in a
+ * Div, or divides (a Div of the constant by the tensor). Div multiplies by
+ * 1 / c: within an ulp of x / c. */
+static int compose(const char *op, int computed_first, float c, float *scale, float *shift)
+{
+    if (!isfinite(c)) return 0;
+    if (strcmp(op, "Mul") == 0) *scale *= c, *shift *= c;
+    else if (strcmp(op, "Div") == 0) {
+        if (c == 0.0f || !computed_first) return 0;
+        *scale /= c, *shift /= c;
+    } else if (strcmp(op, "Add") == 0) *shift += c;
+    else if (computed_first) *shift -= c; /* Sub: x - c */
+    else *scale = -*scale, *shift = c - *shift; /* c - x */
+    return 1;
+}
+
 cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n)
 {
-    const char *t = n->op_type;
-    value *a = n->n_input == 2 ? imp_lookup(im, n->input[0]) : NULL, *b = n->n_input == 2 ? imp_lookup(im, n->input[1]) : NULL;
-    value *ch = a && a->node >= 0 ? a : b, *k = ch == a ? b : a;
-    if (!ch || !k || ch->node < 0 || ch->layout != IMP_CHANNEL || k->node >= 0 || k->constant.dtype != CB_F32 ||
-        cb_tensor_numel(&k->constant) != 1 || (strcmp(t, "Div") == 0 && ch != a))
+    value *ch, *k;
+    const int first = operands(im, n, &ch, &k);
+    const imp_channel *p = ch && ch->node >= 0 && ch->layout == IMP_CHANNEL ? &ch->channel : NULL;
+    float scale = p ? p->scale : 0.0f, shift = p ? p->shift : 0.0f;
+    if (!p || !k || k->node >= 0 || k->constant.dtype != CB_F32 || cb_tensor_numel(&k->constant) != 1 ||
+        !compose(n->op_type, first, ((const float *)k->constant.data)[0], &scale, &shift))
         return imp_unsupported(im, n, "implemented only for one channel of a tensor (Gather along axis 1) and a "
-                                      "float scalar constant (an input normalisation; a Div by the constant)");
-    const float c = ((const float *)k->constant.data)[0];
-    if (!isfinite(c) || (strcmp(t, "Div") == 0 && c == 0.0f))
-        return imp_unsupported(im, n, "the constant must be finite (and not zero in a Div)");
-    const imp_channel *p = &ch->channel;
-    float scale = p->scale, shift = p->shift;
-    if (strcmp(t, "Mul") == 0) scale *= c, shift *= c;
-    else if (strcmp(t, "Div") == 0) scale /= c, shift /= c; /* x / c as x * (1 / c) times: within an ulp */
-    else if (strcmp(t, "Add") == 0) shift += c;
-    else if (ch == a) shift -= c; /* Sub: channel - c */
-    else scale = -scale, shift = c - shift; /* c - channel */
+                                      "finite float scalar constant (an input normalisation; a Div by the "
+                                      "constant, not zero)");
     return bind_channel(im, n, ch->node, p->index, p->kept, scale, shift);
 }
 
@@ -157,17 +176,16 @@ static const float *per_channel(const cb_tensor *k, int64_t c, int *stride)
 
 cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out)
 {
-    const char *t = n->op_type;
-    value *a = n->n_input == 2 ? imp_lookup(im, n->input[0]) : NULL, *b = n->n_input == 2 ? imp_lookup(im, n->input[1]) : NULL;
-    value *xv = a && a->node >= 0 ? a : b, *k = xv == a ? b : a;
+    value *xv, *k;
+    const int first = operands(im, n, &xv, &k);
     const cb_node *x = xv && xv->node >= 0 && xv->layout == IMP_PLAIN ? &im->m->graph.nodes[xv->node] : NULL;
     int stride = 0;
     const float *kc = x && x->ndim == 3 && k && k->node < 0 ? per_channel(&k->constant, x->dims[0], &stride) : NULL;
-    if ((!kc || (strcmp(t, "Div") == 0 && xv != a)) && strcmp(t, "Add") == 0)
+    if (!kc && strcmp(n->op_type, "Add") == 0)
         return imp_unsupported(im, n, "a constant is added only as the bias of a MatMul right before it, or as one "
                                       "value per channel ([C,1,1], [1,C,1,1]) or a scalar to a computed [N,C,H,W] "
                                       "tensor (no other broadcasting)");
-    if (!kc || (strcmp(t, "Div") == 0 && xv != a))
+    if (!kc)
         return imp_unsupported(im, n, "implemented only for a computed [N,C,H,W] tensor and a float constant of one "
                                       "value per channel ([C,1,1], [1,C,1,1]) or a scalar (a Div by the constant), or "
                                       "for one channel of a tensor (see Gather); no other broadcasting");
@@ -175,13 +193,9 @@ cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out
     float *w = malloc((size_t)c * sizeof *w), *bias = malloc((size_t)c * sizeof *bias);
     cb_status s = w && bias ? CB_OK : cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
     for (int64_t i = 0; i < c && s == CB_OK; i++) {
-        const float v = kc[i * stride];
-        if (!isfinite(v) || (strcmp(t, "Div") == 0 && v == 0.0f)) {
-            s = imp_unsupported(im, n, "the constant must be finite (and not zero in a Div)");
-            break;
-        }
-        w[i] = strcmp(t, "Mul") == 0 ? v : strcmp(t, "Div") == 0 ? 1.0f / v : strcmp(t, "Sub") == 0 && xv != a ? -1.0f : 1.0f;
-        bias[i] = strcmp(t, "Add") == 0 ? v : strcmp(t, "Sub") == 0 ? (xv == a ? -v : v) : 0.0f;
+        w[i] = 1.0f, bias[i] = 0.0f;
+        if (!compose(n->op_type, first, kc[i * stride], &w[i], &bias[i]))
+            s = imp_unsupported(im, n, "the constant must be finite (and, in a Div, the divisor and not zero)");
     }
     if (s == CB_OK) s = one_by_one(im, n, xv->node, c, 1, w, bias, (int)c, out);
     free(w);

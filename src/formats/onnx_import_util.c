@@ -97,8 +97,8 @@ cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *
     if (v->layout != IMP_PLAIN)
         return imp_unsupported(im, n, v->layout == IMP_UNAVAILABLE ? "it reads an output crossbind does not compute "
                                "(an LSTM's Y_c)" : v->layout == IMP_CHANNEL ? "it reads one channel of a tensor "
-                               "(Gather along axis 1), which is implemented only as a scale and shift (Mul, Add of "
-                               "scalars) concatenated with other channels of that tensor" : "it reads a time-major "
+                               "(Gather along axis 1), which is implemented only as a scale and shift (Mul, Add, Sub, "
+                               "Div of scalars) concatenated with other channels of that tensor" : "it reads a time-major "
                                "or recurrent-layer output in a way not implemented (see docs/onnx-ops.md)");
     *node = v->node;
     return CB_OK;

@@ -156,7 +156,7 @@ static void put_forward(cb_buf *b, const cb_exec *ex, int i, const unsigned char
         if (n->op == CB_OP_SOFTMAX_XENT || n->op == CB_OP_BCE) cb_buf_printf(b, " over the whole batch");
         const int rnn = n->op == CB_OP_LSTM || n->op == CB_OP_GRU, fast = ex->kernels != CB_KERNELS_REFERENCE;
         const int h = rnn ? (int)n->dims[1] : 0;
-        if (rnn && !ex->with_grads && (n->op == CB_OP_LSTM ? cb_lstm_infer_packs(h, fast) : cb_gru_infer_packs(h, fast)))
+        if (rnn && !ex->with_grads && cb_rnn_infer_packs(h, fast))
             cb_buf_printf(b, "; single-threaded kernels, and one sample on all threads, multiply a recurrent matrix "
                              "packed once per pass");
         if (rnn && !ex->with_grads) cb_ptable_describe(ex, i, b);

@@ -50,10 +50,10 @@ size_t cb_lstm_workspace(const cb_rnn_shape *s);
 void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, const float *w_hh, const float *b_ih,
                    const float *b_hh, float *y, float *ws, int fast, const float *ids, const float *table);
 size_t cb_lstm_infer_workspace(const cb_rnn_shape *s);
-/* Whether its steps multiply a recurrent matrix packed once per pass where
- * its kernels run single-threaded or it runs one sample on all threads
- * (fast levels, h a multiple of the packed panel). */
-int cb_lstm_infer_packs(int h, int fast);
+/* Whether an LSTM's or GRU's inference steps multiply a recurrent matrix
+ * packed once per pass where its kernels run single-threaded or it runs
+ * one sample on all threads (fast levels, h a multiple of the packed panel). */
+int cb_rnn_infer_packs(int h, int fast);
 /* GRU (rnn.c): reset_before 0 is PyTorch's GRU, 1 the Keras reset_after=False
  * variant; saved [n, t, 6h]; ws: cb_gru_workspace floats, forward too. */
 void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const float *w_ih, const float *w_hh,
@@ -68,7 +68,6 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
                   const float *b_ih, const float *b_hh, float *y, float *ws, int fast, const float *ids,
                   const float *table);
 size_t cb_gru_infer_workspace(const cb_rnn_shape *s);
-int cb_gru_infer_packs(int h, int fast); /* as cb_lstm_infer_packs */
 /* Embedding rows by token id (ids as floats; a non-integer or out-of-range
  * id is an error), and the gradient scattered into the rows used. */
 cb_status cb_embedding_fwd(int64_t n_ids, const float *ids, const float *w, int64_t vocab, int dim, float *y);

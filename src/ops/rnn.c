@@ -12,8 +12,9 @@
  * Matrix products go through rnn_gemm: double-accumulating loops at the
  * reference level, cb_gemm at the fast level. Inference whose kernels
  * run single-threaded, or of one sample, multiplies a recurrent matrix
- * packed once per pass (cb_gemm_packed), and may take its input projections from a table of
- * the embedding times W_ih (src/graph/proj_table.c). */
+ * packed once per pass (cb_gemm_packed, steps_pack), and may take its
+ * input projections from a table of the embedding times W_ih
+ * (src/graph/proj_table.c). */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -141,9 +142,22 @@ size_t cb_lstm_infer_workspace(const cb_rnn_shape *s)
     return rows * s->d + rows * 4 * s->h + 2 * (size_t)s->n * s->h + 4 * (size_t)s->h + 4 * (size_t)s->h * s->h;
 }
 
-/* H a multiple of 16: each gate's rows, and each thread's share of them
- * (whole vectors, thread_units), are whole panels. */
-int cb_lstm_infer_packs(int h, int fast) { return fast && h % CB_PACK_PANEL == 0; }
+/* H a multiple of 16: each gate's rows (the LSTM's 4H, the GRU's r, z and
+ * n), and each thread's share of them (whole vectors, thread_units), are
+ * whole panels. */
+int cb_rnn_infer_packs(int h, int fast) { return fast && h % CB_PACK_PANEL == 0; }
+
+/* How a pass of n samples runs its steps: *one_sample where one sample runs
+ * on all threads (one parallel region, thread_units); returns whether the
+ * steps multiply W_hh's panels: where the kernels run single-threaded (a
+ * slice of sliced inference, one chunk on the calling thread) or one sample
+ * runs on all threads (each thread packs and reads its own rows). A whole
+ * batch on all threads keeps the threaded cb_gemm. */
+static int steps_pack(int n, int h, int fast, int *one_sample)
+{
+    *one_sample = n == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel();
+    return cb_rnn_infer_packs(h, fast) && (omp_get_max_threads() == 1 || *one_sample);
+}
 
 /* A thread's share of hidden units: whole vectors, [lo, hi) of H. */
 static void thread_units(int H, int *lo, int *hi)
@@ -192,8 +206,8 @@ static void pack_own_rows(const float *w_hh, int H, int ng, int lo, int hi, floa
 
 /* One sample's steps t0..t0+steps on all threads (batch-1 latency): one
  * parallel region for the block, each thread the recurrent products (its
- * rows of W_hh, packed by the thread at the first step) and the cell of its own hidden units,
- * then one barrier per step. Why: the general loop forks and joins twice a
+ * rows of W_hh, packed by the thread at the first step) and the cell of
+ * its own hidden units, then one barrier per step. Why: the general loop forks and joins twice a
  * step (cb_gemm's SGEMV halves, then the cell on one thread), 600 times a
  * pass at T = 300. Each unit's sums are the same dot products. */
 static void lstm_steps_one_sample(int H, int t0, int steps, const float *w_hh, float *whp, float *gates,
@@ -227,13 +241,8 @@ void cb_lstm_infer(const cb_rnn_shape *s, const float *x, const float *w_ih, con
                                                                                        alternately c_t and c_{t-1} */
     float *bias = cs[1] + (size_t)N * H;           /* [4H] b_ih + b_hh */
     float *whp = bias + G;                         /* [4H, H] W_hh^T in panels, where packed */
-    /* Where the kernels run single-threaded (a slice of sliced inference,
-     * or one chunk on the calling thread) the steps' products use W_hh
-     * packed once per pass (gemm_packed.c), and so does one sample on all
-     * threads (each thread packs and reads its own rows); a whole batch on
-     * all threads keeps the threaded cb_gemm. */
-    const int one_sample = N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel();
-    const int packed = cb_lstm_infer_packs(H, fast) && (omp_get_max_threads() == 1 || one_sample);
+    int one_sample;
+    const int packed = steps_pack(N, H, fast, &one_sample);
     if (packed && !one_sample) cb_pack_rows_as_panels(G, H, w_hh, H, whp);
     for (int j = 0; j < G; j++) bias[j] = (b_ih ? b_ih[j] : 0.0f) + (b_hh ? b_hh[j] : 0.0f);
     for (int t0 = 0; t0 < T; t0 += TB) {
@@ -445,9 +454,6 @@ void cb_gru_fwd(const cb_rnn_shape *s, int reset_before, const float *x, const f
     }
 }
 
-/* H a multiple of 16: the recurrent rows r, z (2H) and n (H) are whole panels. */
-int cb_gru_infer_packs(int h, int fast) { return fast && h % CB_PACK_PANEL == 0; }
-
 /* Inference, as cb_lstm_infer: nothing kept for a backward pass, the
  * input projection a block of steps at a time (infer_block_steps), the
  * gates of one step in a per-sample row, and where the kernels run
@@ -511,8 +517,8 @@ void cb_gru_infer(const cb_rnn_shape *s, int reset_before, const float *x, const
     float *zero = sv + (size_t)N * S;              /* [H] h_{-1} */
     float *whp = zero + H;                         /* [3H, H] W_hh^T in panels, where packed */
     memset(zero, 0, (size_t)H * sizeof *zero);
-    const int one_sample = N == 1 && fast && omp_get_max_threads() > 1 && !omp_in_parallel();
-    const int packed = cb_gru_infer_packs(H, fast) && (omp_get_max_threads() == 1 || one_sample);
+    int one_sample;
+    const int packed = steps_pack(N, H, fast, &one_sample);
     if (packed && !one_sample) cb_pack_rows_as_panels(3 * H, H, w_hh, H, whp);
     const float rmul = reset_before ? 0.0f : 1.0f;
     const int rec_rows = reset_before ? 2 * H : 3 * H;

@@ -25,8 +25,9 @@ got, torch32, truth = (np.load(p).astype(np.float64) for p in sys.argv[1:4])
 name = sys.argv[4] if len(sys.argv) > 4 else "torch"
 assert got.shape == torch32.shape, (got.shape, torch32.shape)
 ours, theirs = np.abs(got - truth).max(), np.abs(torch32 - truth).max()
-close = np.abs(got - torch32) <= 5e-4 + 1e-3 * np.abs(torch32)
-if theirs > 5e-4 and not close.all():  # the framework's own rounding is beyond atol
+ATOL, RTOL = 5e-4, 1e-3
+close = np.abs(got - torch32) <= ATOL + RTOL * np.abs(torch32)
+if theirs > ATOL and not close.all():  # the framework's own rounding is beyond atol
     print(f"    {int((~close).sum())} element(s) outside atol + rtol of {name}; {name}'s own float32 error "
           f"({theirs:.2e}) exceeds atol, so accuracy against float64 decides")
     close[:] = True
