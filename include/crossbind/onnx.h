@@ -1,7 +1,7 @@
 /* crossbind: ONNX models, the serialization load mode.
  *
- * Import maps an ONNX graph (opset 7 to 17) onto crossbind's graph: the same
- * executor then runs it, so an imported model and a built-in one share every
+ * Import maps an ONNX graph (opsets CB_ONNX_OPSET_MIN to CB_ONNX_OPSET_MAX)
+ * onto crossbind's graph: the same executor then runs it, so an imported model and a built-in one share every
  * kernel. The first dimension of each graph input is the batch. Operators,
  * attributes or layouts that crossbind does not implement are refused with
  * an error naming them; nothing is approximated. Export writes a model's
@@ -32,6 +32,13 @@ cb_status cb_onnx_export(const cb_model *m, const char *path);
  * each one it implements (NULL for an operator it does not map). */
 const char *const *cb_onnx_supported_ops(void);
 const char *cb_onnx_op_notes(const char *op);
+/* The versions of an operator's ONNX definition the importer reads, as
+ * space-separated since_versions ("7 13 14"), or NULL. */
+const char *cb_onnx_op_versions(const char *op);
+
+/* The opsets of the default domain the importer reads. */
+#define CB_ONNX_OPSET_MIN 7
+#define CB_ONNX_OPSET_MAX 23
 
 #ifdef __cplusplus
 }

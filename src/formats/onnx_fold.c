@@ -332,11 +332,15 @@ static cb_status fold_gather(const fold *f, const cb_tensor *x, cb_tensor *out)
     return CB_OK;
 }
 
+/* Shape: the dims from start to end (opset 15 on; negative ones count
+ * from the end, both clamped to the rank). */
 static cb_status fold_shape(const fold *f, const cb_tensor *x, cb_tensor *out)
 {
-    const int64_t n = x->ndim;
+    int64_t b, e;
+    imp_shape_range(f->n, x->ndim, &b, &e);
+    const int64_t n = e > b ? e - b : 0;
     cb_status s = make(f, out, CB_I64, 1, &n);
-    if (s == CB_OK) memcpy(out->data, x->shape, (size_t)n * sizeof(int64_t));
+    if (s == CB_OK && n) memcpy(out->data, x->shape + b, (size_t)n * sizeof(int64_t));
     return s;
 }
 

@@ -16,73 +16,80 @@
 #include "onnx_util.h"
 #include "onnx_import_internal.h"
 
-/* The operators the importer maps, with what of each it implements. */
-static const struct { const char *op, *notes; } op_table[] = {
-    {"Add", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
+/* The operators the importer maps: each with the versions of its definition
+ * (the `since_version`s of the ONNX schema) in effect at opsets
+ * CB_ONNX_OPSET_MIN to CB_ONNX_OPSET_MAX, every one of which was read and
+ * is either implemented or refused by the code below (a later version that
+ * only adds element types, such as bfloat16 or float8, changes nothing for
+ * float32), and what of each operator it implements. The suite checks the
+ * versions against the pinned onnx package's schema history. */
+static const struct { const char *op, *versions, *notes; } op_table[] = {
+    {"Add", "7 13 14", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
             "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); a float constant of one value "
             "per channel ([C,1,1], [1,C,1,1]) or a scalar added to a computed [N,C,H,W] tensor (a depthwise 1x1 "
             "convolution) or to one channel of it (see Gather); no other broadcasting"},
-    {"AveragePool", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
+    {"AveragePool", "7 10 11 19 22", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
                     "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
                     "window, TensorFlow's SAME); ceil_mode with explicit pads (with count_include_pad 1 only where the "
-                    "last window stays within the padding)"},
-    {"BatchNormalization", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
+                    "last window stays within the padding); no dilations (opset 19 on)"},
+    {"BatchNormalization", "7 9 14 15", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
                            "momentum; no training_mode, one output"},
-    {"Cast", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
-    {"Clip", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is Clip(0, 6)"},
-    {"Concat", "computed tensors along axis 1 (the channels); or shape expressions and constants (building an "
+    {"Cast", "6 9 13 19 21 23", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
+    {"Clip", "6 11 12 13", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is Clip(0, 6)"},
+    {"Concat", "4 11 13", "computed tensors along axis 1 (the channels); or shape expressions and constants (building an "
                "initial state's shape)"},
-    {"Constant", "the tensor `value` form (float, double, int32, int64)"},
-    {"ConstantOfShape", "value 0 over a shape expression: a zero initial state of LSTM/GRU; any value over a "
+    {"Constant", "1 9 11 12 13 19 21 23", "the tensor `value` form (float, double, int32, int64)"},
+    {"ConstantOfShape", "9 20 21 23", "value 0 over a shape expression: a zero initial state of LSTM/GRU; any value over a "
                         "constant shape (folded at import)"},
-    {"Conv", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads (asymmetric "
+    {"Conv", "1 11 22", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads (asymmetric "
              "ones as an explicit zero border) or auto_pad"},
-    {"Div", "a computed [N,C,H,W] tensor, or one channel of it (see Gather), divided by a float constant, not "
+    {"Div", "7 13 14", "a computed [N,C,H,W] tensor, or one channel of it (see Gather), divided by a float constant, not "
             "zero, of one value per channel ([C,1,1], [1,C,1,1]) or a scalar; no other quotients"},
-    {"Dropout", "inference: the identity; no mask output; training_mode must be a constant false"},
-    {"Flatten", "axis 1 (or its negative equivalent): keeps the batch"},
-    {"GRU", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
+    {"Dropout", "7 10 12 13 22", "inference: the identity; no mask output; training_mode must be a constant false"},
+    {"Flatten", "1 9 11 13 21 23", "axis 1 (or its negative equivalent): keeps the batch"},
+    {"GRU", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
             "linear_before_reset 1 (PyTorch's GRU) or 0 (GRU-rb); default activations; no clip, sequence_lens; "
             "initial_h absent or zero; Y and Y_h outputs"},
-    {"Gather", "rows of a float initializer by the int64 input (an embedding), axis 1 of a [N,T,H] value "
+    {"Gather", "1 11 13", "rows of a float initializer by the int64 input (an embedding), axis 1 of a [N,T,H] value "
                "at the constant index -1 or T-1 (the last time step), a constant index of a shape expression, or "
                "one channel of [N,C,H,W] (a constant index along axis 1, a scalar or of shape [1]) that only "
                "Unsqueeze(1), Mul, Add, Sub or Div of a scalar constant and a Concat of channels of the same tensor "
                "read (a per-channel input normalisation, such as torchvision's transform_input: one 1x1 "
                "convolution)"},
-    {"Gemm", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
+    {"Gemm", "7 9 11 13", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
-    {"GlobalAveragePool", "over [N,C,H,W]"},
-    {"Identity", "tensors"},
-    {"LSTM", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
+    {"GlobalAveragePool", "1 22", "over [N,C,H,W]"},
+    {"Identity", "1 13 14 16 19 21 23", "tensors"},
+    {"LSTM", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
              "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
              "or zero; Y and Y_h outputs (not Y_c)"},
-    {"MatMul", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after it is "
+    {"MatMul", "1 9 13", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after it is "
                "its bias); no batched products, no product of two computed tensors"},
-    {"MaxPool", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
+    {"MaxPool", "1 8 10 11 12 22", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
                 "with explicit pads; no dilations or Indices output"},
-    {"Mul", "a computed [N,C,H,W] tensor times a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
+    {"Mul", "7 13 14", "a computed [N,C,H,W] tensor times a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
             "or a scalar, or one channel of it (see Gather) times a scalar; either operand first; no other products"},
-    {"Pad", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
-            "(opset 11 on) or attributes; no axes input, no wrap mode"},
-    {"Relu", "float32"},
-    {"Reshape", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
+    {"Pad", "2 11 13 18 19 21 23", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
+            "(opset 11 on) or attributes; the axes input (opset 18 on) as constants; no wrap mode"},
+    {"Relu", "6 13 14", "float32"},
+    {"Reshape", "5 13 14 19 21 23", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
                 "no allowzero"},
-    {"Shape", "of a computed tensor, feeding only shape expressions (initial states); of a constant (folded)"},
-    {"Slice", "of constants (shape arithmetic), folded at import: any axes and steps"},
-    {"Sigmoid", "float32"},
-    {"Softmax", "along one axis other than the batch (before opset 13: the last)"},
-    {"Squeeze", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
+    {"Shape", "1 13 15 19 21 23", "the whole shape of a computed tensor, feeding only shape expressions (initial states); of a "
+                                  "constant (folded, with start and end from opset 15 on)"},
+    {"Slice", "1 10 11 13", "of constants (shape arithmetic), folded at import: any axes and steps"},
+    {"Sigmoid", "6 13", "float32"},
+    {"Softmax", "1 11 13", "along one axis other than the batch (before opset 13: the last)"},
+    {"Squeeze", "1 11 13 21 23", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
                 "input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
-    {"Sub", "a computed [N,C,H,W] tensor and a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
+    {"Sub", "7 13 14", "a computed [N,C,H,W] tensor and a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
             "or a scalar, or one channel of it (see Gather) and a scalar; either operand first; no other "
             "differences"},
-    {"Tanh", "float32"},
-    {"Transpose", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
+    {"Tanh", "6 13", "float32"},
+    {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
                   "[N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the "
                   "model takes [N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a "
                   "constant (folded)"},
-    {"Unsqueeze", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a shape expression; "
+    {"Unsqueeze", "1 11 13 21 23", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a shape expression; "
                   "of a constant (folded)"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
@@ -98,6 +105,13 @@ const char *cb_onnx_op_notes(const char *op)
 {
     for (size_t i = 0; i < N_OPS; i++)
         if (strcmp(op_table[i].op, op) == 0) return op_table[i].notes;
+    return NULL;
+}
+
+const char *cb_onnx_op_versions(const char *op)
+{
+    for (size_t i = 0; i < N_OPS; i++)
+        if (strcmp(op_table[i].op, op) == 0) return op_table[i].versions;
     return NULL;
 }
 
@@ -234,6 +248,36 @@ static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out)
     return *out < 0 ? imp_unsupported(im, n, "its inputs differ in a dimension other than the channels") : CB_OK;
 }
 
+/* The begin and end amounts of a Pad (opset 11 on) for the 4 axes of
+ * [N,C,H,W], p[0..3] then p[4..7]: the pads input for every axis, or from
+ * opset 18 on for those its axes input names (the others get none). */
+static cb_status pad_amounts(importer *im, const Onnx__NodeProto *n, const cb_tensor *pt, int64_t p[8])
+{
+    int64_t axes[4] = {0, 1, 2, 3};
+    int64_t na = 4;
+    const cb_tensor *at = NULL;
+    cb_status s = n->n_input > 3 ? imp_constant(im, n, 3, &at) : CB_OK;
+    if (s != CB_OK) return s;
+    if (n->n_input > 3 && n->input[3][0]) {
+        if (im->opset < 18) return imp_unsupported(im, n, "an axes input before opset 18");
+        if (!at || (at->dtype != CB_I64 && at->dtype != CB_I32) || (na = cb_tensor_numel(at)) < 1 || na > 4)
+            return imp_unsupported(im, n, "axes must be 1 to 4 constant integers");
+        for (int64_t k = 0; k < na; k++) {
+            int64_t a = at->dtype == CB_I64 ? ((const int64_t *)at->data)[k] : ((const int32_t *)at->data)[k];
+            if (a < -4 || a > 3) return imp_unsupported(im, n, "an axis outside [N,C,H,W]");
+            axes[k] = a < 0 ? a + 4 : a;
+            for (int64_t j = 0; j < k; j++)
+                if (axes[j] == axes[k]) return imp_unsupported(im, n, "an axis named twice");
+        }
+    }
+    if (!pt || pt->dtype != CB_I64 || cb_tensor_numel(pt) != 2 * na)
+        return imp_unsupported(im, n, "pads must be constant int64 values, two per padded axis");
+    const int64_t *v = pt->data;
+    for (int k = 0; k < 8; k++) p[k] = 0;
+    for (int64_t k = 0; k < na; k++) p[axes[k]] = v[k], p[axes[k] + 4] = v[k + na];
+    return CB_OK;
+}
+
 /* Pad of the height and width of [N,C,H,W] (constant, reflect or edge
  * mode): pads and the value as inputs (opset 11 on) or attributes (before). */
 static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
@@ -253,9 +297,7 @@ static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
     if (im->opset >= 11) {
         const cb_tensor *pt = NULL, *vt = NULL;
         if ((s = imp_constant(im, n, 1, &pt)) != CB_OK || (s = imp_constant(im, n, 2, &vt)) != CB_OK) return s;
-        if (n->n_input > 3 && n->input[3][0]) return imp_unsupported(im, n, "the axes input is not implemented");
-        if (!pt || pt->dtype != CB_I64 || cb_tensor_numel(pt) != 8) return imp_unsupported(im, n, "pads must be 8 constant int64 values");
-        memcpy(p, pt->data, sizeof p);
+        if ((s = pad_amounts(im, n, pt, p)) != CB_OK) return s;
         if (vt) {
             if (!is_float(vt) || cb_tensor_numel(vt) != 1) return imp_unsupported(im, n, "the value must be a float scalar");
             fill = ((const float *)vt->data)[0];
@@ -831,9 +873,9 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
     if (s != CB_OK) return s;
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
-        if ((!o->domain || !o->domain[0]) && (o->version < 7 || o->version > 17))
-            s = cb_fail(CB_ERR_UNSUPPORTED, "%s: opset %lld is outside the 7-17 this importer reads", what,
-                        (long long)o->version);
+        if ((!o->domain || !o->domain[0]) && (o->version < CB_ONNX_OPSET_MIN || o->version > CB_ONNX_OPSET_MAX))
+            s = cb_fail(CB_ERR_UNSUPPORTED, "%s: opset %lld is outside the %d-%d this importer reads", what,
+                        (long long)o->version, CB_ONNX_OPSET_MIN, CB_ONNX_OPSET_MAX);
     }
     importer im = {.what = what, .gp = mp->graph, .opset = 17};
     for (size_t i = 0; i < mp->n_opset_import; i++)

@@ -63,6 +63,9 @@ value *imp_lookup(importer *im, const char *name);
 value *imp_define(importer *im, const char *name);
 const Onnx__AttributeProto *imp_attr(const Onnx__NodeProto *n, const char *name);
 int64_t imp_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt);
+/* The dims a Shape node returns, [*begin, *end) of `rank` (its start and
+ * end attributes, opset 15 on). */
+void imp_shape_range(const Onnx__NodeProto *n, int64_t rank, int64_t *begin, int64_t *end);
 float imp_attr_float(const Onnx__NodeProto *n, const char *name, float dflt);
 int imp_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max, int dflt_len, int64_t dflt);
 const char *imp_attr_str(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t size);

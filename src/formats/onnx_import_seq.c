@@ -119,6 +119,9 @@ cb_status imp_shape_op(importer *im, const Onnx__NodeProto *n)
     value *x = computed(im, n, 0);
     if (strcmp(t, "Shape") == 0) {
         if (!x || x->layout != IMP_PLAIN) return imp_unsupported(im, n, "only the shape of a computed tensor");
+        int64_t b, e, rank = im->m->graph.nodes[x->node].ndim + 1;
+        imp_shape_range(n, rank, &b, &e);
+        if (b != 0 || e != rank) return imp_unsupported(im, n, "start and end other than the whole shape");
         return bind(im, n, 0, x->node, IMP_SHAPE_EXPR);
     }
     if (strcmp(t, "Unsqueeze") == 0) {

@@ -154,3 +154,12 @@ cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dim
     *node = id;
     return CB_OK;
 }
+
+void imp_shape_range(const Onnx__NodeProto *n, int64_t rank, int64_t *begin, int64_t *end)
+{
+    int64_t b = imp_attr_int(n, "start", 0), e = imp_attr_int(n, "end", rank);
+    if (b < 0) b += rank;
+    if (e < 0) e += rank;
+    *begin = b < 0 ? 0 : b > rank ? rank : b;
+    *end = e < 0 ? 0 : e > rank ? rank : e;
+}

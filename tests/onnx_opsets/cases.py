@@ -1,0 +1,92 @@
+"""Writes small ONNX models at opsets 18 to 24, their inputs, and the outputs
+of onnx's own reference evaluator (onnx.reference, the pinned onnx 1.18 of
+the pytorch-python environment): what crossbind's importer must match where
+it accepts a model, and the models it must refuse.
+
+usage: cases.py OUT_DIR
+
+Each case CASE writes OUT_DIR/CASE.onnx and OUT_DIR/CASE_x.npy; an accepted
+case also OUT_DIR/CASE_ref.npy. The names say which.
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+out = sys.argv[1]
+rng = np.random.default_rng(20261205)
+X = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+
+
+def model(nodes, opset, inits, out_shape=None):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 5, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)
+    g = helper.make_graph(nodes, "g", [x], [y], [numpy_helper.from_array(a, k) for k, a in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def write(name, m, reference=True):
+    onnx.save(m, f"{out}/{name}.onnx")
+    np.save(f"{out}/{name}_x.npy", X)
+    if reference:
+        np.save(f"{out}/{name}_ref.npy", ReferenceEvaluator(m).run(None, {"x": X})[0])
+
+
+def pad(mode, pads, axes, opset=18, value=None):
+    inputs = ["x", "pads", "value" if value is not None else "", "axes" if axes is not None else ""]
+    inits = {"pads": np.array(pads, np.int64)}
+    if value is not None:
+        inits["value"] = np.array(value, np.float32)
+    if axes is not None:
+        inits["axes"] = np.array(axes, np.int64)
+    while inputs[-1] == "":
+        inputs.pop()
+    return model([helper.make_node("Pad", inputs, ["y"], mode=mode)], opset, inits)
+
+
+# Pad with the axes input (opset 18 on): pads only for the axes named.
+write("accept_pad_axes_hw", pad("constant", [1, 2, 0, 3], [2, 3], value=0.5))
+write("accept_pad_axes_negative_reversed", pad("reflect", [2, 1, 1, 2], [-1, -2]))
+write("accept_pad_axes_width_only", pad("edge", [3, 1], [3], opset=23))
+write("accept_pad_all_axes_opset_19", pad("constant", [0, 0, 1, 1, 0, 0, 2, 0], None, opset=19, value=-1.0))
+write("refuse_pad_axes_channels", pad("constant", [1, 1], [1]), reference=False)
+write("refuse_pad_axes_twice", pad("constant", [1, 1, 1, 1], [2, -2]), reference=False)
+write("refuse_pad_axes_before_18", pad("constant", [1, 1, 1, 1], [2, 3], opset=17), reference=False)
+write("refuse_pad_wrap_mode", pad("wrap", [1, 1, 1, 1], [2, 3], opset=19), reference=False)
+
+# Shape's start and end (opset 15 on) on a constant: the target of a
+# Reshape of x is [0] and the last two dims of a [1, 15, 6] constant.
+shape_nodes = [
+    helper.make_node("Shape", ["c"], ["s"], start=1),
+    helper.make_node("Concat", ["zero", "s"], ["target"], axis=0),
+    helper.make_node("Reshape", ["x", "target"], ["y"]),
+]
+shape_inits = {"c": np.zeros((1, 15, 6), np.float32), "zero": np.array([0], np.int64)}
+write("accept_shape_start_of_constant", model(shape_nodes, 18, shape_inits))
+shape_nodes[0] = helper.make_node("Shape", ["c"], ["s"], start=-2, end=3)
+write("accept_shape_negative_start_of_constant", model(shape_nodes, 21, shape_inits))
+# ... and of a computed tensor, whose shape crossbind tracks only whole.
+computed = [
+    helper.make_node("Shape", ["x"], ["s"], start=1),
+    helper.make_node("ConstantOfShape", ["s"], ["y"]),
+]
+write("refuse_shape_start_of_computed", model(computed, 18, {}), reference=False)
+
+# Operators whose definitions changed only in element types at opsets 21 to
+# 23 (Conv, MaxPool, AveragePool, GlobalAveragePool and Flatten at 22-23).
+w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+net = [
+    helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+    helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[1, 1]),
+    helper.make_node("AveragePool", ["p"], ["a"], kernel_shape=[2, 2], pads=[0, 0, 1, 1], count_include_pad=0),
+    helper.make_node("GlobalAveragePool", ["a"], ["g"]),
+    helper.make_node("Flatten", ["g"], ["y"]),
+]
+write("accept_cnn_opset_23", model(net, 23, {"w": w}))
+# AveragePool's dilations (opset 19 on): refused, not ignored.
+dilated = [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])]
+write("refuse_averagepool_dilations", model(dilated, 19, {}), reference=False)
+# An opset beyond the versions the importer was written against.
+write("refuse_opset_24", model(net, 24, {"w": w}), reference=False)

@@ -1,0 +1,59 @@
+#!/bin/bash
+# ONNX opsets 18 to 23: the importer's table of operator definitions against
+# the pinned onnx package's schema history (tests/onnx_opsets/versions.py),
+# small models written at those opsets against onnx's own reference
+# evaluator at every optimisation level, and refused where a newer
+# definition adds what crossbind does not implement
+# (tests/onnx_opsets/cases.py), and the ONNX backend node tests that onnx
+# 1.18 ships (opsets up to 23; tests/onnx_exclude_onnx118.txt gives the
+# reason for each case left out). Needs runners/pytorch-python/install.sh
+# done (its onnx 1.18). Usage: tests/onnx_opsets_test.sh BUILD_DIR
+set -u
+cd "$(dirname "$0")/.."
+BUILD=$1
+BIN="$PWD/$BUILD/crossbind"
+T=$(mktemp -d /tmp/crossbind-opsets-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+SUITE=opsets
+source tests/lib.sh
+PY=runners/pytorch-python/.venv/bin/python
+if ! $PY -c 'import onnx.reference' 2>"$T/err"; then
+    echo "FAIL $SUITE: the pytorch-python environment lacks onnx (run: bash runners/pytorch-python/install.sh)"
+    sed 's/^/    /' "$T/err" | tail -3
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+check "the importer's operator versions are onnx's at every opset it reads" $PY tests/onnx_opsets/versions.py "$BIN"
+expect_ok "cases written at opsets 18 to 24 with onnx's reference outputs" $PY tests/onnx_opsets/cases.py "$T"
+# The node tests' rule (tests/README.md: atol 1e-7, rtol 1e-3), shapes equal.
+close() {
+    /usr/bin/python3 -c "
+import numpy as np, sys
+a, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+sys.exit(a.shape != r.shape or not np.allclose(a, r, rtol=1e-3, atol=1e-7))" "$1" "$2"
+}
+for m in "$T"/accept_*.onnx; do
+    c=$(basename "$m" .onnx)
+    for level in reference fast fused fastmath; do
+        expect_ok "$c: runs at level $level" "$BIN" run --onnx "$m" --input "$T/${c}_x.npy" --output "$T/${c}_$level.npy" --level $level
+        check "$c: ... to onnx's reference outputs" close "$T/${c}_$level.npy" "$T/${c}_ref.npy"
+    done
+done
+refused() { expect_error "$1: refused, naming why" "$2" "$BIN" run --onnx "$T/$1.onnx" --input "$T/$1_x.npy" --output "$T/out.npy"; }
+refused refuse_pad_axes_channels "only the height and width are padded"
+refused refuse_pad_axes_twice "an axis named twice"
+refused refuse_pad_axes_before_18 "an axes input before opset 18"
+refused refuse_pad_wrap_mode "only modes constant, reflect and edge"
+refused refuse_shape_start_of_computed "start and end other than the whole shape"
+refused refuse_averagepool_dilations "dilated pooling windows are not implemented"
+refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
+# The node tests of the onnx package itself, every level (onnx_conformance).
+NODE=$(ls -d runners/pytorch-python/.venv/lib/python3*/site-packages/onnx/backend/test/data/node 2>/dev/null | head -1)
+"./$BUILD/onnx_conformance" "${NODE:-missing}" tests/onnx_exclude_onnx118.txt >"$T/node" 2>&1
+rc=$?
+grep -E "^(FAIL|onnx node tests)" "$T/node"
+read -r np nf < <(awk '/ passed, .* failed/ {print $1, $3}' "$T/node")
+check "onnx 1.18's node tests: every case claimed passes at every level, every exclusion still claimed ($np passed)" \
+    test "$rc" = 0 -a "${nf:-1}" = 0 -a "${np:-0}" -gt 80
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
