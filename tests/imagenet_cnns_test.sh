@@ -1,7 +1,9 @@
 #!/bin/bash
 # The ImageNet CNNs of DeltaNN as torchvision builds them and torch.onnx.export
-# writes them (random weights, a fixed seed; opsets 11, 13, 18 and 20): ResNet-18,
-# ResNet-50, MobileNetV2 and Inception-v3 import and run in crossbind at every
+# writes them (random weights, a fixed seed; opsets 11 to 20): ResNet-18,
+# ResNet-50, MobileNetV2, Inception-v3, MobileNetV3 (small and large: hard
+# swish, squeeze-and-excitation gates) and EfficientNet-B0 (SiLU as x *
+# Sigmoid(x), gates) import and run in crossbind at every
 # optimisation level to PyTorch's logits (tests/imagenet/compare.py says how
 # close), their plans print, and crossbind's own ONNX export of each runs to
 # the same logits; Inception-v3 also as Debian's torch 1.13 exports it, and
@@ -63,6 +65,9 @@ resnet18 11 reference fast fused fastmath
 mobilenet_v2 13 reference fast fused fastmath
 resnet50 18 fast fused fastmath
 inception_v3 20 fast fused fastmath
+mobilenet_v3_small 14 reference fast fused fastmath
+mobilenet_v3_large 18 fast fused fastmath
+efficientnet_b0 17 fast fused fastmath
 LIST
 # The comparison's rule for logits far from order one (compare.py): where
 # PyTorch's own float32 error exceeds atol, accuracy against float64 alone

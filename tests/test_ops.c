@@ -700,6 +700,27 @@ static int b_softmax0(cb_graph *g, int x) { return cb_graph_softmax(g, cb_graph_
 static int b_softmax2(cb_graph *g, int x) { return cb_graph_softmax(g, cb_graph_conv2d(g, "conv", x, 3, 3, 1, 1, 1), 2); }
 static int b_clip(cb_graph *g, int x) { return cb_graph_clip(g, x, -0.2f, 0.3f); }
 static int b_conv_tanh_pool(cb_graph *g, int x) { return b_maxpool2(g, b_tanh(g, b_conv5(g, x))); }
+/* Products: a squeeze-and-excitation gate (each plane scaled by the sigmoid
+ * of its mean), SiLU's x * sigmoid(x) of one shape, and a node times
+ * itself; MobileNetV3's hard sigmoid (ONNX's default slope) and hard
+ * swish, over inputs clear of their corners. */
+static int b_mul_gate(cb_graph *g, int x)
+{
+    int c = cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1);
+    return cb_graph_mul(g, c, b_sigmoid(g, cb_graph_global_avgpool(g, c)));
+}
+static int b_mul_silu(cb_graph *g, int x)
+{
+    int c = cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1);
+    return cb_graph_mul(g, c, b_sigmoid(g, c));
+}
+static int b_mul_square(cb_graph *g, int x)
+{
+    int c = cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1);
+    return cb_graph_mul(g, c, c);
+}
+static int b_hardsigmoid(cb_graph *g, int x) { return cb_graph_hardsigmoid(g, x, 0.2f, 0.5f); }
+static int b_hardswish(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_HARDSWISH, x); }
 
 TEST(gradients_match_finite_differences)
 {
@@ -734,6 +755,11 @@ TEST(gradients_match_finite_differences)
         fd_check("fd linear + sigmoid + binary cross-entropy", 7, 0, 0, b_linear, 1, kern, 0.1f);
         fd_check("fd batchnorm (training)", 2, 4, 4, b_bn, 0, kern, 0.05f);
         fd_check("fd dropout", 2, 3, 3, b_dropout, 0, kern, 0.1f);
+        fd_check("fd mul by a channel gate", 2, 4, 3, b_mul_gate, 0, kern, 0.03f);
+        fd_check("fd mul of one shape (x sigmoid(x))", 2, 4, 3, b_mul_silu, 0, kern, 0.03f);
+        fd_check("fd mul of a node by itself", 2, 4, 3, b_mul_square, 0, kern, 0.03f);
+        fd_check("fd hard sigmoid", 2, 3, 3, b_hardsigmoid, 0, kern, 0.4f);
+        fd_check("fd hard swish", 2, 3, 3, b_hardswish, 0, kern, 0.45f);
     }
 }
 

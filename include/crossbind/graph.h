@@ -50,6 +50,10 @@ typedef enum cb_op {
     CB_OP_CONCAT,      /* in: 2 to CB_MAX_INPUTS tensors joined along their first per-sample dim (channels) */
     CB_OP_PAD,         /* in: x[C,H,W] -> [C,H+top+bottom,W+left+right], the border filled with lo */
     CB_OP_SOFTMAX,     /* softmax along per-sample dimension `axis` */
+    CB_OP_MUL,         /* in: a, b: a * b, b of a's shape, or b [C,1,1] scaling each plane of a [C,H,W]
+                        * (a channel gate: squeeze-and-excitation) */
+    CB_OP_HARDSIGMOID, /* min(max(alpha x + beta, 0), 1); NaN stays NaN */
+    CB_OP_HARDSWISH,   /* x min(max(x + 3, 0), 6) / 6, as PyTorch's hardswish */
     CB_OP_COUNT
 } cb_op;
 
@@ -80,6 +84,7 @@ typedef struct cb_node {
     int pad_mode;               /* pad: a cb_pad_mode */
     int exclude_pad;            /* average pooling: divide by the input elements in the window (ph, pw: top, left) */
     int axis;                   /* softmax: the per-sample dimension */
+    float alpha, beta;          /* hard sigmoid: the slope and offset */
     /* batch normalisation and dropout */
     float eps, momentum, p;
     int reset_before;           /* GRU: 1 for the reset-before variant (GRU-rb) */
@@ -168,7 +173,7 @@ int cb_graph_last_step(cb_graph *g, int x);
 int cb_graph_dropout(cb_graph *g, int x, float p);
 /* A view of x with new per-sample dims (same element count). */
 int cb_graph_reshape(cb_graph *g, int x, int ndim, const int64_t *dims);
-int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, flatten */
+int cb_graph_unary(cb_graph *g, cb_op op, int x); /* tanh, relu, sigmoid, hardswish, flatten */
 /* Products' floating-point operations (2 per multiply-add) of one sample's
  * forward pass through a node (convolution, linear, LSTM, GRU; 0 for other
  * ops) and through the whole graph. A training step is counted as 3 times
@@ -184,6 +189,11 @@ double cb_graph_forward_flops_done(const cb_graph *g);
 const char *cb_op_name(cb_op op);
 /* a + b, elementwise, of two nodes with the same per-sample shape. */
 int cb_graph_add(cb_graph *g, int a, int b);
+/* a * b: b of a's shape, or b [C,1,1] against a [C,H,W] (a channel gate). */
+int cb_graph_mul(cb_graph *g, int a, int b);
+/* min(max(alpha x + beta, 0), 1) (ONNX's HardSigmoid; PyTorch's hardsigmoid
+ * is alpha 1/6, beta 1/2). */
+int cb_graph_hardsigmoid(cb_graph *g, int x, float alpha, float beta);
 /* The n tensors in[] joined along their first per-sample dimension (the
  * channels of [C,H,W]); the others must agree. More than CB_MAX_INPUTS
  * become a chain of concatenations. */

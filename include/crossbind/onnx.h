@@ -1,11 +1,12 @@
 /* crossbind: ONNX models, the serialization load mode.
  *
  * Import maps an ONNX graph (opsets CB_ONNX_OPSET_MIN to CB_ONNX_OPSET_MAX)
- * onto crossbind's graph: the same executor then runs it, so an imported model and a built-in one share every
- * kernel. The first dimension of each graph input is the batch. Operators,
+ * onto crossbind's graph: the same executor then runs it, so an imported
+ * model and a built-in one share every kernel. The first dimension of each graph input is the batch. Operators,
  * attributes or layouts that crossbind does not implement are refused with
  * an error naming them; nothing is approximated. Export writes a model's
- * graph (without its loss) as opset 13 with a dynamic batch axis "N". */
+ * graph (without its loss) as opset 13 (14 with a hard swish) with a
+ * dynamic batch axis "N". */
 #ifndef CROSSBIND_ONNX_H
 #define CROSSBIND_ONNX_H
 

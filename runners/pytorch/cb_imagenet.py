@@ -17,7 +17,8 @@ import sys
 
 import torch
 
-SIDES = {"mobilenet_v2": 224, "resnet18": 224, "resnet50": 224, "resnet101": 224, "inception_v3": 299}
+SIDES = {"mobilenet_v2": 224, "resnet18": 224, "resnet50": 224, "resnet101": 224, "inception_v3": 299,
+         "mobilenet_v3_small": 224, "mobilenet_v3_large": 224, "efficientnet_b0": 224}
 
 
 def torchvision_or_exit(fail):

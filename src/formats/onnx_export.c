@@ -1,5 +1,5 @@
-/* ONNX export: a model's prediction graph as an opset-13 ModelProto with a
- * dynamic batch axis "N". Parameters become initializers under their
+/* ONNX export: a model's prediction graph as an opset-13 ModelProto (14
+ * with a hard swish) with a dynamic batch axis "N". Parameters become initializers under their
  * canonical names, so an exported file also loads in parameters mode. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,6 +353,14 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_LSTM:
     case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
     case CB_OP_ADD: n = node(e, "Add", gn->name, 2, in, out, 0); break;
+    case CB_OP_MUL: n = node(e, "Mul", gn->name, 2, in, out, 0); break; /* a gate [N,C,1,1] broadcasts */
+    case CB_OP_HARDSWISH: n = node(e, "HardSwish", gn->name, 1, in, out, 0); break;
+    case CB_OP_HARDSIGMOID:
+        if ((n = node(e, "HardSigmoid", gn->name, 1, in, out, 2))) {
+            n->attribute[n->n_attribute++] = float_attr(&e->a, "alpha", gn->alpha);
+            n->attribute[n->n_attribute++] = float_attr(&e->a, "beta", gn->beta);
+        }
+        break;
     case CB_OP_GLOBAL_AVGPOOL: n = node(e, "GlobalAveragePool", gn->name, 1, in, out, 0); break;
     case CB_OP_PAD: { /* opset 11 on: pads [N,C,H,W begins, then ends] and the value as inputs */
         char pn[CB_MAX_NAME + 8], vn[CB_MAX_NAME + 8];
@@ -409,6 +417,15 @@ static int feeds_embedding(const cb_graph *g, int input)
     return 0;
 }
 
+/* Opset 13, or 14 where the graph has a hard swish (ONNX's HardSwish
+ * arrives at 14; the other ops read the same at both). */
+static int64_t export_opset(const cb_graph *g)
+{
+    for (int i = 0; i < g->count; i++)
+        if (g->nodes[i].op == CB_OP_HARDSWISH) return 14;
+    return 13;
+}
+
 cb_status cb_onnx_export(const cb_model *m, const char *path)
 {
     const cb_graph *g = &m->graph;
@@ -457,7 +474,7 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
     if (s == CB_OK) {
         opset.domain = str(&e.a, "");
         opset.has_version = 1;
-        opset.version = 13;
+        opset.version = export_opset(g);
         mp.has_ir_version = 1;
         mp.ir_version = 7;
         mp.n_opset_import = 1;

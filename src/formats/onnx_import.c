@@ -59,6 +59,8 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
     {"Gemm", "7 9 11 13", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
              "scalar; no transA"},
     {"GlobalAveragePool", "1 22", "over [N,C,H,W]"},
+    {"HardSigmoid", "6 22", "float32; alpha, beta"},
+    {"HardSwish", "14 22", "float32 (MobileNetV3)"},
     {"Identity", "1 13 14 16 19 21 23", "tensors"},
     {"LSTM", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
              "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
@@ -67,8 +69,10 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
                "its bias); no batched products, no product of two computed tensors"},
     {"MaxPool", "1 8 10 11 12 22", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
                 "with explicit pads; no dilations or Indices output"},
-    {"Mul", "7 13 14", "a computed [N,C,H,W] tensor times a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
-            "or a scalar, or one channel of it (see Gather) times a scalar; either operand first; no other products"},
+    {"Mul", "7 13 14", "two computed tensors of one shape (SiLU's x * Sigmoid(x)) or [N,C,H,W] and [N,C,1,1] (a "
+            "squeeze-and-excitation gate), either operand first; a computed [N,C,H,W] tensor times a float constant of "
+            "one value per channel ([C,1,1], [1,C,1,1]) or a scalar, or one channel of it (see Gather) times a scalar; "
+            "no other products"},
     {"Pad", "2 11 13 18 19 21 23", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
             "(opset 11 on) or attributes; the axes input (opset 18 on) as constants; no wrap mode"},
     {"Relu", "6 13 14", "float32"},
@@ -276,6 +280,24 @@ static cb_status pad_amounts(importer *im, const Onnx__NodeProto *n, const cb_te
     for (int k = 0; k < 8; k++) p[k] = 0;
     for (int64_t k = 0; k < na; k++) p[axes[k]] = v[k], p[axes[k] + 4] = v[k + na];
     return CB_OK;
+}
+
+/* Mul of two computed tensors: of one shape, or a [N,C,H,W] tensor and a
+ * [N,C,1,1] gate in either order (the gate goes second). */
+static cb_status op_mul(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int a, b;
+    cb_status s;
+    if ((s = imp_activation(im, n, 0, &a)) != CB_OK || (s = imp_activation(im, n, 1, &b)) != CB_OK) return s;
+    const cb_graph *g = &im->m->graph;
+    if (cb_node_numel(&g->nodes[a]) < cb_node_numel(&g->nodes[b])) {
+        const int t = a;
+        a = b, b = t;
+    }
+    *out = cb_graph_mul(&im->m->graph, a, b);
+    return *out < 0 ? imp_unsupported(im, n, "its inputs are neither of one shape nor [N,C,H,W] and [N,C,1,1] "
+                                             "(no other broadcasting is implemented)")
+                    : CB_OK;
 }
 
 /* Pad of the height and width of [N,C,H,W] (constant, reflect or edge
@@ -631,6 +653,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
     if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
     else if ((arith || add_constant) && imp_channel_inputs(im, n)) return imp_channel_affine(im, n);
+    else if (strcmp(t, "Mul") == 0 && computed_plain(im, n, 0) && computed_plain(im, n, 1)) s = op_mul(im, n, &id);
     else if (arith || (add_constant && !matmul_operand(im, n))) s = imp_channel_broadcast(im, n, &id);
     else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
@@ -657,13 +680,20 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
         if ((s = imp_activation(im, n, 0, &x)) == CB_OK && (id = cb_graph_global_avgpool(&im->m->graph, x)) < 0)
             s = imp_unsupported(im, n, "its input is not [N,C,H,W]");
     }
-    else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0) {
+    else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0 ||
+             strcmp(t, "HardSwish") == 0) {
         int x;
         if ((s = imp_activation(im, n, 0, &x)) == CB_OK) {
-            cb_op op = t[0] == 'R' ? CB_OP_RELU : t[0] == 'T' ? CB_OP_TANH : CB_OP_SIGMOID;
+            cb_op op = t[0] == 'R' ? CB_OP_RELU : t[0] == 'T' ? CB_OP_TANH : t[0] == 'S' ? CB_OP_SIGMOID : CB_OP_HARDSWISH;
             id = cb_graph_unary(&im->m->graph, op, x);
             if (id < 0) s = CB_ERR_SHAPE;
         }
+    } else if (strcmp(t, "HardSigmoid") == 0) {
+        int x;
+        if ((s = imp_activation(im, n, 0, &x)) == CB_OK &&
+            (id = cb_graph_hardsigmoid(&im->m->graph, x, imp_attr_float(n, "alpha", 0.2f),
+                                       imp_attr_float(n, "beta", 0.5f))) < 0)
+            s = imp_unsupported(im, n, "alpha and beta must be finite");
     } else if (strcmp(t, "Identity") == 0 || strcmp(t, "Dropout") == 0) {
         /* Inference: Dropout is the identity; its mask output is not produced. */
         if (n->n_output > 1 && n->output[1][0]) return imp_unsupported(im, n, "the mask output is not implemented");

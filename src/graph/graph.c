@@ -541,14 +541,14 @@ const char *cb_op_name(cb_op op)
     static const char *names[CB_OP_COUNT] = {
         "input", "param", "conv2d", "maxpool", "avgpool", "linear", "tanh", "relu",
         "sigmoid", "flatten", "batchnorm", "dropout", "embedding", "lstm", "gru", "last_step", "softmax_xent", "bce",
-        "add", "global_avgpool", "clip", "concat", "pad", "softmax"};
+        "add", "global_avgpool", "clip", "concat", "pad", "softmax", "mul", "hardsigmoid", "hardswish"};
     return op < CB_OP_COUNT ? names[op] : "?";
 }
 
 int cb_graph_unary(cb_graph *g, cb_op op, int x)
 {
     if (x < 0 || x >= g->count) return -1;
-    if (op != CB_OP_TANH && op != CB_OP_RELU && op != CB_OP_SIGMOID && op != CB_OP_FLATTEN) {
+    if (op != CB_OP_TANH && op != CB_OP_RELU && op != CB_OP_SIGMOID && op != CB_OP_HARDSWISH && op != CB_OP_FLATTEN) {
         cb_fail(CB_ERR_INVALID_ARG, "graph: %s is not a unary op", cb_op_name(op));
         return -1;
     }
@@ -571,6 +571,35 @@ int cb_graph_add(cb_graph *g, int a, int b)
     }
     int in[2] = {a, b};
     return add_auto(g, CB_OP_ADD, in, 2, x->ndim, x->dims);
+}
+
+int cb_graph_mul(cb_graph *g, int a, int b)
+{
+    if (a < 0 || b < 0 || a >= g->count || b >= g->count) return -1;
+    const cb_node *x = &g->nodes[a], *y = &g->nodes[b];
+    int same = x->ndim == y->ndim && x->batched && y->batched;
+    for (int d = 0; same && d < x->ndim; d++) same = x->dims[d] == y->dims[d];
+    const int gate = x->ndim == 3 && y->ndim == 3 && x->batched && y->batched && y->dims[0] == x->dims[0] &&
+                     y->dims[1] == 1 && y->dims[2] == 1;
+    if (!same && !gate) {
+        cb_fail(CB_ERR_SHAPE, "mul: '%s' and '%s' are neither of one shape nor [C,H,W] and [C,1,1]", x->name, y->name);
+        return -1;
+    }
+    int in[2] = {a, b};
+    return add_auto(g, CB_OP_MUL, in, 2, x->ndim, x->dims);
+}
+
+int cb_graph_hardsigmoid(cb_graph *g, int x, float alpha, float beta)
+{
+    if (x < 0 || x >= g->count) return -1;
+    if (!isfinite(alpha) || !isfinite(beta)) {
+        cb_fail(CB_ERR_INVALID_ARG, "hard sigmoid of '%s': alpha and beta must be finite", g->nodes[x].name);
+        return -1;
+    }
+    int id = add_auto(g, CB_OP_HARDSIGMOID, &x, 1, g->nodes[x].ndim, g->nodes[x].dims);
+    if (id < 0) return -1;
+    g->nodes[id].alpha = alpha, g->nodes[id].beta = beta;
+    return id;
 }
 
 int cb_graph_concat(cb_graph *g, int n, const int *in)

@@ -61,6 +61,6 @@ const cb_op_desc *cb_op_desc_of(cb_op op);
 extern const cb_op_desc cb_op_input, cb_op_param, cb_op_flatten, cb_op_conv2d, cb_op_maxpool2d, cb_op_avgpool2d,
     cb_op_global_avgpool, cb_op_linear, cb_op_tanh, cb_op_relu, cb_op_sigmoid, cb_op_batchnorm2d, cb_op_dropout,
     cb_op_embedding, cb_op_lstm, cb_op_gru, cb_op_last_step, cb_op_softmax_xent, cb_op_bce, cb_op_add, cb_op_clip,
-    cb_op_concat, cb_op_pad, cb_op_softmax;
+    cb_op_concat, cb_op_pad, cb_op_softmax, cb_op_mul, cb_op_hardsigmoid, cb_op_hardswish;
 
 #endif

@@ -26,6 +26,9 @@ static const cb_op_desc *const table[CB_OP_COUNT] = {
     [CB_OP_CONCAT] = &cb_op_concat,
     [CB_OP_PAD] = &cb_op_pad,
     [CB_OP_SOFTMAX] = &cb_op_softmax,
+    [CB_OP_MUL] = &cb_op_mul,
+    [CB_OP_HARDSIGMOID] = &cb_op_hardsigmoid,
+    [CB_OP_HARDSWISH] = &cb_op_hardswish,
 };
 
 const cb_op_desc *cb_op_desc_of(cb_op op)

@@ -85,6 +85,27 @@ net = [
     helper.make_node("Flatten", ["g"], ["y"]),
 ]
 write("accept_cnn_opset_23", model(net, 23, {"w": w}))
+# MobileNetV3's and EfficientNet's blocks: hard swish, a squeeze-and-
+# excitation gate (SiLU inside, hard sigmoid at ONNX's default slope, the
+# gate as Mul's first operand), at opsets 14 and 22.
+se = [
+    helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+    helper.make_node("HardSwish", ["c"], ["hs"]),
+    helper.make_node("GlobalAveragePool", ["hs"], ["g"]),
+    helper.make_node("Conv", ["g", "squeeze"], ["s"]),
+    helper.make_node("Sigmoid", ["s"], ["sig"]),
+    helper.make_node("Mul", ["s", "sig"], ["silu"]),
+    helper.make_node("Conv", ["silu", "excite"], ["e"]),
+    helper.make_node("HardSigmoid", ["e"], ["gate"]),
+    helper.make_node("Mul", ["gate", "hs"], ["y"]),
+]
+se_inits = {"w": w, "squeeze": rng.standard_normal((2, 4, 1, 1)).astype(np.float32),
+            "excite": rng.standard_normal((4, 2, 1, 1)).astype(np.float32)}
+write("accept_se_gate_hardswish_opset_14", model(se, 14, se_inits))
+write("accept_se_gate_hardswish_opset_22", model(se, 22, se_inits))
+# A product broadcast other than by a channel gate: refused.
+rows = [helper.make_node("Conv", ["x", "w1"], ["m"]), helper.make_node("Mul", ["x", "m"], ["y"])]
+write("refuse_mul_broadcast_over_channels", model(rows, 18, {"w1": w[:1]}), reference=False)
 # AveragePool's dilations (opset 19 on): refused, not ignored.
 dilated = [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])]
 write("refuse_averagepool_dilations", model(dilated, 19, {}), reference=False)

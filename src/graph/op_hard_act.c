@@ -1,0 +1,72 @@
+/* The piecewise-linear activations of MobileNetV3: hard sigmoid
+ * (min(max(alpha x + beta, 0), 1), its squeeze-and-excitation gates) and
+ * hard swish (x relu6(x + 3) / 6, written as PyTorch computes it so that
+ * both round alike). Neither is fused into a convolution; both are exact
+ * at every level. */
+#include "exec_internal.h"
+#include "op.h"
+
+#define SPLIT_FLOATS 65536
+
+static float hard_sigmoid(float x, float alpha, float beta)
+{
+    const float v = alpha * x + beta;
+    return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; /* NaN falls through */
+}
+
+static float hard_swish(float x)
+{
+    const float r = x + 3.0f;
+    return x * (r < 0.0f ? 0.0f : r > 6.0f ? 6.0f : r) / 6.0f;
+}
+
+static cb_status hardsigmoid_forward(const cb_step *st)
+{
+    const int64_t k = (int64_t)cb_node_floats(st->n, st->batch);
+    const float alpha = st->n->alpha, beta = st->n->beta, *x = st->x;
+    float *y = st->y;
+#pragma omp parallel for schedule(static) if (st->fast && k > SPLIT_FLOATS)
+    for (int64_t j = 0; j < k; j++) y[j] = hard_sigmoid(x[j], alpha, beta);
+    return CB_OK;
+}
+
+/* The slope alpha where the ramp is strictly inside (0, 1), as PyTorch's
+ * hardsigmoid_backward (zero at the corners). */
+static cb_status hardsigmoid_backward(const cb_step *st)
+{
+    if (!st->dx) return CB_OK;
+    const int64_t k = (int64_t)cb_node_floats(st->n, st->batch);
+    const float alpha = st->n->alpha, beta = st->n->beta;
+    for (int64_t j = 0; j < k; j++) {
+        const float v = alpha * st->x[j] + beta;
+        if (v > 0.0f && v < 1.0f) st->dx[j] += alpha * st->dy[j];
+    }
+    return CB_OK;
+}
+
+static cb_status hardswish_forward(const cb_step *st)
+{
+    const int64_t k = (int64_t)cb_node_floats(st->n, st->batch);
+    const float *x = st->x;
+    float *y = st->y;
+#pragma omp parallel for schedule(static) if (st->fast && k > SPLIT_FLOATS)
+    for (int64_t j = 0; j < k; j++) y[j] = hard_swish(x[j]);
+    return CB_OK;
+}
+
+/* 0 below -3, (2x + 3) / 6 up to 3, 1 above: PyTorch's hardswish_backward
+ * (which takes the middle piece on [-3, 3]). */
+static cb_status hardswish_backward(const cb_step *st)
+{
+    if (!st->dx) return CB_OK;
+    const int64_t k = (int64_t)cb_node_floats(st->n, st->batch);
+    for (int64_t j = 0; j < k; j++) {
+        const float x = st->x[j];
+        const float slope = x < -3.0f ? 0.0f : x <= 3.0f ? x / 3.0f + 0.5f : 1.0f;
+        st->dx[j] += slope * st->dy[j];
+    }
+    return CB_OK;
+}
+
+const cb_op_desc cb_op_hardsigmoid = {.forward = hardsigmoid_forward, .backward = hardsigmoid_backward};
+const cb_op_desc cb_op_hardswish = {.forward = hardswish_forward, .backward = hardswish_backward};
