@@ -19,12 +19,8 @@ trap 'rm -rf "$T"' EXIT
 SUITE=imagenet
 source tests/lib.sh
 PY=runners/pytorch-python/.venv/bin/python
-if ! $PY -c 'import torchvision, onnx' 2>"$T/err"; then
-    echo "FAIL $SUITE: the pytorch-python environment lacks torchvision or onnx (run: bash runners/pytorch-python/install.sh)"
-    sed 's/^/    /' "$T/err" | tail -3
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_python $PY 'import torchvision, onnx' "the pytorch-python environment lacks torchvision or onnx" \
+    "bash runners/pytorch-python/install.sh"
 # model opset levels: the reference level (double sums, direct loops) only
 # where it takes seconds.
 while read -r model opset levels; do

@@ -26,12 +26,8 @@ trap 'rm -rf "$T"' EXIT
 SUITE=keras
 source tests/lib.sh
 PY=runners/tensorflow-python/.venv/bin/python
-if ! TF_CPP_MIN_LOG_LEVEL=2 $PY -c 'import tensorflow, tf2onnx, onnx; assert tf2onnx.__version__ == "1.17.0"' 2>"$T/err"; then
-    echo "FAIL $SUITE: the tensorflow-python environment is missing or lacks tf2onnx 1.17.0 (run: bash runners/tensorflow-python/install.sh)"
-    sed 's/^/    /' "$T/err" | tail -3
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+TF_CPP_MIN_LOG_LEVEL=2 require_python $PY 'import tensorflow, tf2onnx, onnx; assert tf2onnx.__version__ == "1.17.0"' \
+    "the tensorflow-python environment is missing or lacks tf2onnx 1.17.0" "bash runners/tensorflow-python/install.sh"
 if [ ! -x "$BIN" ]; then echo "FAIL $SUITE: $BIN is missing (run make)"; echo "0 passed, 1 failed"; exit 1; fi
 SEED=20261203
 # model opsets export-options levels (per file; the reference level, double

@@ -23,6 +23,18 @@ expect_ok() {
     else echo "FAIL $SUITE: $name"; sed 's/^/    /' "$T/err" | head -5; fail=$((fail + 1)); fi
 }
 
+# require_python PYTHON CODE WHAT INSTALL: ends the suite with one FAIL
+# saying WHAT and the command that installs it, where PYTHON (a runner's
+# environment) cannot run CODE (its imports).
+require_python() {
+    if ! "$1" -c "$2" 2>"$T/err"; then
+        echo "FAIL $SUITE: $3 (run: $4)"
+        sed 's/^/    /' "$T/err" | tail -3
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+}
+
 # check NAME CMD...: the command succeeds.
 check() {
     local name="$1"; shift

@@ -17,12 +17,8 @@ trap 'rm -rf "$T"' EXIT
 SUITE=opsets
 source tests/lib.sh
 PY=runners/pytorch-python/.venv/bin/python
-if ! $PY -c 'import onnx.reference' 2>"$T/err"; then
-    echo "FAIL $SUITE: the pytorch-python environment lacks onnx (run: bash runners/pytorch-python/install.sh)"
-    sed 's/^/    /' "$T/err" | tail -3
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_python $PY 'import onnx.reference' "the pytorch-python environment lacks onnx" \
+    "bash runners/pytorch-python/install.sh"
 check "the importer's operator versions are onnx's at every opset it reads" $PY tests/onnx_opsets/versions.py "$BIN"
 expect_ok "cases written at opsets 18 to 24 with onnx's reference outputs" $PY tests/onnx_opsets/cases.py "$T"
 # The node tests' rule (tests/README.md: atol 1e-7, rtol 1e-3), shapes equal.
