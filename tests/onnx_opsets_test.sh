@@ -43,6 +43,8 @@ refused refuse_pad_wrap_mode "only modes constant, reflect and edge"
 refused refuse_shape_start_of_computed "start and end other than the whole shape"
 refused refuse_averagepool_dilations "dilated pooling windows are not implemented"
 refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
+refused refuse_reduce_mean_channels "only over the height and width"
+refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
 refused refuse_mul_broadcast_over_channels "neither of one shape nor \[N,C,H,W\] and \[N,C,1,1\]"
 # The node tests of the onnx package itself, every level (onnx_conformance).
 NODE=$(ls -d runners/pytorch-python/.venv/lib/python3*/site-packages/onnx/backend/test/data/node 2>/dev/null | head -1)

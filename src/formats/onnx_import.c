@@ -75,6 +75,9 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
             "no other products"},
     {"Pad", "2 11 13 18 19 21 23", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
             "(opset 11 on) or attributes; the axes input (opset 18 on) as constants; no wrap mode"},
+    {"ReduceMean", "1 11 13 18", "over the height and width of [N,C,H,W] (axes 2 and 3, or -2 and -1, as an "
+                                 "attribute before opset 18 and a constant input from 18 on): global average "
+                                 "pooling, keepdims 1 or 0; no other axes"},
     {"Relu", "6 13 14", "float32"},
     {"Reshape", "5 13 14 19 21 23", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
                 "no allowzero"},
@@ -569,6 +572,28 @@ static cb_status op_flatten(importer *im, const Onnx__NodeProto *n, int *out)
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
 
+/* ReduceMean over the height and width of [N,C,H,W]: global average
+ * pooling, flattened to [N,C] without keepdims. The axes are an attribute
+ * before opset 18 and a constant input from 18 on. */
+static cb_status op_reduce_mean(importer *im, const Onnx__NodeProto *n, int *out)
+{
+    int x;
+    cb_status s = imp_activation(im, n, 0, &x);
+    if (s != CB_OK) return s;
+    if (im->opset < 18 && n->n_input > 1) return imp_unsupported(im, n, "an axes input before opset 18");
+    int64_t axes[4];
+    const int na = imp_axes(im, n, axes, 4);
+    if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are averaged");
+    int hw = na == 2;
+    for (int k = 0; hw && k < 2; k++) hw = axes[k] == 2 || axes[k] == 3 || axes[k] == -2 || axes[k] == -1;
+    if (!hw || (axes[0] + 4) % 4 == (axes[1] + 4) % 4)
+        return imp_unsupported(im, n, "only over the height and width (axes 2 and 3 as constants)");
+    if ((*out = cb_graph_global_avgpool(&im->m->graph, x)) < 0) return CB_ERR_SHAPE;
+    if (imp_attr_int(n, "keepdims", 1)) return CB_OK;
+    *out = cb_graph_unary(&im->m->graph, CB_OP_FLATTEN, *out);
+    return *out < 0 ? CB_ERR_SHAPE : CB_OK;
+}
+
 /* Reshape to a constant shape whose first entry keeps the batch (0 or -1,
  * or the model's fixed batch size). */
 static cb_status op_reshape(importer *im, const Onnx__NodeProto *n, int *out)
@@ -664,6 +689,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);
     else if (strcmp(t, "Gemm") == 0) s = op_gemm(im, n, &id);
     else if (strcmp(t, "Flatten") == 0) s = op_flatten(im, n, &id);
+    else if (strcmp(t, "ReduceMean") == 0) s = op_reduce_mean(im, n, &id);
     else if (strcmp(t, "BatchNormalization") == 0) s = op_batchnorm(im, n, &id);
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
     else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);

@@ -106,6 +106,21 @@ write("accept_se_gate_hardswish_opset_22", model(se, 22, se_inits))
 # A product broadcast other than by a channel gate: refused.
 rows = [helper.make_node("Conv", ["x", "w1"], ["m"]), helper.make_node("Mul", ["x", "m"], ["y"])]
 write("refuse_mul_broadcast_over_channels", model(rows, 18, {"w1": w[:1]}), reference=False)
+# ReduceMean over the height and width (global average pooling, as the
+# dynamo exporter and tf2onnx write it): axes as an attribute before opset
+# 18, as an input from 18 on; without keepdims, [N,C].
+def reduce_mean(opset, axes, keepdims, as_input):
+    attrs = {"keepdims": keepdims}
+    if not as_input:
+        attrs["axes"] = axes
+    node = helper.make_node("ReduceMean", ["x", "axes"] if as_input else ["x"], ["y"], **attrs)
+    return model([node], opset, {"axes": np.array(axes, np.int64)} if as_input else {})
+
+
+write("accept_reduce_mean_hw_opset_13", reduce_mean(13, [2, 3], 1, False))
+write("accept_reduce_mean_hw_opset_18_no_keepdims", reduce_mean(18, [-1, -2], 0, True))
+write("refuse_reduce_mean_channels", reduce_mean(18, [1, 2], 1, True), reference=False)
+write("refuse_reduce_mean_axes_input_before_18", reduce_mean(13, [2, 3], 1, True), reference=False)
 # AveragePool's dilations (opset 19 on): refused, not ignored.
 dilated = [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])]
 write("refuse_averagepool_dilations", model(dilated, 19, {}), reference=False)
