@@ -94,8 +94,8 @@ for t in tests/runner_*_test.sh; do
     run_suite "the $b binding" bash "$t"
 done
 run_suite "ImageNet CNNs from torchvision through ONNX" bash tests/imagenet_cnns_test.sh build
-run_suite "ONNX opsets 18-23: definitions, reference evaluator, onnx 1.18's node tests" bash tests/onnx_opsets_test.sh build
-run_suite "ONNX opsets 18-23 (sanitizers)" bash tests/onnx_opsets_test.sh build-san
+run_suite "ONNX against the onnx package: opsets to 23, reference evaluator, external data, node tests" bash tests/onnx_package_test.sh build
+run_suite "ONNX against the onnx package (sanitizers)" bash tests/onnx_package_test.sh build-san
 run_suite "ImageNet CNNs from tf.keras.applications through tf2onnx" bash tests/keras_apps_test.sh build
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 echo "== all suites"

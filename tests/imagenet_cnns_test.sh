@@ -6,7 +6,8 @@
 # Sigmoid(x), gates) import and run in crossbind at every
 # optimisation level to PyTorch's logits (tests/imagenet/compare.py says how
 # close), their plans print, and crossbind's own ONNX export of each runs to
-# the same logits; Inception-v3 also as Debian's torch 1.13 exports it, and
+# the same logits; ResNet-18, MobileNetV3 small and EfficientNet-B0 also
+# through the dynamo exporter; Inception-v3 also as Debian's torch 1.13 exports it, and
 # GoogLeNet in its pretrained form (transform_input, ceil_mode). Needs
 # runners/pytorch-python/install.sh done (torch 2.7.1, torchvision 0.22.1)
 # and scripts/setup.sh's python3-torchvision. Usage:
@@ -65,6 +66,23 @@ mobilenet_v3_small 14 reference fast fused fastmath
 mobilenet_v3_large 18 fast fused fastmath
 efficientnet_b0 17 fast fused fastmath
 LIST
+# The same models through torch.onnx.export's dynamo path (torch's default
+# from 2.9): opset 18, a batch dimension from torch.export, the weights as
+# external data beside the file, ReduceMean for the pooling and Reshape with
+# allowzero.
+DY=$T/dynamo
+mkdir -p "$DY"
+for model in resnet18 mobilenet_v3_small efficientnet_b0; do
+    expect_ok "$model: exported by the dynamo path at opset 18 (weights as external data)" \
+        $PY tests/imagenet/export.py "$model" 18 20261205 "$DY" --dynamo
+    check "$model: ... whose weights lie in $model.onnx.data" test -s "$DY/$model.onnx.data"
+    for level in fast fastmath; do
+        expect_ok "$model (dynamo): crossbind runs it at level $level" \
+            "$BIN" run --onnx "$DY/$model.onnx" --input "$DY/${model}_x.npy" --output "$DY/${model}_$level.npy" --level "$level"
+        check "$model (dynamo): level $level gives PyTorch's logits, as accurately" \
+            /usr/bin/python3 tests/imagenet/compare.py "$DY/${model}_$level.npy" "$DY/${model}_torch.npy" "$DY/${model}_f64.npy"
+    done
+done
 # The comparison's rule for logits far from order one (compare.py): where
 # PyTorch's own float32 error exceeds atol, accuracy against float64 alone
 # decides; elsewhere atol + rtol of PyTorch's logits still holds.
@@ -89,7 +107,7 @@ check "compare: with PyTorch's error within atol, 8e-4 off PyTorch's logit fails
 # PyTorch of differential testing), whose exporter has no `dynamo` argument
 # and writes its own patterns (Inception-v3 at opset 11: a torch 1.13 file).
 D=$T/debian
-mkdir -p "$D"
+mkdir -p "$DY"
 # debian_levels NAME: $D/NAME.onnx at fast and fastmath against $D/NAME_torch.npy and NAME_f64.npy
 debian_levels() {
     local name=$1 level

@@ -2,9 +2,10 @@
  *
  * Import maps an ONNX graph (opsets CB_ONNX_OPSET_MIN to CB_ONNX_OPSET_MAX)
  * onto crossbind's graph: the same executor then runs it, so an imported
- * model and a built-in one share every kernel. The first dimension of each graph input is the batch. Operators,
- * attributes or layouts that crossbind does not implement are refused with
- * an error naming them; nothing is approximated. Export writes a model's
+ * model and a built-in one share every kernel. The first dimension of each
+ * graph input is the batch. Operators, attributes or layouts that crossbind
+ * does not implement are refused with an error naming them; nothing is
+ * approximated. Export writes a model's
  * graph (without its loss) as opset 13 (14 with a hard swish) with a
  * dynamic batch axis "N". */
 #ifndef CROSSBIND_ONNX_H
@@ -21,9 +22,12 @@ extern "C" {
  * fits the first output (softmax cross-entropy for [K] with K > 1, binary
  * cross-entropy for [1]) so that the model can be evaluated like a built-in
  * one. The model's name is "onnx". *out is owned by the caller
- * (cb_model_free). */
+ * (cb_model_free). Tensors kept as external data are refused: they are
+ * named relative to a file. */
 cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss,
                          cb_model **out);
+/* Imports a file; external data is read from files named relative to its
+ * directory, never outside it. */
 cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out);
 
 /* Writes the model's prediction graph and parameters as ONNX. */

@@ -22,7 +22,7 @@ VENV=.venv
 MARK=$VENV/.crossbind-complete
 PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements.lock)
 check() {
-    "$VENV/bin/python" -c 'import torch, numpy, torchvision, onnx, onnx2torch; assert torch.__version__.startswith("2.7.1"), torch.__version__'
+    "$VENV/bin/python" -c 'import torch, numpy, torchvision, onnx, onnx2torch, onnxscript; assert torch.__version__.startswith("2.7.1"), torch.__version__'
 }
 if [ -f "$MARK" ] && cmp -s requirements.lock "$MARK"; then exit 0; fi
 if [ -f "$MARK" ] && [ -x "$VENV/bin/python" ]; then

@@ -126,12 +126,23 @@ def save_state(model, path):
             os.unlink(tmp)
 
 
-def export(model, name, path, opset):
-    """The model as ONNX, batch dimension free, by the TorchScript exporter:
-    torch 2.x also has a dynamo-based one (`dynamo=`, its default from 2.9),
-    which torch 1.13's export does not know."""
+def export(model, name, path, opset, dynamo=False, fail=_raise):
+    """The model as ONNX, batch dimension free. By default through the
+    TorchScript exporter; torch 2.x also has one based on torch.export
+    (`dynamo=True`, its default from 2.9: opset 18 or later, the weights as
+    external data in PATH.data beside the file, onnxscript needed), which
+    torch 1.13's export does not know."""
     side = SIDES[name]
-    which = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    has_dynamo = "dynamo" in inspect.signature(torch.onnx.export).parameters
+    if dynamo:
+        if not has_dynamo:
+            fail(f"torch {torch.__version__} has no dynamo exporter (torch 2.5 or later has)")
+        batch = torch.export.Dim("batch", min=1, max=4096)
+        torch.onnx.export(model, (torch.zeros(2, 3, side, side),), path, dynamo=True, opset_version=opset,
+                          input_names=["x"], output_names=["logits"], dynamic_shapes={"x": {0: batch}},
+                          external_data=True)
+        return
+    which = {"dynamo": False} if has_dynamo else {}
     torch.onnx.export(model, torch.zeros(1, 3, side, side), path, opset_version=opset, input_names=["x"],
                       output_names=["logits"], dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}}, **which)
 
@@ -143,7 +154,9 @@ def add_parser(sub):
     p.add_argument("--weights-in", help="weights from this state dict (torch.save) instead of a seed")
     p.add_argument("--weights-out", help="also write the exported weights as a state dict (torch.save)")
     p.add_argument("--out", required=True)
-    p.add_argument("--opset", type=int, default=13, choices=range(11, 18))
+    p.add_argument("--opset", type=int, default=13, choices=range(11, 21))
+    p.add_argument("--dynamo", action="store_true",
+                   help="export through torch.export (opset 18 or later; the weights in OUT.data beside OUT)")
 
 
 def run(args, fail):
@@ -155,8 +168,10 @@ def run(args, fail):
     else:
         model = build(args.model, args.seed, fail)
         origin = f"seed {args.seed}"
-    export(model, args.model, args.out, args.opset)
+    if args.dynamo and args.opset < 18:
+        fail("imagenet-export: the dynamo exporter writes opset 18 or later")
+    export(model, args.model, args.out, args.opset, args.dynamo, fail)
     if args.weights_out:  # the state the export read, unchanged by it
         save_state(model, args.weights_out)
     print(f"wrote {args.out}{' and ' + args.weights_out if args.weights_out else ''} "
-          f"({args.model}, {origin}, opset {args.opset}, torch {torch.__version__})")
+          f"({args.model}, {origin}, opset {args.opset}{', dynamo' if args.dynamo else ''}, torch {torch.__version__})")

@@ -80,7 +80,7 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
                                  "pooling, keepdims 1 or 0; no other axes"},
     {"Relu", "6 13 14", "float32"},
     {"Reshape", "5 13 14 19 21 23", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
-                "no allowzero"},
+                "allowzero only where the shape has no 0"},
     {"Shape", "1 13 15 19 21 23", "the whole shape of a computed tensor, feeding only shape expressions (initial states); of a "
                                   "constant (folded, with start and end from opset 15 on)"},
     {"Slice", "1 10 11 13", "of constants (shape arithmetic), folded at import: any axes and steps"},
@@ -604,8 +604,12 @@ static cb_status op_reshape(importer *im, const Onnx__NodeProto *n, int *out)
     if ((s = imp_activation(im, n, 0, &x)) != CB_OK || (s = imp_constant(im, n, 1, &shape)) != CB_OK) return s;
     if (!shape || shape->dtype != CB_I64 || shape->ndim != 1 || shape->shape[0] < 1 || shape->shape[0] > CB_MAX_DIMS)
         return imp_unsupported(im, n, "the target shape must be a constant int64 vector");
-    if (imp_attr_int(n, "allowzero", 0)) return imp_unsupported(im, n, "allowzero is not implemented");
     const int64_t *t = shape->data;
+    /* allowzero (opset 14 on) changes only what a 0 means: with it, an
+     * empty dimension, which crossbind does not make. */
+    if (imp_attr_int(n, "allowzero", 0))
+        for (int64_t i = 0; i < shape->shape[0]; i++)
+            if (t[i] == 0) return imp_unsupported(im, n, "a 0 in the target shape with allowzero (an empty dimension)");
     const cb_node *xn = &im->m->graph.nodes[x];
     int64_t fixed = im->m->fixed_batch;
     int minus_first = t[0] == -1;
@@ -776,7 +780,9 @@ static cb_status add_inputs(importer *im)
         if (!t->name || !t->name[0]) return cb_fail(CB_ERR_FORMAT, "%s: initializer without a name", im->what);
         value *v = imp_define(im, t->name);
         if (!v) return CB_ERR_FORMAT;
-        cb_status s = cb_onnx_tensor_to_cb(t, im->what, &v->constant);
+        const int external = t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+        cb_status s = external ? cb_onnx_tensor_external(t, im->dir, im->what, &v->constant)
+                               : cb_onnx_tensor_to_cb(t, im->what, &v->constant);
         if (s != CB_OK) return s;
     }
     for (size_t i = 0; i < gp->n_input; i++) {
@@ -921,7 +927,8 @@ static cb_status record_value_names(importer *im)
     return CB_OK;
 }
 
-cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss, cb_model **out)
+static cb_status import_model(const unsigned char *buf, size_t len, const char *what, const char *dir, int with_loss,
+                              cb_model **out)
 {
     *out = NULL;
     Onnx__ModelProto *mp;
@@ -933,7 +940,7 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
             s = cb_fail(CB_ERR_UNSUPPORTED, "%s: opset %lld is outside the %d-%d this importer reads", what,
                         (long long)o->version, CB_ONNX_OPSET_MIN, CB_ONNX_OPSET_MAX);
     }
-    importer im = {.what = what, .gp = mp->graph, .opset = 17};
+    importer im = {.what = what, .gp = mp->graph, .opset = 17, .dir = dir};
     for (size_t i = 0; i < mp->n_opset_import; i++)
         if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0]) im.opset = mp->opset_import[i]->version;
     if (s == CB_OK && !(im.m = calloc(1, sizeof *im.m))) s = cb_fail(CB_ERR_NOMEM, "out of memory importing %s", what);
@@ -968,6 +975,11 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
     return CB_OK;
 }
 
+cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss, cb_model **out)
+{
+    return import_model(buf, len, what, NULL, with_loss, out);
+}
+
 cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out)
 {
     unsigned char *buf;
@@ -975,7 +987,11 @@ cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out)
     *out = NULL;
     cb_status s = cb_read_file(path, (size_t)1 << 34, &buf, &len);
     if (s != CB_OK) return s;
-    s = cb_onnx_import(buf, len, path, with_loss, out);
+    /* external data lies beside the file */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    s = dir ? import_model(buf, len, path, dir, with_loss, out) : cb_fail(CB_ERR_NOMEM, "out of memory");
+    free(dir);
     free(buf);
     return s;
 }

@@ -56,6 +56,7 @@ typedef struct importer {
     pending *pend;
     int n_pend, cap_pend;
     int64_t opset;           /* of the default domain */
+    const char *dir;         /* the model file's directory (external data), or NULL */
 } importer;
 
 value *imp_lookup(importer *im, const char *name);

@@ -19,7 +19,12 @@ cb_status cb_onnx_unpack(const unsigned char *buf, size_t len, const char *what,
 
 /* A TensorProto's contents as a cb_tensor (F32 for float/double, I64 for
  * int64/int32), after checking that the data agrees with the declared dims.
- * Externally stored data is refused. */
+ * Externally stored data is refused here (see cb_onnx_tensor_external). */
 cb_status cb_onnx_tensor_to_cb(const Onnx__TensorProto *t, const char *what, cb_tensor *out);
+
+/* The same for a tensor whose data lies in an external file, named
+ * relative to `dir`, the model file's directory (onnx_external.c); with
+ * dir NULL (a model read from memory) it is refused. */
+cb_status cb_onnx_tensor_external(const Onnx__TensorProto *t, const char *dir, const char *what, cb_tensor *out);
 
 #endif

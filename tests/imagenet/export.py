@@ -2,7 +2,10 @@
 runner's own export, runners/pytorch/cb_imagenet.py), with the inputs and
 PyTorch's outputs in float32 and float64.
 
-usage: export.py MODEL OPSET SEED OUT_DIR
+usage: export.py MODEL OPSET SEED OUT_DIR [--dynamo]
+
+--dynamo exports through torch.export (cb_imagenet.export), the weights in
+OUT_DIR/MODEL.onnx.data.
 
 The float64 outputs are the same model in double precision: the truth both
 float32 engines are measured against.
@@ -17,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import cb_imagenet  # noqa: E402
 
 name, opset, seed, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+dynamo = sys.argv[5:] == ["--dynamo"]
 model = cb_imagenet.build(name, seed)
 side = cb_imagenet.SIDES[name]
 x = torch.randn(2, 3, side, side)
@@ -32,6 +36,6 @@ with torch.no_grad():
 np.save(f"{out}/{name}_x.npy", x.numpy())
 with torch.no_grad():
     np.save(f"{out}/{name}_torch.npy", model(x).numpy())
-cb_imagenet.export(model, name, f"{out}/{name}.onnx", opset)
+cb_imagenet.export(model, name, f"{out}/{name}.onnx", opset, dynamo)
 with torch.no_grad():
     np.save(f"{out}/{name}_f64.npy", model.double()(x.double()).numpy())

@@ -1,26 +1,27 @@
 #!/bin/bash
-# ONNX opsets 18 to 23: the importer's table of operator definitions against
-# the pinned onnx package's schema history (tests/onnx_opsets/versions.py),
-# small models written at those opsets against onnx's own reference
-# evaluator at every optimisation level, and refused where a newer
-# definition adds what crossbind does not implement
-# (tests/onnx_opsets/cases.py), and the ONNX backend node tests that onnx
-# 1.18 ships (opsets up to 23; tests/onnx_exclude_onnx118.txt gives the
-# reason for each case left out). Needs runners/pytorch-python/install.sh
-# done (its onnx 1.18). Usage: tests/onnx_opsets_test.sh BUILD_DIR
+# ONNX against the pinned onnx package (1.18, of the pytorch-python
+# environment): the importer's table of operator definitions against the
+# package's schema history up to opset 23 (tests/onnx_package/versions.py);
+# small models at opsets 13 to 23 against onnx's own reference evaluator at
+# every optimisation level, and refused where a newer definition adds what
+# crossbind does not implement (tests/onnx_package/cases.py); weights kept
+# as external data, and hostile external-data entries
+# (tests/onnx_package/external.py); and the ONNX backend node tests that
+# the package ships (tests/onnx_exclude_onnx118.txt gives the reason for
+# each case left out). Usage: tests/onnx_package_test.sh BUILD_DIR
 set -u
 cd "$(dirname "$0")/.."
 BUILD=$1
 BIN="$PWD/$BUILD/crossbind"
-T=$(mktemp -d /tmp/crossbind-opsets-XXXXXX)
+T=$(mktemp -d /tmp/crossbind-onnx-package-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-SUITE=opsets
+SUITE=onnx-package
 source tests/lib.sh
 PY=runners/pytorch-python/.venv/bin/python
 require_python $PY 'import onnx.reference' "the pytorch-python environment lacks onnx" \
     "bash runners/pytorch-python/install.sh"
-check "the importer's operator versions are onnx's at every opset it reads" $PY tests/onnx_opsets/versions.py "$BIN"
-expect_ok "cases written at opsets 18 to 24 with onnx's reference outputs" $PY tests/onnx_opsets/cases.py "$T"
+check "the importer's operator versions are onnx's at every opset it reads" $PY tests/onnx_package/versions.py "$BIN"
+expect_ok "cases written at opsets 18 to 24 with onnx's reference outputs" $PY tests/onnx_package/cases.py "$T"
 # The node tests' rule (tests/README.md: atol 1e-7, rtol 1e-3), shapes equal.
 close() {
     /usr/bin/python3 -c "
@@ -46,6 +47,27 @@ refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
 refused refuse_reduce_mean_channels "only over the height and width"
 refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
 refused refuse_mul_broadcast_over_channels "neither of one shape nor \[N,C,H,W\] and \[N,C,1,1\]"
+# External data: weights in files beside the model, named relative to it.
+E=$T/external
+mkdir -p "$E"
+expect_ok "external-data cases written by onnx.save" $PY tests/onnx_package/external.py "$E"
+for c in accept_one_file accept_subdirectory; do
+    for level in reference fastmath; do
+        expect_ok "external data, $c: runs at level $level" "$BIN" run --onnx "$E/$c/model.onnx" --input "$E/x.npy" --output "$E/$c.npy" --level $level
+        check "external data, $c: ... to onnx's reference outputs" close "$E/$c.npy" "$E/ref.npy"
+    done
+done
+expect_ok "external data: a model named without a directory finds its data" bash -c \
+    'cd "$1" && exec "$2" run --onnx model.onnx --input ../x.npy --output ../here.npy' _ "$E/accept_one_file" "$BIN"
+ext_refused() { expect_error "external data: $1, refused" "$2" "$BIN" run --onnx "$E/$1/model.onnx" --input "$E/x.npy" --output "$E/out.npy"; }
+ext_refused refuse_parent_directory "leaves the model's directory"
+ext_refused refuse_absolute_path "is an absolute path"
+ext_refused refuse_missing_file "cannot open its data"
+ext_refused refuse_offset_not_a_number "not a number"
+ext_refused refuse_range_past_the_end "lie outside"
+ext_refused refuse_length_short_of_the_shape "declares 720 elements"
+ext_refused refuse_directory_as_data "not a regular file"
+ext_refused refuse_truncated_data_file "lie outside"
 # The node tests of the onnx package itself, every level (onnx_conformance).
 NODE=$(ls -d runners/pytorch-python/.venv/lib/python3*/site-packages/onnx/backend/test/data/node 2>/dev/null | head -1)
 "./$BUILD/onnx_conformance" "${NODE:-missing}" tests/onnx_exclude_onnx118.txt >"$T/node" 2>&1
