@@ -255,6 +255,20 @@ check "no outputs left by the refused runs" test ! -e "$T/bad/times.json"
 refuses "imagenet-export: neither --seed nor --weights-in" "exactly one of --seed" $NEW imagenet-export mobilenet_v2 --out "$T/z.onnx"
 refuses "imagenet-export: weights of another model" "does not fit resnet18" \
     $NEW imagenet-export resnet18 --weights-in "$T/m.pt" --out "$T/z.onnx"
+refuses "imagenet-export --dynamo below opset 18" "writes opset 18 or later" \
+    $NEW imagenet-export mobilenet_v2 --seed 1 --dynamo --opset 17 --out "$T/z.onnx"
+refuses "imagenet-export --dynamo under torch 1.13: says which torch has it" "has no dynamo exporter" \
+    $OLD imagenet-export mobilenet_v2 --seed 1 --dynamo --opset 18 --out "$T/z.onnx"
+expect_ok "imagenet-export --dynamo: the weights in a data file beside the model" \
+    $NEW imagenet-export mobilenet_v2 --weights-in "$T/m.pt" --dynamo --opset 18 --out "$T/dyn.onnx"
+check "... (dyn.onnx.data)" test -s "$T/dyn.onnx.data"
+check "... and crossbind runs the file to the TorchScript export's outputs" $VENV -c "
+import subprocess, sys, numpy as np
+t = sys.argv[1]
+for f in ('m', 'dyn'):
+    subprocess.run([sys.argv[2], 'run', '--onnx', f'{t}/{f}.onnx', '--input', f'{t}/x.npy', '--output', f'{t}/{f}-out.npy'], check=True)
+a, b = np.load(f'{t}/m-out.npy'), np.load(f'{t}/dyn-out.npy')
+sys.exit(not (np.abs(a - b).max() <= 1e-4 * max(1.0, np.abs(a).max())))" "$T" "$PWD/build/crossbind"
 # torchvision missing: a package that fails to import in its place
 mkdir -p "$T/notv/torchvision"
 echo 'raise ImportError("No module named torchvision")' >"$T/notv/torchvision/__init__.py"
