@@ -11,7 +11,9 @@
 #include "crossbind/onnx.h"
 
 static const struct { const char *name; int side; } models[] = {
-    {"mobilenet_v2", 224}, {"resnet18", 224}, {"resnet50", 224}, {"resnet101", 224}, {"inception_v3", 299}};
+    {"mobilenet_v2", 224},       {"resnet18", 224},           {"resnet50", 224},        {"resnet101", 224},
+    {"inception_v3", 299},       {"mobilenet_v3_small", 224}, {"mobilenet_v3_large", 224},
+    {"efficientnet_b0", 224}};
 
 int cb_bench_imagenet_side(const char *model)
 {
@@ -22,7 +24,7 @@ int cb_bench_imagenet_side(const char *model)
 
 const char *cb_bench_imagenet_names(void)
 {
-    static char names[128];
+    static char names[256];
     if (!names[0])
         for (size_t i = 0; i < sizeof models / sizeof *models; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", models[i].name);

@@ -16,8 +16,9 @@ static const char *usage_text =
     "  and this machine's SGEMM throughput. The first binding is the one the ratios are of.\n"
     "  Kinds: train, infer, latency, startup (default: all).\n"
     "  Models: the study's (default: all of them) and, by name, the ImageNet CNNs mobilenet_v2, resnet18,\n"
-    "  resnet50, resnet101 and inception_v3 (inference, batch 32, in the bindings that load ONNX; their file\n"
-    "  is torchvision's with seeded random weights, exported by the pytorch-python runner).\n"
+    "  resnet50, resnet101, inception_v3, mobilenet_v3_small, mobilenet_v3_large and efficientnet_b0\n"
+    "  (inference, batch 32, in the bindings that load ONNX; their file is torchvision's with seeded random\n"
+    "  weights, exported by the pytorch-python runner).\n"
     "  Defaults: all models; crossbind, each framework's default binding, then every other installed binding with\n"
     "  a benchmark worker (the ones not installed are named and left out); 2 threads; 3 rounds; --out runs/bench;\n"
     "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
