@@ -24,80 +24,78 @@
  * float32), and what of each operator it implements. The suite checks the
  * versions against the pinned onnx package's schema history. */
 static const struct { const char *op, *versions, *notes; } op_table[] = {
-    {"Add", "7 13 14", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] added to a "
-            "MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); a float constant of one value "
-            "per channel ([C,1,1], [1,C,1,1]) or a scalar added to a computed [N,C,H,W] tensor (a depthwise 1x1 "
-            "convolution) or to one channel of it (see Gather); no other broadcasting"},
-    {"AveragePool", "7 10 11 19 22", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; count_include_pad 1 "
-                    "(asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in each "
-                    "window, TensorFlow's SAME); ceil_mode with explicit pads (with count_include_pad 1 only where the "
-                    "last window stays within the padding); no dilations (opset 19 on)"},
-    {"BatchNormalization", "7 9 14 15", "inference over [N,C,H,W] with scale, B, mean and var as initializers; epsilon, "
-                           "momentum; no training_mode, one output"},
+    {"Add", "7 13 14", "two computed float tensors of one shape (residual connections); or a constant [N] or [1,N] "
+        "added to a MatMul's [batch,N] (its bias, as TensorFlow's Dense: MatMul then BiasAdd); a float constant of "
+        "one value per channel ([C,1,1], [1,C,1,1]) or a scalar added to a computed [N,C,H,W] tensor (a depthwise 1x1 "
+        "convolution) or to one channel of it (see Gather); no other broadcasting"},
+    {"AveragePool", "7 10 11 19 22", "2-D; kernel_shape, strides, pads (smaller than the window) or auto_pad; "
+        "count_include_pad 1 (asymmetric pads as an explicit zero border) or 0 (the mean of the input elements in "
+        "each window, TensorFlow's SAME); ceil_mode with explicit pads (with count_include_pad 1 only where the last "
+        "window stays within the padding); no dilations (opset 19 on)"},
+    {"BatchNormalization", "7 9 14 15", "inference over [N,C,H,W] with scale, B, mean and var as initializers; "
+        "epsilon, momentum; no training_mode, one output"},
     {"Cast", "6 9 13 19 21 23", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
-    {"Clip", "6 11 12 13", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is Clip(0, 6)"},
-    {"Concat", "4 11 13", "computed tensors along axis 1 (the channels); or shape expressions and constants (building an "
-               "initial state's shape)"},
+    {"Clip", "6 11 12 13", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is "
+        "Clip(0, 6)"},
+    {"Concat", "4 11 13", "computed tensors along axis 1 (the channels); or shape expressions and constants (building "
+        "an initial state's shape)"},
     {"Constant", "1 9 11 12 13 19 21 23", "the tensor `value` form (float, double, int32, int64)"},
-    {"ConstantOfShape", "9 20 21 23", "value 0 over a shape expression: a zero initial state of LSTM/GRU; any value over a "
-                        "constant shape (folded at import)"},
-    {"Conv", "1 11 22", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads (asymmetric "
-             "ones as an explicit zero border) or auto_pad"},
-    {"Div", "7 13 14", "a computed [N,C,H,W] tensor, or one channel of it (see Gather), divided by a float constant, not "
-            "zero, of one value per channel ([C,1,1], [1,C,1,1]) or a scalar; no other quotients"},
+    {"ConstantOfShape", "9 20 21 23", "value 0 over a shape expression: a zero initial state of LSTM/GRU; any value "
+        "over a constant shape (folded at import)"},
+    {"Conv", "1 11 22", "2-D, any group (depthwise included), any dilation; weights and bias as initializers; pads "
+        "(asymmetric ones as an explicit zero border) or auto_pad"},
+    {"Div", "7 13 14", "a computed [N,C,H,W] tensor, or one channel of it (see Gather), divided by a float constant, "
+        "not zero, of one value per channel ([C,1,1], [1,C,1,1]) or a scalar; no other quotients"},
     {"Dropout", "7 10 12 13 22", "inference: the identity; no mask output; training_mode must be a constant false"},
     {"Flatten", "1 9 11 13 21 23", "axis 1 (or its negative equivalent): keeps the batch"},
-    {"GRU", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
-            "linear_before_reset 1 (PyTorch's GRU) or 0 (GRU-rb); default activations; no clip, sequence_lens; "
-            "initial_h absent or zero; Y and Y_h outputs"},
+    {"GRU", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, "
+        "R, B as initializers; linear_before_reset 1 (PyTorch's GRU) or 0 (GRU-rb); default activations; no clip, "
+        "sequence_lens; initial_h absent or zero; Y and Y_h outputs"},
     {"Gather", "1 11 13", "rows of a float initializer by the int64 input (an embedding), axis 1 of a [N,T,H] value "
-               "at the constant index -1 or T-1 (the last time step), a constant index of a shape expression, or "
-               "one channel of [N,C,H,W] (a constant index along axis 1, a scalar or of shape [1]) that only "
-               "Unsqueeze(1), Mul, Add, Sub or Div of a scalar constant and a Concat of channels of the same tensor "
-               "read (a per-channel input normalisation, such as torchvision's transform_input: one 1x1 "
-               "convolution)"},
-    {"Gemm", "7 9 11 13", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] or "
-             "scalar; no transA"},
+        "at the constant index -1 or T-1 (the last time step), a constant index of a shape expression, or one channel "
+        "of [N,C,H,W] (a constant index along axis 1, a scalar or of shape [1]) that only Unsqueeze(1), Mul, Add, Sub "
+        "or Div of a scalar constant and a Concat of channels of the same tensor read (a per-channel input "
+        "normalisation, such as torchvision's transform_input: one 1x1 convolution)"},
+    {"Gemm", "7 9 11 13", "A [batch,K] computed, B and C as initializers; transB, alpha, beta; C of shape [N], [1,N] "
+        "or scalar; no transA"},
     {"GlobalAveragePool", "1 22", "over [N,C,H,W]"},
     {"HardSigmoid", "6 22", "float32; alpha, beta"},
     {"HardSwish", "14 22", "float32 (MobileNetV3)"},
     {"Identity", "1 13 14 16 19 21 23", "tensors"},
-    {"LSTM", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, R, B as initializers; "
-             "default activations; no clip, peepholes, input_forget, sequence_lens; initial_h/initial_c absent "
-             "or zero; Y and Y_h outputs (not Y_c)"},
-    {"MatMul", "1 9 13", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after it is "
-               "its bias); no batched products, no product of two computed tensors"},
-    {"MaxPool", "1 8 10 11 12 22", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or auto_pad; ceil_mode "
-                "with explicit pads; no dilations or Indices output"},
+    {"LSTM", "7 14 22", "forward, one layer, time-major X (a batch-first value after Transpose [1,0,2]), layout 0; W, "
+        "R, B as initializers; default activations; no clip, peepholes, input_forget, sequence_lens; "
+        "initial_h/initial_c absent or zero; Y and Y_h outputs (not Y_c)"},
+    {"MatMul", "1 9 13", "A [batch,K] computed, B [K,N] a float constant: a linear layer (an Add of a constant after "
+        "it is its bias); no batched products, no product of two computed tensors"},
+    {"MaxPool", "1 8 10 11 12 22", "2-D; kernel_shape, strides, pads (asymmetric ones as a border of -infinity) or "
+        "auto_pad; ceil_mode with explicit pads; no dilations or Indices output"},
     {"Mul", "7 13 14", "two computed tensors of one shape (SiLU's x * Sigmoid(x)) or [N,C,H,W] and [N,C,1,1] (a "
-            "squeeze-and-excitation gate), either operand first; a computed [N,C,H,W] tensor times a float constant of "
-            "one value per channel ([C,1,1], [1,C,1,1]) or a scalar, or one channel of it (see Gather) times a scalar; "
-            "no other products"},
-    {"Pad", "2 11 13 18 19 21 23", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and value as inputs "
-            "(opset 11 on) or attributes; the axes input (opset 18 on) as constants; no wrap mode"},
-    {"ReduceMean", "1 11 13 18", "over the height and width of [N,C,H,W] (axes 2 and 3, or -2 and -1, as an "
-                                 "attribute before opset 18 and a constant input from 18 on): global average "
-                                 "pooling, keepdims 1 or 0; no other axes"},
+        "squeeze-and-excitation gate), either operand first; a computed [N,C,H,W] tensor times a float constant of "
+        "one value per channel ([C,1,1], [1,C,1,1]) or a scalar, or one channel of it (see Gather) times a scalar; no "
+        "other products"},
+    {"Pad", "2 11 13 18 19 21 23", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and "
+        "value as inputs (opset 11 on) or attributes; the axes input (opset 18 on) as constants; no wrap mode"},
+    {"ReduceMean", "1 11 13 18", "over the height and width of [N,C,H,W] (axes 2 and 3, or -2 and -1, as an attribute "
+        "before opset 18 and a constant input from 18 on): global average pooling, keepdims 1 or 0; no other axes"},
     {"Relu", "6 13 14", "float32"},
-    {"Reshape", "5 13 14 19 21 23", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed batch size); "
-                "allowzero only where the shape has no 0"},
-    {"Shape", "1 13 15 19 21 23", "the whole shape of a computed tensor, feeding only shape expressions (initial states); of a "
-                                  "constant (folded, with start and end from opset 15 on)"},
+    {"Reshape", "5 13 14 19 21 23", "a constant int64 shape whose first entry keeps the batch (0, -1 or the fixed "
+        "batch size); allowzero only where the shape has no 0"},
+    {"Shape", "1 13 15 19 21 23", "the whole shape of a computed tensor, feeding only shape expressions (initial "
+        "states); of a constant (folded, with start and end from opset 15 on)"},
     {"Slice", "1 10 11 13", "of constants (shape arithmetic), folded at import: any axes and steps"},
     {"Sigmoid", "6 13", "float32"},
     {"Softmax", "1 11 13", "along one axis other than the batch (before opset 13: the last)"},
-    {"Squeeze", "1 11 13 21 23", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset 13) or a constant "
-                "input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
-    {"Sub", "7 13 14", "a computed [N,C,H,W] tensor and a float constant of one value per channel ([C,1,1], [1,C,1,1]) "
-            "or a scalar, or one channel of it (see Gather) and a scalar; either operand first; no other "
-            "differences"},
+    {"Squeeze", "1 11 13 21 23", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset "
+        "13) or a constant input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
+    {"Sub", "7 13 14", "a computed [N,C,H,W] tensor and a float constant of one value per channel ([C,1,1], "
+        "[1,C,1,1]) or a scalar, or one channel of it (see Gather) and a scalar; either operand first; no other "
+        "differences"},
     {"Tanh", "6 13", "float32"},
-    {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph input "
-                  "[N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the "
-                  "model takes [N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a "
-                  "constant (folded)"},
-    {"Unsqueeze", "1 11 13 21 23", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a shape expression; "
-                  "of a constant (folded)"},
+    {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph "
+        "input [N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the model "
+        "takes [N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a constant (folded)"},
+    {"Unsqueeze", "1 11 13 21 23", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a "
+        "shape expression; of a constant (folded)"},
 };
 #define N_OPS (sizeof op_table / sizeof op_table[0])
 
