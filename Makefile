@@ -45,7 +45,9 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 all: $(BUILD)/crossbind $(BUILD)/unit_tests $(BUILD)/onnx_conformance
 
+# Made anew each time: `ar r` keeps members whose sources are gone.
 $(BUILD)/libcrossbind.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/crossbind: $(CLI_OBJ) $(BUILD)/libcrossbind.a

@@ -46,6 +46,9 @@ refused refuse_averagepool_dilations "dilated pooling windows are not implemente
 refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
 refused refuse_reduce_mean_channels "only over the height and width"
 refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.zeros((2, 3, 6, 6), np.float32))" "$T/x666.npy"
+expect_error "a fixed dimension and an input of another size: refused, naming the file's shape" "must have shape \[batch,3,5,6\]" \
+    "$BIN" run --onnx "$T/accept_cnn_opset_23.onnx" --input "$T/x666.npy" --output "$T/out.npy"
 refused refuse_mul_broadcast_over_channels "neither of one shape nor \[N,C,H,W\] and \[N,C,1,1\]"
 # External data: weights in files beside the model, named relative to it.
 E=$T/external

@@ -84,6 +84,21 @@ cb_status cb_model_load_weights(cb_model *m, const char *path, cb_load_info *inf
  * the choice: strict = 0 loads such a file and lists the rest in info->extra. */
 cb_status cb_model_load_ex(const char *name, const char *path, int with_loss, int strict, cb_model **out,
                            cb_load_info *info);
+
+/* Sizes for a serialized model's input dimensions that its file leaves
+ * symbolic after the batch (an ONNX dim_param or no value), such as the
+ * height and width of an export with dynamic image sizes: input k has
+ * ndim[k] dimensions dims[k] (the batch first, then in the file's order);
+ * ndim[k] = 0 gives none. A dimension the file fixes stays as the file
+ * says (the caller then checks its input against it). */
+typedef struct cb_input_shapes {
+    int n;
+    int ndim[CB_MAX_IO];
+    int64_t dims[CB_MAX_IO][CB_MAX_DIMS + 1];
+} cb_input_shapes;
+/* cb_model_load_ex with such sizes (NULL: none); a parameters file ignores them. */
+cb_status cb_model_load_shaped(const char *name, const char *path, int with_loss, int strict,
+                               const cb_input_shapes *shapes, cb_model **out, cb_load_info *info);
 cb_status cb_model_load_weights_ex(cb_model *m, const char *path, int strict, cb_load_info *info);
 
 #ifdef __cplusplus

@@ -30,6 +30,10 @@ cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what,
  * directory, never outside it. */
 cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out);
 
+/* cb_onnx_load with sizes for the input dimensions the file leaves
+ * symbolic (cb_input_shapes; NULL: none, as cb_onnx_load). */
+cb_status cb_onnx_load_shaped(const char *path, int with_loss, const cb_input_shapes *shapes, cb_model **out);
+
 /* Writes the model's prediction graph and parameters as ONNX. */
 cb_status cb_onnx_export(const cb_model *m, const char *path);
 

@@ -102,15 +102,22 @@ int cmd_run(int argc, char **argv)
     int64_t batch = 0;
     int rc = 1;
     cb_status s = cb_set_threads((int)threads);
-    if (s == CB_OK) s = cb_model_load_ex(model, weights, 0, strict, &m, &info);
+    /* The inputs first: their shapes size what an ONNX file leaves symbolic
+     * (an export with dynamic image sizes). */
+    cb_input_shapes shapes = {.n = n_in};
+    for (int k = 0; s == CB_OK && k < n_in; k++) {
+        s = cb_npy_read(inputs[k], &in[k]);
+        shapes.ndim[k] = in[k].ndim;
+        for (int d = 0; d < in[k].ndim; d++) shapes.dims[k][d] = in[k].shape[d];
+    }
+    if (s == CB_OK) s = cb_model_load_shaped(model, weights, 0, strict, &shapes, &m, &info);
     if (s == CB_OK) cli_notice_load(weights, &info);
     if (s == CB_OK && n_in != m->n_inputs)
         s = cb_fail(CB_ERR_INVALID_ARG, "the model has %d inputs, %d --input given", m->n_inputs, n_in);
     if (s == CB_OK && n_out > m->n_outputs)
         s = cb_fail(CB_ERR_INVALID_ARG, "the model has %d outputs, %d --output given", m->n_outputs, n_out);
     for (int k = 0; s == CB_OK && k < n_in; k++) {
-        s = cb_npy_read(inputs[k], &in[k]);
-        if (s == CB_OK) s = cb_tensor_to_f32(&in[k], inputs[k]);
+        s = cb_tensor_to_f32(&in[k], inputs[k]);
         if (s == CB_OK) s = check_input(m, k, &in[k], inputs[k], &batch);
     }
     int chunk = (int)(batch < RUN_CHUNK ? (batch ? batch : 1) : RUN_CHUNK);

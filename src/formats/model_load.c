@@ -91,6 +91,12 @@ cb_status cb_model_load(const char *name, const char *path, int with_loss, cb_mo
 cb_status cb_model_load_ex(const char *name, const char *path, int with_loss, int strict, cb_model **out,
                            cb_load_info *info)
 {
+    return cb_model_load_shaped(name, path, with_loss, strict, NULL, out, info);
+}
+
+cb_status cb_model_load_shaped(const char *name, const char *path, int with_loss, int strict,
+                               const cb_input_shapes *shapes, cb_model **out, cb_load_info *info)
+{
     *out = NULL;
     memset(info, 0, sizeof *info);
     cb_file_kind kind;
@@ -99,7 +105,7 @@ cb_status cb_model_load_ex(const char *name, const char *path, int with_loss, in
     info->kind = kind;
     if (kind == CB_FILE_ONNX) {
         cb_model *m;
-        if ((s = in_file(cb_onnx_load(path, with_loss, &m), path)) != CB_OK) return s;
+        if ((s = in_file(cb_onnx_load_shaped(path, with_loss, shapes, &m), path)) != CB_OK) return s;
         info->serialized = 1;
         if (name) { /* the named model must at least take the same samples */
             cb_model *ref;

@@ -809,10 +809,15 @@ static cb_status add_inputs(importer *im)
                 if (has) im->m->fixed_batch = dim->dim_value;
                 continue;
             }
-            if (!has || dim->dim_value < 1 || dim->dim_value > ((int64_t)1 << 30))
-                return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' dim %zu is not a fixed positive size "
-                               "(only the batch may vary)", im->what, in->name, d);
-            dims[d - 1] = dim->dim_value;
+            const cb_input_shapes *sh = im->shapes;
+            const size_t k = im->m->n_inputs; /* this input's place among the run-time inputs */
+            const int given = sh && (int)k < sh->n && (size_t)sh->ndim[k] == nd;
+            const int64_t v = has ? dim->dim_value : given ? sh->dims[k][d] : 0;
+            if (v < 1 || v > ((int64_t)1 << 30))
+                return cb_fail(CB_ERR_UNSUPPORTED, "%s: input '%s' dim %zu is not a fixed positive size (only the "
+                               "batch may vary, unless the input given sizes it: crossbind run does)", im->what,
+                               in->name, d);
+            dims[d - 1] = v;
         }
         if (im->m->n_inputs == CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many inputs", im->what);
         if (strlen(in->name) >= CB_MAX_NAME) return cb_fail(CB_ERR_UNSUPPORTED, "%s: input name too long", im->what);
@@ -925,8 +930,8 @@ static cb_status record_value_names(importer *im)
     return CB_OK;
 }
 
-static cb_status import_model(const unsigned char *buf, size_t len, const char *what, const char *dir, int with_loss,
-                              cb_model **out)
+static cb_status import_model(const unsigned char *buf, size_t len, const char *what, const char *dir,
+                              const cb_input_shapes *shapes, int with_loss, cb_model **out)
 {
     *out = NULL;
     Onnx__ModelProto *mp;
@@ -938,7 +943,7 @@ static cb_status import_model(const unsigned char *buf, size_t len, const char *
             s = cb_fail(CB_ERR_UNSUPPORTED, "%s: opset %lld is outside the %d-%d this importer reads", what,
                         (long long)o->version, CB_ONNX_OPSET_MIN, CB_ONNX_OPSET_MAX);
     }
-    importer im = {.what = what, .gp = mp->graph, .opset = 17, .dir = dir};
+    importer im = {.what = what, .gp = mp->graph, .opset = 17, .dir = dir, .shapes = shapes};
     for (size_t i = 0; i < mp->n_opset_import; i++)
         if (!mp->opset_import[i]->domain || !mp->opset_import[i]->domain[0]) im.opset = mp->opset_import[i]->version;
     if (s == CB_OK && !(im.m = calloc(1, sizeof *im.m))) s = cb_fail(CB_ERR_NOMEM, "out of memory importing %s", what);
@@ -975,10 +980,15 @@ static cb_status import_model(const unsigned char *buf, size_t len, const char *
 
 cb_status cb_onnx_import(const unsigned char *buf, size_t len, const char *what, int with_loss, cb_model **out)
 {
-    return import_model(buf, len, what, NULL, with_loss, out);
+    return import_model(buf, len, what, NULL, NULL, with_loss, out);
 }
 
 cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out)
+{
+    return cb_onnx_load_shaped(path, with_loss, NULL, out);
+}
+
+cb_status cb_onnx_load_shaped(const char *path, int with_loss, const cb_input_shapes *shapes, cb_model **out)
 {
     unsigned char *buf;
     size_t len;
@@ -988,7 +998,7 @@ cb_status cb_onnx_load(const char *path, int with_loss, cb_model **out)
     /* external data lies beside the file */
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-    s = dir ? import_model(buf, len, path, dir, with_loss, out) : cb_fail(CB_ERR_NOMEM, "out of memory");
+    s = dir ? import_model(buf, len, path, dir, shapes, with_loss, out) : cb_fail(CB_ERR_NOMEM, "out of memory");
     free(dir);
     free(buf);
     return s;

@@ -57,6 +57,7 @@ typedef struct importer {
     int n_pend, cap_pend;
     int64_t opset;           /* of the default domain */
     const char *dir;         /* the model file's directory (external data), or NULL */
+    const cb_input_shapes *shapes; /* sizes for symbolic input dims, or NULL */
 } importer;
 
 value *imp_lookup(importer *im, const char *name);

@@ -20,18 +20,18 @@ rng = np.random.default_rng(20261205)
 X = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
 
 
-def model(nodes, opset, inits, out_shape=None):
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 5, 6])
+def model(nodes, opset, inits, out_shape=None, x_shape=("N", 3, 5, 6)):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)
     g = helper.make_graph(nodes, "g", [x], [y], [numpy_helper.from_array(a, k) for k, a in inits.items()])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def write(name, m, reference=True):
+def write(name, m, reference=True, x=X):
     onnx.save(m, f"{out}/{name}.onnx")
-    np.save(f"{out}/{name}_x.npy", X)
+    np.save(f"{out}/{name}_x.npy", x)
     if reference:
-        np.save(f"{out}/{name}_ref.npy", ReferenceEvaluator(m).run(None, {"x": X})[0])
+        np.save(f"{out}/{name}_ref.npy", ReferenceEvaluator(m).run(None, {"x": x})[0])
 
 
 def pad(mode, pads, axes, opset=18, value=None):
@@ -121,6 +121,11 @@ write("accept_reduce_mean_hw_opset_13", reduce_mean(13, [2, 3], 1, False))
 write("accept_reduce_mean_hw_opset_18_no_keepdims", reduce_mean(18, [-1, -2], 0, True))
 write("refuse_reduce_mean_channels", reduce_mean(18, [1, 2], 1, True), reference=False)
 write("refuse_reduce_mean_axes_input_before_18", reduce_mean(13, [2, 3], 1, True), reference=False)
+# Height and width left symbolic (an export with dynamic image sizes): the
+# input given sizes them, one file run at two sizes.
+free = model(net, 17, {"w": w}, x_shape=("N", 3, "H", "W"))
+write("accept_symbolic_height_width", free)
+write("accept_symbolic_height_width_other_size", free, x=rng.standard_normal((1, 3, 9, 7)).astype(np.float32))
 # AveragePool's dilations (opset 19 on): refused, not ignored.
 dilated = [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])]
 write("refuse_averagepool_dilations", model(dilated, 19, {}), reference=False)
