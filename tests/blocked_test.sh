@@ -6,7 +6,9 @@
 # every level and CROSSBIND_CONV=blas give PyTorch's outputs; a dump
 # captures blocked values through copy-out steps without changing the plan,
 # equal to the reference level's values, and lists post-op'd values as not
-# materialised. Usage: tests/blocked_test.sh BUILD_DIR
+# materialised; MobileNetV3's block (hard swish, a padded depthwise layer, a
+# squeeze-and-excitation gate, SiLU) blocked at every level.
+# Usage: tests/blocked_test.sh BUILD_DIR
 set -u
 cd "$(dirname "$0")/.."
 BIN="$PWD/$1/crossbind"
@@ -73,6 +75,31 @@ check "plan: the memory line counts the blocked buffers" grep -q "blocked buffer
 check "plan: none of it at level fast (no rewrites)" bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --level fast | grep -q onednn-blocked"
 check "plan: none of it with CROSSBIND_CONV=blas" bash -c "! CROSSBIND_CONV=blas '$BIN' plan '$T/blk.onnx' --batch 3 | grep -q onednn-blocked"
 check "plan: none of it in training" bash -c "! '$BIN' plan '$T/blk.onnx' --batch 3 --train 2>/dev/null | grep -q onednn-blocked"
+
+# MobileNetV3's block (tests/blocked/export_se.py): hard swish and SiLU's
+# product on blocked values, a depthwise layer of 72 channels (padded), and
+# the squeeze-and-excitation gate multiplied into the blocked planes.
+expect_ok "a MobileNetV3 block exports" $PY tests/blocked/export_se.py "$T"
+for level in reference fast fused fastmath; do
+    expect_ok "MobileNetV3 block: runs at level $level" "$BIN" run --onnx "$T/se.onnx" --input "$T/se_x.npy" --output "$T/se_$level.npy" --level $level --threads 2
+    check "  ... to PyTorch's outputs" close "$T/se_$level.npy" "$T/se_torch.npy"
+done
+"$BIN" plan "$T/se.onnx" --batch 3 --threads 2 >"$T/plan_se"
+se_says() { grep -A1 " $1 " "$T/plan_se" | sed -n 2p | grep -q "$2"; }
+check "plan: hard swish runs on blocked values, padded channels too" se_says "/HardSwish_1_output_0 hardswish" "activation: onednn-blocked nChw[0-9]*c, channels padded to 80"
+check "plan: the depthwise layer of 72 channels joins, padded" se_says "/dw/Conv conv2d" "conv2d: onednn-blocked nChw[0-9]*c, channels padded to 80"
+check "plan: the gate multiplies the blocked planes" se_says "/Mul_output_0 mul" "mul: onednn-blocked nChw[0-9]*c, channels padded to 80"
+check "plan: SiLU's product of one shape runs blocked" se_says "/Mul_1_output_0 mul" "mul: onednn-blocked"
+expect_ok "MobileNetV3 block: run --dump" "$BIN" run --onnx "$T/se.onnx" --input "$T/se_x.npy" --output "$T/sed.npy" --dump "$T/sd" --threads 2
+expect_ok "MobileNetV3 block: run --dump at the reference level" "$BIN" run --onnx "$T/se.onnx" --input "$T/se_x.npy" --output "$T/ser.npy" --dump "$T/sr" --level reference --threads 2
+check "  ... the blocked hard swish, depthwise, gated and SiLU values, copied out, equal the reference level's" $PY -c "
+import json, numpy as np
+fast = {n['name']: n for n in json.load(open('$T/sd/index.json'))['nodes']}
+ref = {n['name']: n for n in json.load(open('$T/sr/index.json'))['nodes']}
+for name in ('/HardSwish_1_output_0', '/dw/Conv', '/HardSwish_2_output_0', '/Mul_output_0', '/Mul_1_output_0'):
+    a, b = np.load('$T/sd/' + fast[name]['file']), np.load('$T/sr/' + ref[name]['file'])
+    assert a.shape == b.shape and np.allclose(a, b, atol=1e-4, rtol=1e-4), (name, np.abs(a - b).max())
+"
 
 expect_ok "run --dump" "$BIN" run --onnx "$T/blk.onnx" --input "$T/blk_x.npy" --output "$T/yd.npy" --dump "$T/d" --threads 2
 "$BIN" plan "$T/blk.onnx" --batch 3 --threads 2 --hash >"$T/want"

@@ -107,7 +107,7 @@ check "compare: with PyTorch's error within atol, 8e-4 off PyTorch's logit fails
 # PyTorch of differential testing), whose exporter has no `dynamo` argument
 # and writes its own patterns (Inception-v3 at opset 11: a torch 1.13 file).
 D=$T/debian
-mkdir -p "$DY"
+mkdir -p "$D"
 # debian_levels NAME: $D/NAME.onnx at fast and fastmath against $D/NAME_torch.npy and NAME_f64.npy
 debian_levels() {
     local name=$1 level

@@ -15,6 +15,8 @@ const MODELS = {
   // The ImageNet CNNs (torchvision's, exported to ONNX by the PyTorch/Python runner).
   mobilenet_v2: [[3, 224, 224], 'float32'], resnet18: [[3, 224, 224], 'float32'], resnet50: [[3, 224, 224], 'float32'],
   resnet101: [[3, 224, 224], 'float32'], inception_v3: [[3, 299, 299], 'float32'],
+  mobilenet_v3_small: [[3, 224, 224], 'float32'], mobilenet_v3_large: [[3, 224, 224], 'float32'],
+  efficientnet_b0: [[3, 224, 224], 'float32'],
 };
 
 function batchOf(ort, model, s0, n) {

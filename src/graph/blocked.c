@@ -46,7 +46,7 @@
 #include "op.h"
 #include "slots.h"
 
-enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_BN, R_FUSED };
+enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_BN, R_MUL, R_FUSED };
 enum { MAX_POST = 4 };
 
 struct cb_blk_plan {
@@ -109,8 +109,8 @@ static int conv_joins(const cb_graph *g, const cb_node *n, int block, int max_ba
     if (!x->batched || x->ndim != 3) return 0;
     const int groups = n->groups > 1 ? n->groups : 1, c = (int)x->dims[0], oc = (int)n->dims[0];
     if (groups == 1) return 1; /* channels padded to the block where they are not a multiple of it */
+    if (groups == c && groups == oc) return 1; /* depthwise: so are its groups (MobileNetV3's 72 and 120) */
     if (c % block || oc % block) return 0;
-    if (groups == c && groups == oc) return 1; /* depthwise */
     return (c / groups) % block == 0 && (oc / groups) % block == 0;
 }
 
@@ -132,7 +132,21 @@ static int own_pool(const cb_graph *g, int i)
     return s.kh == 2 && s.kw == 2 && s.sh == 2 && s.sw == 2 && s.ph == 0 && s.pw == 0;
 }
 
-static int is_unary_act(cb_op op) { return (cb_op_desc_of(op)->flags & CB_OPF_ACT) || op == CB_OP_CLIP; }
+/* Elementwise ops of one input that run on a blocked buffer as on a plain
+ * one (R_ACT): the activations, Clip, and MobileNetV3's hard sigmoid and
+ * hard swish. */
+static int is_unary_act(cb_op op)
+{
+    return (cb_op_desc_of(op)->flags & CB_OPF_ACT) || op == CB_OP_CLIP || op == CB_OP_HARDSIGMOID ||
+           op == CB_OP_HARDSWISH;
+}
+
+/* A Mul's second operand is a channel gate ([C,1,1]) rather than a tensor of
+ * the first's shape. */
+static int mul_gate(const cb_graph *g, const cb_node *n)
+{
+    return cb_node_numel(&g->nodes[n->in[1]]) != cb_node_numel(n);
+}
 
 /* The role node i can take given which values are blocked so far. */
 static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blocked, int block, int max_batch)
@@ -150,6 +164,9 @@ static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blo
                    ? R_ADD
                    : R_NONE;
     }
+    case CB_OP_MUL: /* of one shape, both blocked; or by a plain gate (a 1x1 convolution's on a 1x1 plane) */
+        if (!image_like(n) || !blocked[n->in[0]]) return R_NONE;
+        return mul_gate(g, n) != blocked[n->in[1]] ? R_MUL : R_NONE;
     case CB_OP_CONCAT: /* a padded input's zeros would land between channels */
         for (int j = 0; j < n->n_in; j++)
             if (!blocked[n->in[j]] || padded(&g->nodes[n->in[j]], block)) return R_NONE;
@@ -650,6 +667,14 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
     case R_ADD:
         cb_blk_add(buf(p, n->in[0]), buf(p, n->in[1]), buf(p, i), blocked_numel(n) * (size_t)batch);
         break;
+    case R_MUL:
+        if (!mul_gate(g, n)) {
+            cb_blk_mul(buf(p, n->in[0]), buf(p, n->in[1]), buf(p, i), blocked_numel(n) * (size_t)batch);
+        } else {
+            cb_blk_mul_gate(buf(p, n->in[0]), ex->val[n->in[1]], buf(p, i), batch, (int)n->dims[0],
+                            (int)(n->dims[1] * n->dims[2]));
+        }
+        break;
     case R_ACT: {
         /* The plain step over the whole blocked buffer, padded channels too
          * (activations map 0 to a finite value, which zero weights then
@@ -686,7 +711,7 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch)
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
 {
     static const char *const names[] = {"", "conv2d", "pooling", "add", "activation", "concat", "global_avgpool",
-                                        "batchnorm", "fused"};
+                                        "batchnorm", "mul", "fused"};
     if (p->role[i] == R_FUSED) {
         cb_buf_printf(b, "fused into node %d's convolution (not materialised)", p->fused_into[i]);
         return;

@@ -345,6 +345,30 @@ void cb_blk_add(const float *a, const float *b, float *y, size_t n)
     for (size_t k = 0; k < n; k++) y[k] = a[k] + b[k];
 }
 
+void cb_blk_mul(const float *a, const float *b, float *y, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t k = 0; k < n; k++) y[k] = a[k] * b[k];
+}
+
+/* Each channel plane of a blocked [N, Cp/B, HW, B] value times its gate,
+ * a plain [N, C]. Padded channels (zero) stay zero. */
+void cb_blk_mul_gate(const float *x, const float *gate, float *y, int n, int c, int hw)
+{
+    const int B = cb_blk_block();
+    const int64_t blocks = cb_blk_padded(c) / B, runs = (int64_t)n * blocks;
+#pragma omp parallel for schedule(static) if (runs * hw * B > 65536)
+    for (int64_t r = 0; r < runs; r++) {
+        const int64_t s = r / blocks, c0 = r % blocks * B;
+        float g[16];
+        for (int l = 0; l < B; l++) g[l] = c0 + l < c ? gate[s * c + c0 + l] : 0.0f;
+        const float *xr = x + r * hw * B;
+        float *yr = y + r * hw * B;
+        for (int64_t j = 0; j < hw; j++)
+            for (int l = 0; l < B; l++) yr[j * B + l] = xr[j * B + l] * g[l];
+    }
+}
+
 /* A batch normalisation on its own (at fused, or not right after a
  * convolution that could take it into its weights): the plain step's
  * x * scale + shift per channel, one block of channels at a time. */

@@ -367,6 +367,9 @@ void cb_direct16_conv(const cb_conv_shape *s, int block, const float *x, const f
                       const cb_blk_post *post, int npost, float *y, float *ws, int threads);
 /* Steps of crossbind's own on blocked values. */
 void cb_blk_add(const float *a, const float *b, float *y, size_t n);
+void cb_blk_mul(const float *a, const float *b, float *y, size_t n);
+/* Each channel plane times its value of a plain gate [N, C] (squeeze-and-excitation). */
+void cb_blk_mul_gate(const float *x, const float *gate, float *y, int n, int c, int hw);
 /* 2x2, stride 2, unpadded max pooling of a blocked [N, Cp/B, H, W, B] value
  * (oh = h / 2, ow = w / 2), NaN winning as in the plain step. */
 void cb_blk_maxpool2x2(const float *x, float *y, int n, int c, int h, int w);
