@@ -253,6 +253,19 @@ static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out)
     return *out < 0 ? imp_unsupported(im, n, "its inputs differ in a dimension other than the channels") : CB_OK;
 }
 
+/* Axes of [N,C,H,W] as given (negative ones counted from the end) into
+ * 0..3, each at most once; an error names the node otherwise. */
+static cb_status norm_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int64_t na)
+{
+    for (int64_t k = 0; k < na; k++) {
+        if (axes[k] < -4 || axes[k] > 3) return imp_unsupported(im, n, "an axis outside [N,C,H,W]");
+        if (axes[k] < 0) axes[k] += 4;
+        for (int64_t j = 0; j < k; j++)
+            if (axes[j] == axes[k]) return imp_unsupported(im, n, "an axis named twice");
+    }
+    return CB_OK;
+}
+
 /* The begin and end amounts of a Pad (opset 11 on) for the 4 axes of
  * [N,C,H,W], p[0..3] then p[4..7]: the pads input for every axis, or from
  * opset 18 on for those its axes input names (the others get none). */
@@ -265,15 +278,11 @@ static cb_status pad_amounts(importer *im, const Onnx__NodeProto *n, const cb_te
     if (s != CB_OK) return s;
     if (n->n_input > 3 && n->input[3][0]) {
         if (im->opset < 18) return imp_unsupported(im, n, "an axes input before opset 18");
-        if (!at || (at->dtype != CB_I64 && at->dtype != CB_I32) || (na = cb_tensor_numel(at)) < 1 || na > 4)
+        /* int32 axes arrive as int64 (cb_onnx_tensor_to_cb) */
+        if (!at || at->dtype != CB_I64 || (na = cb_tensor_numel(at)) < 1 || na > 4)
             return imp_unsupported(im, n, "axes must be 1 to 4 constant integers");
-        for (int64_t k = 0; k < na; k++) {
-            int64_t a = at->dtype == CB_I64 ? ((const int64_t *)at->data)[k] : ((const int32_t *)at->data)[k];
-            if (a < -4 || a > 3) return imp_unsupported(im, n, "an axis outside [N,C,H,W]");
-            axes[k] = a < 0 ? a + 4 : a;
-            for (int64_t j = 0; j < k; j++)
-                if (axes[j] == axes[k]) return imp_unsupported(im, n, "an axis named twice");
-        }
+        memcpy(axes, at->data, (size_t)na * sizeof *axes);
+        if ((s = norm_axes(im, n, axes, na)) != CB_OK) return s;
     }
     if (!pt || pt->dtype != CB_I64 || cb_tensor_numel(pt) != 2 * na)
         return imp_unsupported(im, n, "pads must be constant int64 values, two per padded axis");
@@ -582,9 +591,7 @@ static cb_status op_reduce_mean(importer *im, const Onnx__NodeProto *n, int *out
     int64_t axes[4];
     const int na = imp_axes(im, n, axes, 4);
     if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are averaged");
-    int hw = na == 2;
-    for (int k = 0; hw && k < 2; k++) hw = axes[k] == 2 || axes[k] == 3 || axes[k] == -2 || axes[k] == -1;
-    if (!hw || (axes[0] + 4) % 4 == (axes[1] + 4) % 4)
+    if (na != 2 || (s = norm_axes(im, n, axes, na)) != CB_OK || axes[0] + axes[1] != 5 || axes[0] < 2)
         return imp_unsupported(im, n, "only over the height and width (axes 2 and 3 as constants)");
     if ((*out = cb_graph_global_avgpool(&im->m->graph, x)) < 0) return CB_ERR_SHAPE;
     if (imp_attr_int(n, "keepdims", 1)) return CB_OK;
@@ -651,6 +658,17 @@ static cb_status op_constant(importer *im, const Onnx__NodeProto *n)
     return cb_onnx_tensor_to_cb(a->t, im->what, &v->constant);
 }
 
+/* The ONNX activations of one input and no attributes that are one op of
+ * crossbind's each; CB_OP_COUNT for any other. */
+static cb_op unary_op(const char *t)
+{
+    static const struct { const char *onnx; cb_op op; } unary[] = {
+        {"Relu", CB_OP_RELU}, {"Tanh", CB_OP_TANH}, {"Sigmoid", CB_OP_SIGMOID}, {"HardSwish", CB_OP_HARDSWISH}};
+    for (size_t k = 0; k < sizeof unary / sizeof *unary; k++)
+        if (!strcmp(t, unary[k].onnx)) return unary[k].op;
+    return CB_OP_COUNT;
+}
+
 /* Converts one node; the result node is bound to its first output. */
 static cb_status convert(importer *im, const Onnx__NodeProto *n)
 {
@@ -708,14 +726,10 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
         if ((s = imp_activation(im, n, 0, &x)) == CB_OK && (id = cb_graph_global_avgpool(&im->m->graph, x)) < 0)
             s = imp_unsupported(im, n, "its input is not [N,C,H,W]");
     }
-    else if (strcmp(t, "Relu") == 0 || strcmp(t, "Tanh") == 0 || strcmp(t, "Sigmoid") == 0 ||
-             strcmp(t, "HardSwish") == 0) {
+    else if (unary_op(t) != CB_OP_COUNT) {
         int x;
-        if ((s = imp_activation(im, n, 0, &x)) == CB_OK) {
-            cb_op op = t[0] == 'R' ? CB_OP_RELU : t[0] == 'T' ? CB_OP_TANH : t[0] == 'S' ? CB_OP_SIGMOID : CB_OP_HARDSWISH;
-            id = cb_graph_unary(&im->m->graph, op, x);
-            if (id < 0) s = CB_ERR_SHAPE;
-        }
+        if ((s = imp_activation(im, n, 0, &x)) == CB_OK && (id = cb_graph_unary(&im->m->graph, unary_op(t), x)) < 0)
+            s = CB_ERR_SHAPE;
     } else if (strcmp(t, "HardSigmoid") == 0) {
         int x;
         if ((s = imp_activation(im, n, 0, &x)) == CB_OK &&

@@ -559,13 +559,19 @@ int cb_graph_unary(cb_graph *g, cb_op op, int x)
     return add_auto(g, op, &x, 1, g->nodes[x].ndim, g->nodes[x].dims);
 }
 
+/* Two batched values of one per-sample shape (elementwise operands). */
+static int same_sample_shape(const cb_node *x, const cb_node *y)
+{
+    int same = x->ndim == y->ndim && x->batched && y->batched;
+    for (int d = 0; same && d < x->ndim; d++) same = x->dims[d] == y->dims[d];
+    return same;
+}
+
 int cb_graph_add(cb_graph *g, int a, int b)
 {
     if (a < 0 || b < 0 || a >= g->count || b >= g->count) return -1;
     const cb_node *x = &g->nodes[a], *y = &g->nodes[b];
-    int same = x->ndim == y->ndim && x->batched && y->batched;
-    for (int d = 0; same && d < x->ndim; d++) same = x->dims[d] == y->dims[d];
-    if (!same) {
+    if (!same_sample_shape(x, y)) {
         cb_fail(CB_ERR_SHAPE, "add: '%s' and '%s' differ in shape (broadcasting is not implemented)", x->name, y->name);
         return -1;
     }
@@ -577,11 +583,9 @@ int cb_graph_mul(cb_graph *g, int a, int b)
 {
     if (a < 0 || b < 0 || a >= g->count || b >= g->count) return -1;
     const cb_node *x = &g->nodes[a], *y = &g->nodes[b];
-    int same = x->ndim == y->ndim && x->batched && y->batched;
-    for (int d = 0; same && d < x->ndim; d++) same = x->dims[d] == y->dims[d];
     const int gate = x->ndim == 3 && y->ndim == 3 && x->batched && y->batched && y->dims[0] == x->dims[0] &&
                      y->dims[1] == 1 && y->dims[2] == 1;
-    if (!same && !gate) {
+    if (!same_sample_shape(x, y) && !gate) {
         cb_fail(CB_ERR_SHAPE, "mul: '%s' and '%s' are neither of one shape nor [C,H,W] and [C,1,1]", x->name, y->name);
         return -1;
     }

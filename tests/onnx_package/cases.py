@@ -20,9 +20,9 @@ rng = np.random.default_rng(20261205)
 X = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
 
 
-def model(nodes, opset, inits, out_shape=None, x_shape=("N", 3, 5, 6)):
+def model(nodes, opset, inits, x_shape=("N", 3, 5, 6)):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     g = helper.make_graph(nodes, "g", [x], [y], [numpy_helper.from_array(a, k) for k, a in inits.items()])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
@@ -104,8 +104,8 @@ se_inits = {"w": w, "squeeze": rng.standard_normal((2, 4, 1, 1)).astype(np.float
 write("accept_se_gate_hardswish_opset_14", model(se, 14, se_inits))
 write("accept_se_gate_hardswish_opset_22", model(se, 22, se_inits))
 # A product broadcast other than by a channel gate: refused.
-rows = [helper.make_node("Conv", ["x", "w1"], ["m"]), helper.make_node("Mul", ["x", "m"], ["y"])]
-write("refuse_mul_broadcast_over_channels", model(rows, 18, {"w1": w[:1]}), reference=False)
+one_channel = [helper.make_node("Conv", ["x", "w1"], ["m"]), helper.make_node("Mul", ["x", "m"], ["y"])]
+write("refuse_mul_broadcast_over_channels", model(one_channel, 18, {"w1": w[:1]}), reference=False)
 # ReduceMean over the height and width (global average pooling, as the
 # dynamo exporter and tf2onnx write it): axes as an attribute before opset
 # 18, as an input from 18 on; without keepdims, [N,C].
