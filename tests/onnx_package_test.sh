@@ -54,7 +54,7 @@ refused refuse_mul_broadcast_over_channels "neither of one shape nor \[N,C,H,W\]
 E=$T/external
 mkdir -p "$E"
 expect_ok "external-data cases written by onnx.save" $PY tests/onnx_package/external.py "$E"
-for c in accept_one_file accept_subdirectory; do
+for c in accept_one_file accept_subdirectory accept_link_inside; do
     for level in reference fastmath; do
         expect_ok "external data, $c: runs at level $level" "$BIN" run --onnx "$E/$c/model.onnx" --input "$E/x.npy" --output "$E/$c.npy" --level $level
         check "external data, $c: ... to onnx's reference outputs" close "$E/$c.npy" "$E/ref.npy"
@@ -71,6 +71,7 @@ ext_refused refuse_range_past_the_end "lie outside"
 ext_refused refuse_length_short_of_the_shape "declares 720 elements"
 ext_refused refuse_directory_as_data "not a regular file"
 ext_refused refuse_truncated_data_file "lie outside"
+ext_refused refuse_link_leaving_directory "is a link that leaves the model's directory"
 # The node tests of the onnx package itself, every level (onnx_conformance).
 NODE=$(ls -d runners/pytorch-python/.venv/lib/python3*/site-packages/onnx/backend/test/data/node 2>/dev/null | head -1)
 "./$BUILD/onnx_conformance" "${NODE:-missing}" tests/onnx_exclude_onnx118.txt >"$T/node" 2>&1

@@ -7,7 +7,8 @@ usage: external.py OUT_DIR
 
 Writes OUT_DIR/x.npy, OUT_DIR/ref.npy and, each in its own directory
 OUT_DIR/CASE/model.onnx (with its data files): accept_one_file (every
-tensor in weights.bin), accept_subdirectory (in sub/w.bin), and the refused
+tensor in weights.bin), accept_subdirectory (in sub/w.bin), accept_link_inside
+(weights.bin a link to real/w.bin), and the refused
 cases refuse_* named by what is wrong.
 """
 import os
@@ -73,6 +74,15 @@ edit(save("refuse_length_short_of_the_shape"), lambda e: e.update(length=str(int
 d = save("refuse_directory_as_data")
 edit(d, lambda e: e.update(location="dir"))
 os.makedirs(f"{d}/dir")
+# A link whose target stays inside the model's directory is followed; one
+# that leads out of it is refused, though its name is harmless.
+d = save("accept_link_inside")
+os.makedirs(f"{d}/real")
+os.rename(f"{d}/weights.bin", f"{d}/real/w.bin")
+os.symlink("real/w.bin", f"{d}/weights.bin")
+d = save("refuse_link_leaving_directory")
+os.remove(f"{d}/weights.bin")
+os.symlink(f"{out}/accept_one_file/weights.bin", f"{d}/weights.bin")
 d = save("refuse_truncated_data_file")
 with open(f"{d}/weights.bin", "r+b") as f:
     f.truncate(os.path.getsize(f"{d}/weights.bin") - 16)
