@@ -258,6 +258,10 @@ echo '{"model": "mobilenet_v2", "colour": 1}' > "$T/c1.json"
 expect_error "an unknown key" "unknown key \"colour\"" "$BIN" delta --config "$T/c1.json" --list
 echo '{"model": "alexnet"}' > "$T/c2.json"
 expect_error "an unknown model" "unknown model" "$BIN" delta --config "$T/c2.json" --list
+echo '{"model": "resnet18", "keras": {}}' > "$T/c2k.json"
+expect_error "Keras for a model it does not build" '"keras" has no resnet18' "$BIN" delta --config "$T/c2k.json" --list
+echo '{"model": "efficientnet_b0", "axes": {"runtime": ["pytorch", "crossbind"]}}' > "$T/c2e.json"
+check "torchvision's EfficientNet-B0 is a model to vary" bash -c '"$1" delta --config "$2" --list | grep -q "conversion: pytorch-2.7.1/t2 crossbind@fast/t2"' _ "$BIN" "$T/c2e.json"
 echo '{"model": "mobilenet_v2", "reps": 5}' > "$T/c3.json"
 expect_error "fewer than 10 repetitions" "reps" "$BIN" delta --config "$T/c3.json" --list
 echo '{"model": "mobilenet_v2", "axes": {"runtime": ["caffe"]}}' > "$T/c4.json"

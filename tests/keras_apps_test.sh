@@ -3,16 +3,22 @@
 # writes them (random weights from a fixed seed, realistic batch-normalisation
 # statistics; tests/keras/export.py): MobileNetV2 at opsets 13 and 17 (also
 # with Keras' default softmax classifier, and with tf2onnx's NCHW input),
-# ResNet50 at opset 17 and InceptionV3 at opset 13 import and run in crossbind
+# ResNet50 at opset 17 and InceptionV3 at opset 13, MobileNetV3 small (opsets 13
+# and 17) and large and EfficientNet-B0 (opset 13) import and run in crossbind
 # at the levels listed, to TensorFlow's outputs and as accurately against the
 # same model in float64 (tests/imagenet/compare.py); their plans print, and
 # crossbind's own ONNX export of each (the [N,H,W,C] input kept) runs to the
 # same outputs. tf2onnx's files take Keras' [N,H,W,C] input through a
 # Transpose, fold batch normalisation into the convolutions, and end with
 # GlobalAveragePool, Squeeze, MatMul and Add (the bias); InceptionV3's
-# average pools leave the padding out of their count.
-# 62 tests; 3 min 26 s on the 2-core AMD EPYC shared with other jobs (load
-# about 4), most of it tf2onnx's optimiser (ResNet50 about 40 s). ResNet101
+# average pools leave the padding out of their count. MobileNetV3 and
+# EfficientNet scale the pixels inside the model (Rescaling, Normalization
+# along the last axis before the first Transpose), and tf2onnx leaves
+# tensors in [N,H,W,C] between convolutions (hard swish, squeeze and
+# excitation, Pad): crossbind keeps them as [N,C,H,W] (onnx_import_nhwc.c).
+# 109 tests; 1 min 31 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
+# the first 62 when shared with other jobs, load about 4), most of it
+# tf2onnx's optimiser (ResNet50 about 40 s). ResNet101
 # is left out: its export alone took 102 s and 11 GB (it passes the same rule
 # at opset 17: 5.7e-4 from TensorFlow, 4.14e-4 from float64 against
 # TensorFlow's 4.12e-4).
@@ -58,6 +64,9 @@ mobilenet_v2 17 --softmax fastmath
 mobilenet_v2 13 --nchw fast
 resnet50 17 - fast,fused,fastmath
 inception_v3 13 - fast,fused,fastmath
+mobilenet_v3_small 13,17 - reference,fast,fused,fastmath
+mobilenet_v3_large 13 - fast,fused,fastmath
+efficientnet_b0 13 - fast,fused,fastmath
 LIST
 # The file's input is [N,H,W,C]: an [N,C,H,W] array is refused, naming the shape it must have.
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.load(sys.argv[2]).transpose(0, 3, 1, 2).copy())" \

@@ -46,6 +46,10 @@ refused refuse_averagepool_dilations "dilated pooling windows are not implemente
 refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
 refused refuse_reduce_mean_channels "only over the height and width"
 refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
+refused refuse_nhwc_softmax "reads a tensor in TensorFlow's layout"
+refused refuse_nhwc_flatten_spatial "reads a tensor in TensorFlow's layout"
+refused refuse_nhwc_output "an image in TensorFlow's layout \[N,H,W,C\]"
+refused refuse_nhwc_mixed_with_nchw "mixes a tensor in TensorFlow's layout"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.zeros((2, 3, 6, 6), np.float32))" "$T/x666.npy"
 expect_error "a fixed dimension and an input of another size: refused, naming the file's shape" "must have shape \[batch,3,5,6\]" \
     "$BIN" run --onnx "$T/accept_cnn_opset_23.onnx" --input "$T/x666.npy" --output "$T/out.npy"

@@ -1,6 +1,7 @@
 """Keras' ImageNet CNNs for differential testing (DeltaNN's MobileNetV2,
-ResNet-101 and Inception-v3, with ResNet-50) as tf.keras.applications
-builds them (Keras 2, weights=None: nothing is downloaded), with seeded
+ResNet-101 and Inception-v3, with ResNet-50; and MobileNetV3 small and
+large and EfficientNet-B0, which scale the pixels inside the model, for
+the importer's tests) as tf.keras.applications builds them (Keras 2, weights=None: nothing is downloaded), with seeded
 random weights, their exports for `crossbind delta`, and the Keras side of
 a delta run.
 
@@ -55,12 +56,18 @@ def require_delta_common(fail):
         fail(f"{os.path.normpath(DELTA_COMMON)} is missing: delta's subcommands need runners/delta_common "
              "beside this runner's folder")
 
-# name: (tf.keras.applications class, input side, Keras' preprocess_input mode)
+# name: (tf.keras.applications class, input side, Keras' preprocess_input mode,
+# "raw" where the model takes pixels in [0, 255] and scales them itself)
 MODELS = {
     "mobilenet_v2": ("MobileNetV2", 224, "tf"),
     "resnet50": ("ResNet50", 224, "caffe"),
     "resnet101": ("ResNet101", 224, "caffe"),
     "inception_v3": ("InceptionV3", 299, "tf"),
+    # these scale the pixels themselves (Rescaling and Normalization layers
+    # inside the model): their input is the image in [0, 255]
+    "mobilenet_v3_small": ("MobileNetV3Small", 224, "raw"),
+    "mobilenet_v3_large": ("MobileNetV3Large", 224, "raw"),
+    "efficientnet_b0": ("EfficientNetB0", 224, "raw"),
 }
 FILES = {  # export.json key: (file name, what it is)
     "h5": ("model.h5", "Keras 2 model with its weights (model.save, HDF5), outputs logits"),
@@ -85,7 +92,8 @@ def realistic(tf, model, rng):
     """Moving statistics from one training-mode batch of N(0, 1) images
     (momentum 0, then each layer's own again: 0.999 in MobileNetV2, 0.99
     elsewhere) and a N(0, 0.1^2) classifier bias, both drawn from `rng`
-    (numpy Generator), in this order."""
+    (numpy Generator), in this order. The classifier is the last Dense
+    layer, or MobileNetV3's 1x1 convolution "Logits"."""
     side = model.input_shape[1]
     bns = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.BatchNormalization)]
     assert bns, "no batch normalisation layers"
@@ -95,8 +103,7 @@ def realistic(tf, model, rng):
     model(rng.standard_normal((4, side, side, 3)).astype(np.float32), training=True)
     for layer, m in zip(bns, momenta):
         layer.momentum = m
-    dense = model.layers[-1]
-    assert isinstance(dense, tf.keras.layers.Dense), dense
+    dense = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.Dense) or layer.name == "Logits"][-1]
     dense.bias.assign(0.1 * rng.standard_normal(dense.bias.shape).astype(np.float32))
 
 

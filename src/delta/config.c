@@ -35,6 +35,7 @@ static const char *const ort_levels[] = {"disabled", "basic", "extended", "all",
 static const char *const torch_versions[] = {"2.7.1", "1.13.1", NULL};
 static const char *const devices[] = {"cpu", "cuda", NULL};
 static const char *const models[] = {"mobilenet_v2", "resnet18", "resnet50", "resnet101", "inception_v3",
+                                     "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
                                      /* the study's, with trained weights: */
                                      "lenet1", "lenet5", "vgg16", "lstm", "gru", "gru-rb", NULL};
 
@@ -57,6 +58,10 @@ static const char quick_profile[] =
     " \"repeat\": true}";
 
 const char *delta_runtime_name(delta_runtime r) { return runtimes[r]; }
+
+/* The models tf.keras.applications builds as torchvision does
+ * (runners/tensorflow/cb_keras_apps.py's MODELS). */
+static const char *const keras_models[] = {"mobilenet_v2", "resnet50", "resnet101", "inception_v3", NULL};
 
 const char *delta_keras_norm(const char *model) { return !strncmp(model, "resnet", 6) ? "caffe" : "tf"; }
 
@@ -317,6 +322,9 @@ static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *
     static const char *const keys[] = {"runtimes", "quantisation", "weights", NULL};
     if (!k) return CB_OK;
     if (!c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs \"model\"");
+    if (index_of(keras_models, c->model) < 0)
+        return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" has no %s (Keras' models here: mobilenet_v2, resnet50, "
+                       "resnet101, inception_v3)", c->model);
     if (c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs images (Keras preprocesses its own way), not \"inputs_npy\"");
     cb_status s = check_keys(k, "\"keras\"", keys);
     if (s == CB_OK) s = get_str(k, "weights", NULL, c->keras_weights, sizeof c->keras_weights);

@@ -58,7 +58,7 @@ typedef struct delta_axis {
 
 typedef struct delta_config {
     char profile[32];      /* "quick" or "" (a config file) */
-    char model[32];        /* torchvision name (mobilenet_v2, resnet18/50/101, inception_v3) or the study's (lenet1, lenet5, vgg16, lstm, gru, gru-rb) */
+    char model[32];        /* torchvision name (mobilenet_v2, resnet18/50/101, inception_v3, mobilenet_v3_small/large, efficientnet_b0) or the study's (lenet1, lenet5, vgg16, lstm, gru, gru-rb) */
     long seed;             /* random weights' seed when no weights are given */
     char weights[4096];    /* the user's torchvision .pth ("" = seeded random weights) */
     char images[4096];     /* an image folder; "" = the Debian-shipped stand-in photographs */

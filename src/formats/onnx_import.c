@@ -91,9 +91,11 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
         "[1,C,1,1]) or a scalar, or one channel of it (see Gather) and a scalar; either operand first; no other "
         "differences"},
     {"Tanh", "6 13", "float32"},
-    {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,3,1,2] of a graph "
-        "input [N,H,W,C] that only such Transposes read (TensorFlow's image layout, as tf2onnx writes it): the model "
-        "takes [N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a constant (folded)"},
+    {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,2,3,1] of "
+        "[N,C,H,W] and [0,3,1,2] back (TensorFlow's image layout, as tf2onnx writes it): the tensor between is kept "
+        "as [N,C,H,W] and read by elementwise operators, constants of one value per channel along the last axis, "
+        "Pad, ReduceMean over axes 1 and 2, Flatten of [N,1,1,C]; an [N,H,W,C] graph input read so is taken as "
+        "[N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a constant (folded)"},
     {"Unsqueeze", "1 11 13 21 23", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a "
         "shape expression; of a constant (folded)"},
 };
@@ -230,7 +232,7 @@ static cb_status op_conv(importer *im, const Onnx__NodeProto *n, int *out)
 static int computed_plain(importer *im, const Onnx__NodeProto *n, size_t i)
 {
     const value *v = i < n->n_input && n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
-    return v && v->node >= 0 && v->layout == IMP_PLAIN;
+    return v && v->node >= 0 && (v->layout == IMP_PLAIN || (v->layout == IMP_NHWC && im->as_stored));
 }
 
 /* Concat of computed tensors: along the channels (axis 1, or -3 of 4-D). */
@@ -312,10 +314,10 @@ static cb_status op_mul(importer *im, const Onnx__NodeProto *n, int *out)
 
 /* Pad of the height and width of [N,C,H,W] (constant, reflect or edge
  * mode): pads and the value as inputs (opset 11 on) or attributes (before). */
-static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
+static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
 {
     int x;
-    cb_status s = imp_activation(im, n, 0, &x);
+    cb_status s = imp_activation_nhwc(im, n, 0, &x, nhwc);
     if (s != CB_OK) return s;
     char buf[32];
     const char *mode_name = imp_attr_str(n, "mode", "constant", buf, sizeof buf);
@@ -339,6 +341,10 @@ static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out)
         fill = imp_attr_float(n, "value", 0.0f);
     }
     if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are padded");
+    if (*nhwc) { /* the file's [N,H,W,C] order, begins then ends, to [N,C,H,W]'s */
+        const int64_t q[8] = {p[0], p[3], p[1], p[2], p[4], p[7], p[5], p[6]};
+        memcpy(p, q, sizeof q);
+    }
     if (p[0] || p[1] || p[4] || p[5]) return imp_unsupported(im, n, "only the height and width are padded");
     for (int k = 0; k < 8; k++)
         if (p[k] < 0 || p[k] > 4096) return imp_unsupported(im, n, "negative (cropping) or huge pads are not implemented");
@@ -582,19 +588,22 @@ static cb_status op_flatten(importer *im, const Onnx__NodeProto *n, int *out)
 /* ReduceMean over the height and width of [N,C,H,W]: global average
  * pooling, flattened to [N,C] without keepdims. The axes are an attribute
  * before opset 18 and a constant input from 18 on. */
-static cb_status op_reduce_mean(importer *im, const Onnx__NodeProto *n, int *out)
+static cb_status op_reduce_mean(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
 {
     int x;
-    cb_status s = imp_activation(im, n, 0, &x);
+    cb_status s = imp_activation_nhwc(im, n, 0, &x, nhwc);
     if (s != CB_OK) return s;
     if (im->opset < 18 && n->n_input > 1) return imp_unsupported(im, n, "an axes input before opset 18");
     int64_t axes[4];
     const int na = imp_axes(im, n, axes, 4);
     if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are averaged");
-    if (na != 2 || (s = norm_axes(im, n, axes, na)) != CB_OK || axes[0] + axes[1] != 5 || axes[0] < 2)
-        return imp_unsupported(im, n, "only over the height and width (axes 2 and 3 as constants)");
+    if (na == 2 && (s = norm_axes(im, n, axes, na)) == CB_OK && *nhwc) imp_nhwc_axes(axes, na);
+    if (na != 2 || s != CB_OK || axes[0] + axes[1] != 5 || axes[0] < 2)
+        return imp_unsupported(im, n, "only over the height and width (axes 2 and 3 as constants; 1 and 2 of an "
+                                      "image in TensorFlow's layout)");
     if ((*out = cb_graph_global_avgpool(&im->m->graph, x)) < 0) return CB_ERR_SHAPE;
-    if (imp_attr_int(n, "keepdims", 1)) return CB_OK;
+    if (imp_attr_int(n, "keepdims", 1)) return CB_OK; /* [N,C,1,1], or [N,1,1,C] where *nhwc */
+    *nhwc = 0;
     *out = cb_graph_unary(&im->m->graph, CB_OP_FLATTEN, *out);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
@@ -670,13 +679,13 @@ static cb_op unary_op(const char *t)
 }
 
 /* Converts one node; the result node is bound to its first output. */
-static cb_status convert(importer *im, const Onnx__NodeProto *n)
+static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
 {
     if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
         return imp_unsupported(im, n, "operators outside the default ONNX domain are not implemented");
     if (n->n_output < 1 || !n->output[0][0]) return imp_unsupported(im, n, "node without an output");
     const char *t = n->op_type;
-    int id = -1;
+    int id = -1, nhwc = 0;
     cb_status s = CB_OK;
     if (strcmp(t, "Constant") == 0) return op_constant(im, n);
     int folded;
@@ -699,7 +708,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
     else if ((arith || add_constant) && imp_channel_inputs(im, n)) return imp_channel_affine(im, n);
     else if (strcmp(t, "Mul") == 0 && computed_plain(im, n, 0) && computed_plain(im, n, 1)) s = op_mul(im, n, &id);
-    else if (arith || (add_constant && !matmul_operand(im, n))) s = imp_channel_broadcast(im, n, &id);
+    else if (arith || (add_constant && !matmul_operand(im, n))) s = imp_channel_broadcast(im, n, &id, &nhwc);
     else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
              strcmp(t, "ConstantOfShape") == 0)
@@ -709,11 +718,11 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "AveragePool") == 0) s = op_pool(im, n, CB_OP_AVGPOOL2D, &id);
     else if (strcmp(t, "Gemm") == 0) s = op_gemm(im, n, &id);
     else if (strcmp(t, "Flatten") == 0) s = op_flatten(im, n, &id);
-    else if (strcmp(t, "ReduceMean") == 0) s = op_reduce_mean(im, n, &id);
+    else if (strcmp(t, "ReduceMean") == 0) s = op_reduce_mean(im, n, &id, &nhwc);
     else if (strcmp(t, "BatchNormalization") == 0) s = op_batchnorm(im, n, &id);
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
     else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);
-    else if (strcmp(t, "Pad") == 0) s = op_pad(im, n, &id);
+    else if (strcmp(t, "Pad") == 0) s = op_pad(im, n, &id, &nhwc);
     else if (strcmp(t, "Softmax") == 0) s = op_softmax(im, n, &id);
     else if (add_constant) s = op_add_constant(im, n, &id);
     else if (strcmp(t, "Add") == 0) {
@@ -754,6 +763,7 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     value *v = imp_define(im, n->output[0]);
     if (!v) return CB_ERR_FORMAT;
     v->node = id;
+    v->layout = nhwc ? IMP_NHWC : IMP_PLAIN;
     cb_node *gn = &im->m->graph.nodes[id];
     if (gn->op != CB_OP_INPUT && gn->op != CB_OP_CONV2D && gn->op != CB_OP_LINEAR &&
         strlen(n->output[0]) < CB_MAX_NAME)
@@ -761,23 +771,59 @@ static cb_status convert(importer *im, const Onnx__NodeProto *n)
     return CB_OK;
 }
 
-/* Whether graph input `name` [N,H,W,C] is read only through Transpose
- * [0,3,1,2] (TensorFlow's image layout, as tf2onnx writes it): crossbind
- * then takes it as [N,C,H,W] in the graph and records the file's layout. */
-static int nhwc_input(const Onnx__GraphProto *gp, const char *name)
+/* convert_node, with values in TensorFlow's image layout read as
+ * onnx_import_nhwc.c decides. */
+static cb_status convert(importer *im, const Onnx__NodeProto *n)
+{
+    imp_nhwc_use use = IMP_NHWC_AWARE;
+    cb_status s = imp_nhwc_reads(im, n) ? imp_nhwc_plan(im, n, &use) : CB_OK;
+    if (s != CB_OK) return s;
+    im->as_stored = use != IMP_NHWC_AWARE;
+    s = convert_node(im, n);
+    im->as_stored = 0;
+    value *v = s == CB_OK && use == IMP_NHWC_AS_STORED ? imp_lookup(im, n->output[0]) : NULL;
+    if (v && v->node >= 0) v->layout = IMP_NHWC;
+    return s;
+}
+
+/* Whether `name` is an initializer or a Constant node's output. */
+static int constant_name(const Onnx__GraphProto *gp, const char *name)
+{
+    for (size_t i = 0; i < gp->n_initializer; i++)
+        if (gp->initializer[i]->name && strcmp(gp->initializer[i]->name, name) == 0) return 1;
+    for (size_t i = 0; i < gp->n_node; i++)
+        if (gp->node[i]->op_type && strcmp(gp->node[i]->op_type, "Constant") == 0 && gp->node[i]->n_output == 1 &&
+            strcmp(gp->node[i]->output[0], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether image `name` [N,H,W,C] reaches crossbind's layout only through
+ * Transpose [0,3,1,2] (TensorFlow's image layout, as tf2onnx writes it),
+ * maybe after Add, Sub, Mul or Div by constants (Keras' Rescaling and
+ * Normalization layers inside the model): crossbind then holds it as
+ * [N,C,H,W] throughout and records the file's layout. Whether each
+ * constant has one value per channel is checked when the node is
+ * converted. `depth` bounds the chain. */
+static int nhwc_image(const Onnx__GraphProto *gp, const char *name, int depth)
 {
     int readers = 0;
+    if (depth > 16) return 0;
     for (size_t i = 0; i < gp->n_output; i++)
         if (gp->output[i]->name && strcmp(gp->output[i]->name, name) == 0) return 0;
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *n = gp->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
             if (strcmp(n->input[k], name) != 0) continue;
+            const char *t = n->op_type ? n->op_type : "";
             int64_t perm[8];
-            if (!n->op_type || strcmp(n->op_type, "Transpose") != 0 || k != 0 ||
-                imp_attr_ints(n, "perm", perm, 8, 0, 0) != 4 || perm[0] != 0 || perm[1] != 3 || perm[2] != 1 ||
-                perm[3] != 2)
-                return 0;
+            const int to_nchw = strcmp(t, "Transpose") == 0 && k == 0 && imp_attr_ints(n, "perm", perm, 8, 0, 0) == 4 &&
+                                perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2;
+            const int affine = (strcmp(t, "Add") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Mul") == 0 ||
+                                strcmp(t, "Div") == 0) && n->n_input == 2 && n->n_output == 1 &&
+                               strcmp(n->input[0], n->input[1]) != 0 && constant_name(gp, n->input[1 - k]) &&
+                               nhwc_image(gp, n->output[0], depth + 1);
+            if (!to_nchw && !affine) return 0;
             readers++;
         }
     }
@@ -835,7 +881,7 @@ static cb_status add_inputs(importer *im)
         }
         if (im->m->n_inputs == CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many inputs", im->what);
         if (strlen(in->name) >= CB_MAX_NAME) return cb_fail(CB_ERR_UNSUPPORTED, "%s: input name too long", im->what);
-        const int nhwc = nd == 4 && tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && nhwc_input(im->gp, in->name);
+        const int nhwc = nd == 4 && tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && nhwc_image(im->gp, in->name, 0);
         if (nhwc) { /* [H,W,C] -> [C,H,W] */
             int64_t c = dims[2];
             dims[2] = dims[1], dims[1] = dims[0], dims[0] = c;
@@ -906,6 +952,9 @@ static cb_status add_outputs(importer *im, int with_loss)
             cb_status s = imp_materialise(im, v, NULL, NULL);
             if (s != CB_OK) return s;
         }
+        if (v && v->node >= 0 && v->layout == IMP_NHWC)
+            return cb_fail(CB_ERR_UNSUPPORTED, "%s: output '%s' is an image in TensorFlow's layout [N,H,W,C]; "
+                           "crossbind writes images only as [N,C,H,W]", im->what, gp->output[i]->name);
         if (!v || v->node < 0 || v->layout != IMP_PLAIN)
             return cb_fail(CB_ERR_UNSUPPORTED, "%s: output '%s' is not computed from the inputs", im->what,
                            gp->output[i]->name ? gp->output[i]->name : "");

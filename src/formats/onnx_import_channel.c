@@ -10,7 +10,10 @@
  * bias b_c; depthwise where the channels come back in order. Anything else
  * reading a channel is refused with a message. The same ops of a whole
  * [N,C,H,W] tensor and a constant of one value per channel (or a scalar),
- * such as (x - mean) / std, become a depthwise 1x1 convolution each.
+ * such as (x - mean) / std, become a depthwise 1x1 convolution each; so do
+ * those of an image input in TensorFlow's layout before its Transpose
+ * (Keras' Rescaling and Normalization layers inside the model), where the
+ * constant runs along the last axis.
  *
  * Rounding: PyTorch rounds x * a, then the sum (and divides where the file
  * divides); the convolution multiplies by the combined scale and may fuse
@@ -161,26 +164,35 @@ cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out)
 }
 
 /* The per-channel values of constant k for a [N,C,H,W] tensor under ONNX's
- * broadcasting: a scalar (every dim 1) or [C,1,1] / [1,C,1,1]; NULL else. */
-static const float *per_channel(const cb_tensor *k, int64_t c, int *stride)
+ * broadcasting: a scalar (every dim 1) or [C,1,1] / [1,C,1,1]; for the same
+ * tensor seen in TensorFlow's layout [N,H,W,C] (IMP_NHWC), a scalar or
+ * [C] / [1,C] / [1,1,C] / [1,1,1,C]. NULL else. */
+static const float *per_channel(const cb_tensor *k, int64_t c, int nhwc, int *stride)
 {
     if (k->dtype != CB_F32 || k->ndim > 4) return NULL;
     const int64_t numel = cb_tensor_numel(k);
     *stride = numel == 1 ? 0 : 1;
     if (numel == 1) return k->data;
-    if (numel != c || k->ndim < 3) return NULL;
+    const int axis = k->ndim - (nhwc ? 1 : 3); /* the channel axis counted from the front */
+    if (numel != c || axis < 0) return NULL;
     for (int d = 0; d < k->ndim; d++)
-        if (k->shape[d] != (d == k->ndim - 3 ? c : 1)) return NULL;
+        if (k->shape[d] != (d == axis ? c : 1)) return NULL;
     return k->data;
 }
 
-cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out)
+cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
 {
     value *xv, *k;
     const int first = operands(im, n, &xv, &k);
-    const cb_node *x = xv && xv->node >= 0 && xv->layout == IMP_PLAIN ? &im->m->graph.nodes[xv->node] : NULL;
+    *nhwc = xv && xv->node >= 0 && xv->layout == IMP_NHWC;
+    const cb_node *x = xv && xv->node >= 0 && (xv->layout == IMP_PLAIN || *nhwc) ? &im->m->graph.nodes[xv->node] : NULL;
     int stride = 0;
-    const float *kc = x && x->ndim == 3 && k && k->node < 0 ? per_channel(&k->constant, x->dims[0], &stride) : NULL;
+    const float *kc = x && x->ndim == 3 && k && k->node < 0 ? per_channel(&k->constant, x->dims[0], *nhwc, &stride)
+                                                            : NULL;
+    if (!kc && *nhwc)
+        return imp_unsupported(im, n, "an image input in TensorFlow's layout [N,H,W,C] is mapped by constants "
+                                      "only of one value per channel ([C], [1,1,1,C]) or scalars before its "
+                                      "Transpose [0,3,1,2]");
     if (!kc && strcmp(n->op_type, "Add") == 0)
         return imp_unsupported(im, n, "a constant is added only as the bias of a MatMul right before it, or as one "
                                       "value per channel ([C,1,1], [1,C,1,1]) or a scalar to a computed [N,C,H,W] "

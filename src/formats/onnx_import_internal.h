@@ -58,6 +58,7 @@ typedef struct importer {
     int64_t opset;           /* of the default domain */
     const char *dir;         /* the model file's directory (external data), or NULL */
     const cb_input_shapes *shapes; /* sizes for symbolic input dims, or NULL */
+    int as_stored;           /* the node being converted reads IMP_NHWC values as stored (onnx_import_nhwc.c) */
 } importer;
 
 value *imp_lookup(importer *im, const char *name);
@@ -72,8 +73,11 @@ float imp_attr_float(const Onnx__NodeProto *n, const char *name, float dflt);
 int imp_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max, int dflt_len, int64_t dflt);
 const char *imp_attr_str(const Onnx__NodeProto *n, const char *name, const char *dflt, char *buf, size_t size);
 cb_status imp_unsupported(importer *im, const Onnx__NodeProto *n, const char *why);
-/* The plain activation feeding input i of node n. */
+/* The plain activation feeding input i of node n (or one in TensorFlow's
+ * layout while im->as_stored). */
 cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node);
+/* The same, also accepting an IMP_NHWC value: *nhwc says which it is. */
+cb_status imp_activation_nhwc(importer *im, const Onnx__NodeProto *n, size_t i, int *node, int *nhwc);
 /* The constant feeding input i (NULL when the optional input is absent). */
 cb_status imp_constant(importer *im, const Onnx__NodeProto *n, size_t i, const cb_tensor **out);
 /* A parameter node holding a copy of `data`, stored once the graph is final. */
@@ -102,9 +106,22 @@ cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const va
 cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n);
 int imp_channel_inputs(importer *im, const Onnx__NodeProto *n);
 cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out);
+/* Images in TensorFlow's layout between convolutions (onnx_import_nhwc.c):
+ * whether node n reads an IMP_NHWC value, and how it may. */
+typedef enum {
+    IMP_NHWC_AWARE,     /* the operator's converter handles the layout itself (or none is read) */
+    IMP_NHWC_AS_STORED, /* elementwise: runs on the stored [N,C,H,W] tensors, its result IMP_NHWC */
+    IMP_NHWC_FLAT       /* Flatten or Reshape of [N,1,1,C]: the same numbers in either layout */
+} imp_nhwc_use;
+int imp_nhwc_reads(importer *im, const Onnx__NodeProto *n);
+/* How n reads its IMP_NHWC inputs; refuses (with a message) a reader not
+ * implemented. */
+cb_status imp_nhwc_plan(importer *im, const Onnx__NodeProto *n, imp_nhwc_use *use);
+/* Maps n normalised axes of a [N,H,W,C] tensor onto [N,C,H,W]. */
+void imp_nhwc_axes(int64_t *axes, int n);
 /* Mul, Add, Sub or Div of a computed [N,C,H,W] tensor and a constant of one
  * value per channel or a scalar: a depthwise 1x1 convolution. */
-cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out);
+cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc);
 /* Constant folding (onnx_fold.c): where every input of a shape-arithmetic
  * node (ConstantOfShape, Concat, Reshape, Slice, Transpose, Cast,
  * Unsqueeze, Squeeze, Gather, Shape, Identity) is a constant, evaluates it

@@ -46,10 +46,13 @@ cb_status imp_transpose(importer *im, const Onnx__NodeProto *n)
     int np = imp_attr_ints(n, "perm", perm, 8, 0, 0);
     if (!v) return imp_unsupported(im, n, "expects a computed tensor");
     if (v->layout == IMP_NHWC && np == 4 && perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2)
-        return bind(im, n, 0, v->node, IMP_PLAIN); /* an image input in TensorFlow's layout, to crossbind's */
+        return bind(im, n, 0, v->node, IMP_PLAIN); /* an image in TensorFlow's layout, to crossbind's */
+    if (v->layout == IMP_PLAIN && np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 3 && perm[3] == 1 &&
+        im->m->graph.nodes[v->node].ndim == 3)
+        return bind(im, n, 0, v->node, IMP_NHWC); /* to TensorFlow's: marked, not moved (onnx_import_nhwc.c) */
     if (np != 3 || perm[0] != 1 || perm[1] != 0 || perm[2] != 2)
-        return imp_unsupported(im, n, "only perm [1,0,2] (batch first <-> time major), and [0,3,1,2] of a graph input "
-                               "[N,H,W,C] that nothing else reads, are implemented");
+        return imp_unsupported(im, n, "only perm [1,0,2] (batch first <-> time major), and between [N,C,H,W] and "
+                               "[N,H,W,C] ([0,2,3,1] and back [0,3,1,2]), are implemented");
     if (v->layout == IMP_TIME_MAJOR) return bind(im, n, 0, v->node, IMP_PLAIN);
     if (v->layout == IMP_PLAIN && im->m->graph.nodes[v->node].ndim == 2)
         return bind(im, n, 0, v->node, IMP_TIME_MAJOR);

@@ -3,8 +3,10 @@ tf2onnx, with the input and TensorFlow's outputs in float32 and float64.
 
 usage: export.py MODEL OPSETS SEED OUT_DIR [--nchw] [--softmax]
 
-MODEL is mobilenet_v2, resnet50, resnet101 or inception_v3 (Keras 2 through
-TF_USE_LEGACY_KERAS=1, weights=None: nothing is downloaded). The classifier
+MODEL is one of runners/tensorflow/cb_keras_apps.py's MODELS: mobilenet_v2,
+resnet50, resnet101, inception_v3, mobilenet_v3_small, mobilenet_v3_large or
+efficientnet_b0 (Keras 2 through TF_USE_LEGACY_KERAS=1, weights=None:
+nothing is downloaded). The classifier
 gives logits (classifier_activation=None, as torchvision's models do) unless
 --softmax keeps Keras' default softmax. The file's input is Keras' NHWC
 [N,H,W,3] (tf2onnx's default) unless --nchw asks tf2onnx for an NCHW input.
@@ -77,7 +79,8 @@ model64 = build()
 model64.set_weights([w.astype(np.float64) for w in weights])
 bad = [layer.name for layer in model64.layers if getattr(layer, "compute_dtype", "float64") != "float64"]
 assert not bad, f"layers not computing in float64: {bad[:5]}"
-assert all(w.dtype == tf.float64 for w in model64.weights), "a float32 variable in the float64 model"
+# (integer variables, such as a Normalization layer's sample count, are not values computed with)
+assert all(w.dtype == tf.float64 for w in model64.weights if w.dtype.is_floating), "a float32 variable in the float64 model"
 y64 = model64(x.astype(np.float64), training=False)
 assert y64.dtype == tf.float64, y64.dtype
 # Values computed in float32 and widened would all be exact float32 numbers.

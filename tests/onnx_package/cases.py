@@ -129,5 +129,46 @@ write("accept_symbolic_height_width_other_size", free, x=rng.standard_normal((1,
 # AveragePool's dilations (opset 19 on): refused, not ignored.
 dilated = [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])]
 write("refuse_averagepool_dilations", model(dilated, 19, {}), reference=False)
+# Images in TensorFlow's layout between convolutions, as tf2onnx leaves them
+# in Keras' MobileNetV3: an [N,H,W,C] input scaled per channel along its
+# last axis, Transposes to and from [N,C,H,W] around each Conv, and between
+# them Keras' hard swish (x * relu6(x + 3) / 6), Pad of the height and
+# width, a squeeze-and-excitation gate from ReduceMean over axes 1 and 2,
+# and a residual Add; the head averages without keepdims, or keeps them and
+# flattens [N,1,1,C].
+XN = rng.standard_normal((2, 5, 6, 3)).astype(np.float32)
+T = helper.make_node
+nhwc = [T("Mul", ["x", "scale"], ["s"]), T("Add", ["s", "shift"], ["n"]),
+        T("Transpose", ["n"], ["n_t"], perm=[0, 3, 1, 2]), T("Conv", ["n_t", "w"], ["c"], pads=[1, 1, 1, 1]),
+        T("Transpose", ["c"], ["t"], perm=[0, 2, 3, 1]),
+        T("Add", ["t", "three"], ["t3"]), T("Clip", ["t3", "zero", "six"], ["r6"]),
+        T("Mul", ["r6", "sixth"], ["hsig"]), T("Mul", ["t", "hsig"], ["hs"]),
+        T("Pad", ["hs", "pads"], ["p"]),
+        T("ReduceMean", ["p"], ["g"], axes=[1, 2], keepdims=1), T("Sigmoid", ["g"], ["gate"]),
+        T("Mul", ["p", "gate"], ["m"]), T("Relu", ["m"], ["mr"]), T("Add", ["mr", "m"], ["res"])]
+nhwc_inits = {"scale": np.array([0.5, 2.0, -1.0], np.float32),
+              "shift": np.array([0.1, -0.2, 0.3], np.float32).reshape(1, 1, 1, 3),
+              "w": w, "three": np.array(3.0, np.float32), "zero": np.array(0.0, np.float32),
+              "six": np.array(6.0, np.float32), "sixth": np.array(1 / 6, np.float32),
+              "pads": np.array([0, 1, 0, 0, 0, 0, 2, 0], np.int64)}
+head_mean = [T("ReduceMean", ["res"], ["y"], axes=[1, 2], keepdims=0)]
+head_flat = [T("ReduceMean", ["res"], ["k"], axes=[-3, -2], keepdims=1), T("Flatten", ["k"], ["y"])]
+head_back = [T("Transpose", ["res"], ["b"], perm=[0, 3, 1, 2]), T("Conv", ["b", "w1"], ["y"])]
+for opset in (13, 17):
+    write(f"accept_nhwc_keras_block_mean_opset_{opset}", model(nhwc + head_mean, opset, nhwc_inits, ("N", 5, 6, 3)), x=XN)
+write("accept_nhwc_keras_block_flatten", model(nhwc + head_flat, 13, nhwc_inits, ("N", 5, 6, 3)), x=XN)
+write("accept_nhwc_keras_block_back", model(nhwc + head_back, 13, dict(nhwc_inits, w1=rng.standard_normal((2, 4, 1, 1)).astype(np.float32)), ("N", 5, 6, 3)), x=XN)
+# ... and what is refused: another reader of the [N,H,W,C] tensor, a mix of
+# the two layouts in one Add, a Flatten of [N,H,W,C] with H and W above 1,
+# and an image in TensorFlow's layout as the graph's output.
+write("refuse_nhwc_softmax", model(nhwc + [T("Softmax", ["res"], ["y"])], 13, nhwc_inits, ("N", 5, 6, 3)),
+      reference=False, x=XN)
+write("refuse_nhwc_flatten_spatial", model(nhwc + [T("Flatten", ["res"], ["y"])], 13, nhwc_inits, ("N", 5, 6, 3)),
+      reference=False, x=XN)
+write("refuse_nhwc_output", model(nhwc + [T("Identity", ["res"], ["y"])], 13, nhwc_inits, ("N", 5, 6, 3)),
+      reference=False, x=XN)
+mixed = [T("Relu", ["x"], ["r"]), T("Transpose", ["r"], ["rt"], perm=[0, 2, 3, 1]), T("Add", ["rt", "r"], ["y"])]
+write("refuse_nhwc_mixed_with_nchw", model(mixed, 13, {}, ("N", 3, 3, 3)), reference=False,
+      x=rng.standard_normal((2, 3, 3, 3)).astype(np.float32))
 # An opset beyond the versions the importer was written against.
 write("refuse_opset_24", model(net, 24, {"w": w}), reference=False)
