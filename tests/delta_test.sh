@@ -197,6 +197,20 @@ ok = all(v['status'] == 'ok' for v in d['variants']) and len(d['variants']) == 6
 ok = ok and d['inputs'][0]['name'] == 'test[0]' and 'fashion-mnist' in d['pipeline'].lower()
 sys.exit(not ok)" "$T/lenet-s.json"
 
+# ---- torchvision's MobileNetV3 (hard swish, squeeze and excitation) in PyTorch, ONNX Runtime and crossbind ----
+cat > "$T/mnv3.json" <<JSON
+{"model": "mobilenet_v3_small", "seed": 1, "max_images": 3, "reps": 10, "warmup": 1,
+ "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind"], "crossbind.level": ["reference", "fastmath"]}}
+JSON
+expect_ok "MobileNetV3-small in PyTorch, ONNX Runtime and crossbind at two levels" \
+    "$BIN" delta --config "$T/mnv3.json" --store "$T/mnv3.sqlite" --json "$T/mnv3-s.json" --no-report
+check "... every variant ran and every pair agrees on every label, the logits within 1e-4" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = len(d['variants']) == 5 and all(v['status'] == 'ok' for v in d['variants'])
+pairs = [p for a in d['axes'] for p in a['pairs']]
+sys.exit(not (ok and len(pairs) == 4 and all(p['top1_agreement'] == 1 and p['max_logit_diff'] < 1e-4 for p in pairs)))" "$T/mnv3-s.json"
+
 # ---- a recurrent study model: int64 token ids, one sigmoid output read as two classes ----
 /usr/bin/python3 tests/fake_spam_package.py "$T/pkg"
 { "$BIN" data imdb-stand-in --from "$T/pkg" --out "$T/acl" && "$BIN" data imdb-prepare --from "$T/acl" --out "$T/imdb" &&
