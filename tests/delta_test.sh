@@ -200,16 +200,20 @@ sys.exit(not ok)" "$T/lenet-s.json"
 # ---- torchvision's MobileNetV3 (hard swish, squeeze and excitation) in PyTorch, ONNX Runtime and crossbind ----
 cat > "$T/mnv3.json" <<JSON
 {"model": "mobilenet_v3_small", "seed": 1, "max_images": 3, "reps": 10, "warmup": 1,
- "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind"], "crossbind.level": ["reference", "fastmath"]}}
+ "axes": {"runtime": ["pytorch", "onnxruntime", "crossbind"], "crossbind.level": ["reference", "fastmath"]},
+ "keras": {"runtimes": ["keras", "crossbind"], "quantisation": false}}
 JSON
-expect_ok "MobileNetV3-small in PyTorch, ONNX Runtime and crossbind at two levels" \
+expect_ok "MobileNetV3-small in PyTorch, ONNX Runtime and crossbind at two levels, and Keras' natively and in crossbind" \
     "$BIN" delta --config "$T/mnv3.json" --store "$T/mnv3.sqlite" --json "$T/mnv3-s.json" --no-report
-check "... every variant ran and every pair agrees on every label, the logits within 1e-4" python3 -c "
+check "... every variant ran and every pair agrees on every label, the logits within 1e-4 (Keras' read the pixels)" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-ok = len(d['variants']) == 5 and all(v['status'] == 'ok' for v in d['variants'])
+ok = len(d['variants']) == 7 and all(v['status'] == 'ok' for v in d['variants'])
 pairs = [p for a in d['axes'] for p in a['pairs']]
-sys.exit(not (ok and len(pairs) == 4 and all(p['top1_agreement'] == 1 and p['max_logit_diff'] < 1e-4 for p in pairs)))" "$T/mnv3-s.json"
+ok = ok and len(pairs) == 5 and all(p['top1_agreement'] == 1 and p['max_logit_diff'] < 1e-4 for p in pairs)
+pre = {v['key']: v['manifest']['preprocessing'] for v in d['variants']}
+ok = ok and pre['keras:keras/t2'] == pre['keras:crossbind@fast/t2'] == 'pixels' and pre['crossbind@fast/t2'] == 'torchvision'
+sys.exit(not (ok and 'keras:crossbind@fast/t2' in [p['b'] for p in pairs]))" "$T/mnv3-s.json"
 
 # ---- a recurrent study model: int64 token ids, one sigmoid output read as two classes ----
 /usr/bin/python3 tests/fake_spam_package.py "$T/pkg"

@@ -142,6 +142,8 @@ def reference(path, norm, resize, crop):
         r = u8.astype(np.float32) / np.float32(127.5) - np.float32(1.0)
     elif norm == "caffe":  # mode 'caffe': RGB -> BGR, minus the BGR means, no scaling
         r = u8[..., ::-1].astype(np.float32) - np.array([103.939, 116.779, 123.68], np.float32)
+    elif norm == "pixels":  # Keras' MobileNetV3 and EfficientNet scale the pixels inside the model
+        r = u8.astype(np.float32)
     else:
         raise SystemExit(f"unknown norm {norm}")
     return u8, r.astype(np.float32), im.size

@@ -47,6 +47,7 @@ same "generated images, torchvision" torchvision nchw 256 224 "$T/gen"
 same "generated images, [0, 1], uint8 identical to Pillow's" none nhwc 256 224 "$T/gen"
 same "generated images, tf mode" tf nchw 256 224 "$T/gen"
 same "generated images, caffe mode, nhwc" caffe nhwc 256 224 "$T/gen"
+same "generated images, the pixels themselves (Keras' MobileNetV3, EfficientNet), nhwc" pixels nhwc 256 224 "$T/gen"
 same "generated images, resize 257 (crop offsets rounded half to even)" none nchw 257 224 "$T/gen"
 same "generated images, crop larger than the resize (zero padding)" torchvision nchw 200 224 "$T/gen"
 same "files and directories mixed, in argument order" none nchw 256 224 "$T/gen/k_small_200x200.png" \

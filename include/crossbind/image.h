@@ -96,10 +96,13 @@ cb_status cb_image_center_crop(const cb_image *in, int crop, cb_image *out);
  *   TF           v / 127.5 - 1, RGB: Keras applications' 'tf' mode;
  *   CAFFE        v - mean, mean (103.939, 116.779, 123.68) in channel order
  *                BGR (the channels reversed): Keras' 'caffe' mode;
- *   NONE         v / 255, RGB: ToTensor alone. */
-typedef enum { CB_NORM_TORCHVISION = 0, CB_NORM_TF, CB_NORM_CAFFE, CB_NORM_NONE } cb_image_norm;
+ *   NONE         v / 255, RGB: ToTensor alone;
+ *   PIXELS       v itself, RGB: Keras models that scale the pixels inside
+ *                (MobileNetV3, EfficientNet: their preprocess_input passes
+ *                the image through). */
+typedef enum { CB_NORM_TORCHVISION = 0, CB_NORM_TF, CB_NORM_CAFFE, CB_NORM_NONE, CB_NORM_PIXELS } cb_image_norm;
 typedef enum { CB_LAYOUT_CHW = 0, CB_LAYOUT_HWC } cb_image_layout;
-const char *cb_image_norm_name(cb_image_norm n);        /* "torchvision", "tf", "caffe", "none" */
+const char *cb_image_norm_name(cb_image_norm n);        /* "torchvision", "tf", "caffe", "none", "pixels" */
 cb_status cb_image_norm_parse(const char *name, cb_image_norm *out);
 /* The parameters of a normalisation: out = (v / divisor - mean[c]) / std[c]
  * for output channel c, in float32 (divisor 255, 127.5 or 1; mean 0 and std

@@ -88,8 +88,17 @@ def build(tf, name, softmax=False):
                                                 classifier_activation="softmax" if softmax else None)
 
 
-def realistic(tf, model, rng):
-    """Moving statistics from one training-mode batch of N(0, 1) images
+def images(rng, name, shape):
+    """Random float32 images for MODELS[name]: N(0, 1), as preprocess_input
+    leaves them; for a model that takes pixels and scales them itself
+    ("raw"), N(127.5, 63.75^2), which its scaling brings to the same order.
+    One draw of rng either way."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    return np.float32(127.5) + np.float32(63.75) * x if MODELS[name][2] == "raw" else x
+
+
+def realistic(tf, model, rng, name):
+    """Moving statistics of MODELS[name] from one training-mode batch of 4 `images`
     (momentum 0, then each layer's own again: 0.999 in MobileNetV2, 0.99
     elsewhere) and a N(0, 0.1^2) classifier bias, both drawn from `rng`
     (numpy Generator), in this order. The classifier is the last Dense
@@ -100,7 +109,7 @@ def realistic(tf, model, rng):
     momenta = [layer.momentum for layer in bns]
     for layer in bns:
         layer.momentum = 0.0
-    model(rng.standard_normal((4, side, side, 3)).astype(np.float32), training=True)
+    model(images(rng, name, (4, side, side, 3)), training=True)
     for layer, m in zip(bns, momenta):
         layer.momentum = m
     dense = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.Dense) or layer.name == "Logits"][-1]
@@ -111,7 +120,7 @@ def seeded(tf, name, seed, softmax=False):
     """The model with the weights of `seed` (see the module's docstring)."""
     tf.keras.utils.set_random_seed(seed)
     model = build(tf, name, softmax)
-    realistic(tf, model, np.random.default_rng(seed))
+    realistic(tf, model, np.random.default_rng(seed), name)
     return model
 
 

@@ -36,7 +36,7 @@ static void help(void)
            "  x_train.npy, y_train.npy, x_test.npy, y_test.npy and vocab.txt, which every\n"
            "  binding reads. The vocabulary is built from the training reviews unless given.\n"
            "usage: crossbind data images [DIR|FILE]... [--stand-in] --out X.npy [--resize 256] [--crop 224]\n"
-           "                             [--norm torchvision|tf|caffe|none] [--layout nchw|nhwc] [--list FILE.json]\n"
+           "                             [--norm torchvision|tf|caffe|none|pixels] [--layout nchw|nhwc] [--list FILE.json]\n"
            "  The ImageNet input pipeline (protocol section 6): each JPEG or PNG (told by its first bytes;\n"
            "  a directory gives its image files sorted by name, other entries skipped) decoded to RGB as\n"
            "  Pillow's convert(\"RGB\"), resized so that the shorter side is --resize (Pillow's antialiased\n"

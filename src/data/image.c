@@ -535,21 +535,22 @@ cb_status cb_image_center_crop(const cb_image *in, int crop, cb_image *out)
 
 /* ---- Normalisation ---- */
 
-static const char *const norm_names[] = {"torchvision", "tf", "caffe", "none"};
+static const char *const norm_names[] = {"torchvision", "tf", "caffe", "none", "pixels"};
+#define N_NORMS (sizeof norm_names / sizeof norm_names[0])
 
 const char *cb_image_norm_name(cb_image_norm n)
 {
-    return (unsigned)n < 4 ? norm_names[n] : "?";
+    return (unsigned)n < N_NORMS ? norm_names[n] : "?";
 }
 
 cb_status cb_image_norm_parse(const char *name, cb_image_norm *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < N_NORMS; i++)
         if (strcmp(name, norm_names[i]) == 0) {
             *out = (cb_image_norm)i;
             return CB_OK;
         }
-    return cb_fail(CB_ERR_INVALID_ARG, "unknown normalisation '%s' (known: torchvision, tf, caffe, none)", name);
+    return cb_fail(CB_ERR_INVALID_ARG, "unknown normalisation '%s' (known: torchvision, tf, caffe, none, pixels)", name);
 }
 
 void cb_image_norm_params(cb_image_norm n, double *divisor, double mean[3], double std[3], const char **order)
@@ -557,7 +558,7 @@ void cb_image_norm_params(cb_image_norm n, double *divisor, double mean[3], doub
     static const double tv_mean[3] = {0.485, 0.456, 0.406}, tv_std[3] = {0.229, 0.224, 0.225};
     static const double caffe_mean[3] = {103.939, 116.779, 123.68};  /* B, G, R */
     *order = n == CB_NORM_CAFFE ? "BGR" : "RGB";
-    *divisor = n == CB_NORM_TORCHVISION || n == CB_NORM_NONE ? 255.0 : n == CB_NORM_TF ? 127.5 : 1.0;
+    *divisor = n == CB_NORM_TORCHVISION || n == CB_NORM_NONE ? 255.0 : n == CB_NORM_TF ? 127.5 : 1.0; /* PIXELS: 1 */
     for (int c = 0; c < 3; c++) {
         mean[c] = n == CB_NORM_TORCHVISION ? tv_mean[c] : n == CB_NORM_TF ? 1.0 : n == CB_NORM_CAFFE ? caffe_mean[c] : 0;
         std[c] = n == CB_NORM_TORCHVISION ? tv_std[c] : 1.0;
@@ -571,7 +572,7 @@ void cb_image_prep_default(cb_image_prep *p)
 
 cb_status cb_image_normalize(const cb_image *in, cb_image_norm norm, cb_image_layout layout, float *out)
 {
-    if (!in || !in->rgb || (unsigned)norm > CB_NORM_NONE || (layout != CB_LAYOUT_CHW && layout != CB_LAYOUT_HWC))
+    if (!in || !in->rgb || (unsigned)norm > CB_NORM_PIXELS || (layout != CB_LAYOUT_CHW && layout != CB_LAYOUT_HWC))
         return cb_fail(CB_ERR_INVALID_ARG, "normalise: an empty image or an unknown mode");
     /* Each mode in float32 operations in its reference's order, so that the
      * results are the reference's bit for bit:
@@ -589,6 +590,7 @@ cb_status cb_image_normalize(const cb_image *in, cb_image_norm norm, cb_image_la
             case CB_NORM_TORCHVISION: r = (v / 255.0f - tv_mean[c]) / tv_std[c]; break;
             case CB_NORM_TF: r = v / 127.5f - 1.0f; break;
             case CB_NORM_CAFFE: r = v - caffe_mean[c]; break;
+            case CB_NORM_PIXELS: r = v; break;
             default: r = v / 255.0f; break;
             }
             out[layout == CB_LAYOUT_CHW ? (size_t)c * plane + i : i * 3 + c] = r;

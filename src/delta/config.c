@@ -61,9 +61,17 @@ const char *delta_runtime_name(delta_runtime r) { return runtimes[r]; }
 
 /* The models tf.keras.applications builds as torchvision does
  * (runners/tensorflow/cb_keras_apps.py's MODELS). */
-static const char *const keras_models[] = {"mobilenet_v2", "resnet50", "resnet101", "inception_v3", NULL};
+static const char *const keras_models[] = {"mobilenet_v2", "resnet50", "resnet101", "inception_v3",
+                                           "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0", NULL};
 
-const char *delta_keras_norm(const char *model) { return !strncmp(model, "resnet", 6) ? "caffe" : "tf"; }
+/* Keras' preprocess_input for the model: ResNets 'caffe'; MobileNetV3 and
+ * EfficientNet take the pixels and scale them inside; the others 'tf'. */
+const char *delta_keras_norm(const char *model)
+{
+    if (!strncmp(model, "resnet", 6)) return "caffe";
+    if (!strncmp(model, "mobilenet_v3", 12) || !strncmp(model, "efficientnet", 12)) return "pixels";
+    return "tf";
+}
 
 static int index_of(const char *const *list, const char *s)
 {
@@ -324,7 +332,7 @@ static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *
     if (!c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs \"model\"");
     if (index_of(keras_models, c->model) < 0)
         return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" has no %s (Keras' models here: mobilenet_v2, resnet50, "
-                       "resnet101, inception_v3)", c->model);
+                       "resnet101, inception_v3, mobilenet_v3_small, mobilenet_v3_large, efficientnet_b0)", c->model);
     if (c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs images (Keras preprocesses its own way), not \"inputs_npy\"");
     cb_status s = check_keys(k, "\"keras\"", keys);
     if (s == CB_OK) s = get_str(k, "weights", NULL, c->keras_weights, sizeof c->keras_weights);
