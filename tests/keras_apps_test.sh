@@ -68,6 +68,12 @@ mobilenet_v3_small 13,17 - reference,fast,fused,fastmath
 mobilenet_v3_large 13 - fast,fused,fastmath
 efficientnet_b0 13 - fast,fused,fastmath
 LIST
+# Keras' in-model Rescaling of the 3-channel image (a depthwise 1x1 each)
+# runs plain: oneDNN's only kernel for a grouped convolution of a plain
+# source is its reference one (3.7 ms of MobileNetV3-small's 4.9 at batch 1).
+check "mobilenet_v3_small_o13: the Rescaling convolutions of the image run plain, not in oneDNN" bash -c \
+    '"$1" plan "$2" --batch 2 --level fastmath > "$3" && grep -A1 "rescaling/mul conv2d" "$3" | grep -q "forward: conv2d" &&
+     ! grep -A1 "rescaling/[a-z]* conv2d" "$3" | grep -q onednn' _ "$BIN" "$T/mobilenet_v3_small_o13.onnx" "$T/plan.txt"
 # The file's input is [N,H,W,C]: an [N,C,H,W] array is refused, naming the shape it must have.
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.load(sys.argv[2]).transpose(0, 3, 1, 2).copy())" \
     "$T/nchw_x.npy" "$T/mobilenet_v2_o13_x.npy"

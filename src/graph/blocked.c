@@ -31,8 +31,9 @@
  *
  * Which nodes join (a fixed rule, printed by the plan): convolutions in
  * graphs of over CONV_HEAVY_FLOPS per sample (grouped ones only with a
- * multiple of the block size of channels per group, or depthwise with a
- * multiple of it of channels; an ungrouped one with any channel count, its
+ * multiple of the block size of channels per group, or depthwise, each
+ * not reading a plain value of fewer channels than the block; an
+ * ungrouped one with any channel count, its
  * values padded to the block: dnnl_blocked.c), unless the plain path runs it as a matrix product at the plan's
  * largest batch, where it does not use oneDNN either (VGG-16's 2x2 layers
  * at batch 128, dense kernel: 15 ms per 256 samples against oneDNN's 40); a node whose activation inputs are all blocked
@@ -152,7 +153,15 @@ static int mul_gate(const cb_graph *g, const cb_node *n)
 static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blocked, int block, int max_batch)
 {
     switch (n->op) {
-    case CB_OP_CONV2D: return conv_joins(g, n, block, max_batch) ? R_CONV : R_NONE;
+    /* A grouped convolution whose plain input has fewer channels than the
+     * block, which oneDNN would be given as it is (the plan's "input
+     * plain"), stays plain: oneDNN has no fast grouped kernel for a plain
+     * source (Keras' in-model Rescaling of the 3-channel image, a depthwise
+     * 1x1: its reference kernel took 3.7 ms of MobileNetV3-small's 4.9 at
+     * batch 1). */
+    case CB_OP_CONV2D:
+        return conv_joins(g, n, block, max_batch) &&
+               (n->groups <= 1 || blocked[n->in[0]] || g->nodes[n->in[0]].dims[0] >= block) ? R_CONV : R_NONE;
     case CB_OP_MAXPOOL2D:
     case CB_OP_AVGPOOL2D: return blocked[n->in[0]] && pool_joins(g, n) ? R_POOL : R_NONE;
     case CB_OP_GLOBAL_AVGPOOL: return blocked[n->in[0]] ? R_GAP : R_NONE;
