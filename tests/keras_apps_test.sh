@@ -4,7 +4,8 @@
 # statistics; tests/keras/export.py): MobileNetV2 at opsets 13 and 17 (also
 # with Keras' default softmax classifier, and with tf2onnx's NCHW input),
 # ResNet50 at opset 17 and InceptionV3 at opset 13, MobileNetV3 small (opsets 13
-# and 17) and large and EfficientNet-B0 (opset 13) import and run in crossbind
+# and 17) and large and EfficientNet-B0 (opset 13), MobileNet, Xception and
+# DenseNet121 (13) and ResNet50V2 (17) import and run in crossbind
 # at the levels listed, to TensorFlow's outputs and as accurately against the
 # same model in float64 (tests/imagenet/compare.py); their plans print, and
 # crossbind's own ONNX export of each (the [N,H,W,C] input kept) runs to the
@@ -16,7 +17,7 @@
 # along the last axis before the first Transpose), and tf2onnx leaves
 # tensors in [N,H,W,C] between convolutions (hard swish, squeeze and
 # excitation, Pad): crossbind keeps them as [N,C,H,W] (onnx_import_nhwc.c).
-# 109 tests; 1 min 31 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
+# 148 tests; 2 min 35 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
 # the first 62 when shared with other jobs, load about 4), most of it
 # tf2onnx's optimiser (ResNet50 about 40 s). ResNet101
 # is left out: its export alone took 102 s and 11 GB (it passes the same rule
@@ -67,6 +68,10 @@ inception_v3 13 - fast,fused,fastmath
 mobilenet_v3_small 13,17 - reference,fast,fused,fastmath
 mobilenet_v3_large 13 - fast,fused,fastmath
 efficientnet_b0 13 - fast,fused,fastmath
+mobilenet 13 - fast,fused,fastmath
+xception 13 - fast,fastmath
+densenet121 13 - fast,fastmath
+resnet50_v2 17 - fast,fastmath
 LIST
 # Keras' in-model Rescaling of the 3-channel image (a depthwise 1x1 each)
 # runs plain: oneDNN's only kernel for a grouped convolution of a plain

@@ -68,6 +68,11 @@ MODELS = {
     "mobilenet_v3_small": ("MobileNetV3Small", 224, "raw"),
     "mobilenet_v3_large": ("MobileNetV3Large", 224, "raw"),
     "efficientnet_b0": ("EfficientNetB0", 224, "raw"),
+    # more of Keras' CNNs for the importer's tests (no torchvision twin in delta)
+    "mobilenet": ("MobileNet", 224, "tf"),
+    "xception": ("Xception", 299, "tf"),
+    "densenet121": ("DenseNet121", 224, "torch"),
+    "resnet50_v2": ("ResNet50V2", 224, "tf"),
 }
 FILES = {  # export.json key: (file name, what it is)
     "h5": ("model.h5", "Keras 2 model with its weights (model.save, HDF5), outputs logits"),
@@ -101,8 +106,9 @@ def realistic(tf, model, rng, name):
     """Moving statistics of MODELS[name] from one training-mode batch of 4 `images`
     (momentum 0, then each layer's own again: 0.999 in MobileNetV2, 0.99
     elsewhere) and a N(0, 0.1^2) classifier bias, both drawn from `rng`
-    (numpy Generator), in this order. The classifier is the last Dense
-    layer, or MobileNetV3's 1x1 convolution "Logits"."""
+    (numpy Generator), in this order. The classifier is the last Dense or
+    convolution with a bias (MobileNet's and MobileNetV3's are 1x1
+    convolutions)."""
     side = model.input_shape[1]
     bns = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.BatchNormalization)]
     assert bns, "no batch normalisation layers"
@@ -112,7 +118,8 @@ def realistic(tf, model, rng, name):
     model(images(rng, name, (4, side, side, 3)), training=True)
     for layer, m in zip(bns, momenta):
         layer.momentum = m
-    dense = [layer for layer in model.layers if isinstance(layer, tf.keras.layers.Dense) or layer.name == "Logits"][-1]
+    dense = [layer for layer in model.layers if isinstance(layer, (tf.keras.layers.Dense, tf.keras.layers.Conv2D))
+             and layer.use_bias][-1]
     dense.bias.assign(0.1 * rng.standard_normal(dense.bias.shape).astype(np.float32))
 
 

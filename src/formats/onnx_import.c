@@ -804,11 +804,13 @@ static int constant_name(const Onnx__GraphProto *gp, const char *name)
  * Normalization layers inside the model): crossbind then holds it as
  * [N,C,H,W] throughout and records the file's layout. Whether each
  * constant has one value per channel is checked when the node is
- * converted. `depth` bounds the chain. */
-static int nhwc_image(const Onnx__GraphProto *gp, const char *name, int depth)
+ * converted. `depth` bounds the chain and *budget the values looked at
+ * (each look scans the graph: a hostile file of many readers must not
+ * make this quadratic in its size). */
+static int nhwc_image(const Onnx__GraphProto *gp, const char *name, int depth, int *budget)
 {
     int readers = 0;
-    if (depth > 16) return 0;
+    if (depth > 16 || --*budget < 0) return 0;
     for (size_t i = 0; i < gp->n_output; i++)
         if (gp->output[i]->name && strcmp(gp->output[i]->name, name) == 0) return 0;
     for (size_t i = 0; i < gp->n_node; i++) {
@@ -822,7 +824,7 @@ static int nhwc_image(const Onnx__GraphProto *gp, const char *name, int depth)
             const int affine = (strcmp(t, "Add") == 0 || strcmp(t, "Sub") == 0 || strcmp(t, "Mul") == 0 ||
                                 strcmp(t, "Div") == 0) && n->n_input == 2 && n->n_output == 1 &&
                                strcmp(n->input[0], n->input[1]) != 0 && constant_name(gp, n->input[1 - k]) &&
-                               nhwc_image(gp, n->output[0], depth + 1);
+                               nhwc_image(gp, n->output[0], depth + 1, budget);
             if (!to_nchw && !affine) return 0;
             readers++;
         }
@@ -881,7 +883,9 @@ static cb_status add_inputs(importer *im)
         }
         if (im->m->n_inputs == CB_MAX_IO) return cb_fail(CB_ERR_UNSUPPORTED, "%s: too many inputs", im->what);
         if (strlen(in->name) >= CB_MAX_NAME) return cb_fail(CB_ERR_UNSUPPORTED, "%s: input name too long", im->what);
-        const int nhwc = nd == 4 && tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && nhwc_image(im->gp, in->name, 0);
+        int budget = 256; /* values of the scaling chain looked at, at most */
+        const int nhwc = nd == 4 && tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+                         nhwc_image(im->gp, in->name, 0, &budget);
         if (nhwc) { /* [H,W,C] -> [C,H,W] */
             int64_t c = dims[2];
             dims[2] = dims[1], dims[1] = dims[0], dims[0] = c;
