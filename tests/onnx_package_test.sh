@@ -46,6 +46,14 @@ refused refuse_averagepool_dilations "dilated pooling windows are not implemente
 refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
 refused refuse_reduce_mean_channels "only over the height and width"
 refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
+# --dump: a value kept as [N,C,H,W] for the file's [N,H,W,C] names no ONNX
+# value; the Transpose back's output names the node that holds it.
+expect_ok "accept_nhwc_keras_block_back: crossbind run --dump" "$BIN" run --onnx "$T/accept_nhwc_keras_block_back.onnx" \
+    --input "$T/accept_nhwc_keras_block_back_x.npy" --output "$T/dump_out.npy" --dump "$T/dump" --level fast
+check "... its index pairs each file with the ONNX value it holds, none for one in the other layout" /usr/bin/python3 -c "
+import json, sys
+v = {n['name']: n.get('onnx_value', 'absent') for n in json.load(open(sys.argv[1]))['nodes']}
+sys.exit(not (v['res'] == 'b' and v['n'] == 'n_t' and v['c'] == 'c' and v['hs'] is None and v['x'] is None))" "$T/dump/index.json"
 refused refuse_nhwc_softmax "reads a tensor in TensorFlow's layout"
 refused refuse_nhwc_flatten_spatial "reads a tensor in TensorFlow's layout"
 refused refuse_nhwc_output "an image in TensorFlow's layout \[N,H,W,C\]"

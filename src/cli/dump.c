@@ -11,7 +11,9 @@
  * result, never recomputed to fill the gap. Files are streamed chunk by
  * chunk (memory does not grow with the input) as NAME.part and renamed
  * once complete; index.json comes last, so a directory with an index holds
- * every file it names. */
+ * every file it names. For a model imported from ONNX, each entry names
+ * the ONNX value its file holds ("onnx_value"), the key to pair it with
+ * another runtime's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +150,15 @@ cb_status cli_dump_close(cli_dump *d, const cb_exec *ex, cb_status s)
             cb_buf_json_string(&b, n->name);
             cb_buf_printf(&b, ", \"op\": \"%s\", \"shape\": ", cb_op_name(n->op));
             put_shape(&b, n, d->batch);
+            /* The ONNX value the file holds, where the model came from one:
+             * null for a node of crossbind's own, or one whose ONNX value is
+             * that tensor in another layout ([N,H,W,C], onnx_import_nhwc.c). */
+            const char *value = i < d->m->n_onnx_values && d->m->onnx_values ? d->m->onnx_values[i] : NULL;
+            if (d->m->onnx_values) {
+                cb_buf_printf(&b, ", \"onnx_value\": ");
+                if (value) cb_buf_json_string(&b, value);
+                else cb_buf_printf(&b, "null");
+            }
             if (has) {
                 cb_buf_printf(&b, ", \"file\": ");
                 cb_buf_json_string(&b, name);
