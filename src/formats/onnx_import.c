@@ -705,8 +705,9 @@ static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
     if (strcmp(t, "Squeeze") == 0) return imp_squeeze(im, n);
     if (strcmp(t, "Gather") == 0) return imp_gather(im, n);
     if (strcmp(t, "LSTM") == 0 || strcmp(t, "GRU") == 0) return imp_recurrent(im, n);
-    if (strcmp(t, "Concat") == 0 && imp_channel_inputs(im, n)) s = imp_channel_concat(im, n, &id);
-    else if ((arith || add_constant) && imp_channel_inputs(im, n)) return imp_channel_affine(im, n);
+    const int channel_in = imp_reads_layout(im, n, IMP_CHANNEL);
+    if (strcmp(t, "Concat") == 0 && channel_in) s = imp_channel_concat(im, n, &id);
+    else if ((arith || add_constant) && channel_in) return imp_channel_affine(im, n);
     else if (strcmp(t, "Mul") == 0 && computed_plain(im, n, 0) && computed_plain(im, n, 1)) s = op_mul(im, n, &id);
     else if (arith || (add_constant && !matmul_operand(im, n))) s = imp_channel_broadcast(im, n, &id, &nhwc);
     else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
@@ -776,7 +777,7 @@ static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
 static cb_status convert(importer *im, const Onnx__NodeProto *n)
 {
     imp_nhwc_use use = IMP_NHWC_AWARE;
-    cb_status s = imp_nhwc_reads(im, n) ? imp_nhwc_plan(im, n, &use) : CB_OK;
+    cb_status s = imp_reads_layout(im, n, IMP_NHWC) ? imp_nhwc_plan(im, n, &use) : CB_OK;
     if (s != CB_OK) return s;
     im->as_stored = use != IMP_NHWC_AWARE;
     s = convert_node(im, n);

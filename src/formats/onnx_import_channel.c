@@ -124,15 +124,6 @@ cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n)
     return bind_channel(im, n, ch->node, p->index, p->kept, scale, shift);
 }
 
-int imp_channel_inputs(importer *im, const Onnx__NodeProto *n)
-{
-    for (size_t i = 0; i < n->n_input; i++) {
-        const value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
-        if (v && v->node >= 0 && v->layout == IMP_CHANNEL) return 1;
-    }
-    return 0;
-}
-
 cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out)
 {
     const int64_t axis = imp_attr_int(n, "axis", 0);

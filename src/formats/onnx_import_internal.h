@@ -76,6 +76,8 @@ cb_status imp_unsupported(importer *im, const Onnx__NodeProto *n, const char *wh
 /* The plain activation feeding input i of node n (or one in TensorFlow's
  * layout while im->as_stored). */
 cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node);
+/* Whether node n reads a computed value in `layout`. */
+int imp_reads_layout(importer *im, const Onnx__NodeProto *n, imp_layout layout);
 /* The same, also accepting an IMP_NHWC value: *nhwc says which it is. */
 cb_status imp_activation_nhwc(importer *im, const Onnx__NodeProto *n, size_t i, int *node, int *nhwc);
 /* The constant feeding input i (NULL when the optional input is absent). */
@@ -99,21 +101,19 @@ int imp_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int max);
 /* Per-channel input maps written channel by channel (onnx_import_channel.c):
  * Gather of one channel along axis 1 (*handled 0 where the node is not
  * that), its Unsqueeze, Mul or Add of a scalar constant, and the Concat of
- * such channels of one tensor (imp_channel_inputs: whether a node reads
+ * such channels of one tensor (imp_reads_layout IMP_CHANNEL: whether a node reads
  * one), which becomes a 1x1 convolution. */
 cb_status imp_channel_gather(importer *im, const Onnx__NodeProto *n, const value *data, int *handled);
 cb_status imp_channel_unsqueeze(importer *im, const Onnx__NodeProto *n, const value *v);
 cb_status imp_channel_affine(importer *im, const Onnx__NodeProto *n);
-int imp_channel_inputs(importer *im, const Onnx__NodeProto *n);
 cb_status imp_channel_concat(importer *im, const Onnx__NodeProto *n, int *out);
 /* Images in TensorFlow's layout between convolutions (onnx_import_nhwc.c):
- * whether node n reads an IMP_NHWC value, and how it may. */
+ * how a node reading an IMP_NHWC value may read it. */
 typedef enum {
     IMP_NHWC_AWARE,     /* the operator's converter handles the layout itself (or none is read) */
     IMP_NHWC_AS_STORED, /* elementwise: runs on the stored [N,C,H,W] tensors, its result IMP_NHWC */
     IMP_NHWC_FLAT       /* Flatten or Reshape of [N,1,1,C]: the same numbers in either layout */
 } imp_nhwc_use;
-int imp_nhwc_reads(importer *im, const Onnx__NodeProto *n);
 /* How n reads its IMP_NHWC inputs; refuses (with a message) a reader not
  * implemented. */
 cb_status imp_nhwc_plan(importer *im, const Onnx__NodeProto *n, imp_nhwc_use *use);

@@ -37,15 +37,6 @@ static int elementwise(const char *t)
     return 0;
 }
 
-int imp_nhwc_reads(importer *im, const Onnx__NodeProto *n)
-{
-    for (size_t i = 0; i < n->n_input; i++) {
-        const value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
-        if (v && v->node >= 0 && v->layout == IMP_NHWC) return 1;
-    }
-    return 0;
-}
-
 cb_status imp_nhwc_plan(importer *im, const Onnx__NodeProto *n, imp_nhwc_use *use)
 {
     const char *t = n->op_type;

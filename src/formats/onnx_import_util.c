@@ -104,6 +104,15 @@ cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *
     return CB_OK;
 }
 
+int imp_reads_layout(importer *im, const Onnx__NodeProto *n, imp_layout layout)
+{
+    for (size_t i = 0; i < n->n_input; i++) {
+        const value *v = n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+        if (v && v->node >= 0 && v->layout == layout) return 1;
+    }
+    return 0;
+}
+
 cb_status imp_activation_nhwc(importer *im, const Onnx__NodeProto *n, size_t i, int *node, int *nhwc)
 {
     const value *v = i < n->n_input && n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
