@@ -17,7 +17,7 @@
 # along the last axis before the first Transpose), and tf2onnx leaves
 # tensors in [N,H,W,C] between convolutions (hard swish, squeeze and
 # excitation, Pad): crossbind keeps them as [N,C,H,W] (onnx_import_nhwc.c).
-# 148 tests; 2 min 35 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
+# 149 tests; 2 min 35 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
 # the first 62 when shared with other jobs, load about 4), most of it
 # tf2onnx's optimiser (ResNet50 about 40 s). ResNet101
 # is left out: its export alone took 102 s and 11 GB (it passes the same rule
@@ -79,6 +79,8 @@ LIST
 check "mobilenet_v3_small_o13: the Rescaling convolutions of the image run plain, not in oneDNN" bash -c \
     '"$1" plan "$2" --batch 2 --level fastmath > "$3" && grep -A1 "rescaling/mul conv2d" "$3" | grep -q "forward: conv2d" &&
      ! grep -A1 "rescaling/[a-z]* conv2d" "$3" | grep -q onednn' _ "$BIN" "$T/mobilenet_v3_small_o13.onnx" "$T/plan.txt"
+check "mobilenet_v3_small_o13: Keras' hard swish and hard sigmoid chains are one node each" bash -c \
+    'test "$(grep -c "^[0-9]* [^ ]* hardswish " "$1")" -gt 10 && grep -q "^[0-9]* [^ ]* hardsigmoid " "$1"' _ "$T/plan.txt"
 # The file's input is [N,H,W,C]: an [N,C,H,W] array is refused, naming the shape it must have.
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.load(sys.argv[2]).transpose(0, 3, 1, 2).copy())" \
     "$T/nchw_x.npy" "$T/mobilenet_v2_o13_x.npy"

@@ -46,6 +46,16 @@ refused refuse_averagepool_dilations "dilated pooling windows are not implemente
 refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
 refused refuse_reduce_mean_channels "only over the height and width"
 refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
+# Keras' hard swish and hard sigmoid (Add 3, Clip 0 6, Mul by 1/6, Mul by x)
+# are one node each where nothing else reads inside the chain.
+check "accept_nhwc_keras_block_back: Keras' hard swish chain is one hardswish node" \
+    bash -c '"$1" plan "$2" --batch 2 --level fast | grep -q "^[0-9]* hs hardswish" && ! "$1" plan "$2" --batch 2 | grep -q " t3 "' \
+    _ "$BIN" "$T/accept_nhwc_keras_block_back.onnx"
+check "accept_keras_hard_sigmoid_opset_10: Clip's attributes, one hardsigmoid node" \
+    bash -c '"$1" plan "$2" --batch 2 | grep -q "^[0-9]* y hardsigmoid"' _ "$BIN" "$T/accept_keras_hard_sigmoid_opset_10.onnx"
+check "accept_keras_hard_swish_clip_read_twice: the chain stays node by node" \
+    bash -c '"$1" plan "$2" --batch 2 | grep -q "^[0-9]* r6 clip" && ! "$1" plan "$2" --batch 2 | grep -q "hardswish\|hardsigmoid"' \
+    _ "$BIN" "$T/accept_keras_hard_swish_clip_read_twice.onnx"
 # --dump: a value kept as [N,C,H,W] for the file's [N,H,W,C] names no ONNX
 # value; the Transpose back's output names the node that holds it.
 expect_ok "accept_nhwc_keras_block_back: crossbind run --dump" "$BIN" run --onnx "$T/accept_nhwc_keras_block_back.onnx" \

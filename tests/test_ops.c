@@ -721,6 +721,8 @@ static int b_mul_square(cb_graph *g, int x)
 }
 static int b_hardsigmoid(cb_graph *g, int x) { return cb_graph_hardsigmoid(g, x, 0.2f, 0.5f); }
 static int b_hardswish(cb_graph *g, int x) { return cb_graph_unary(g, CB_OP_HARDSWISH, x); }
+static int b_hardsigmoid_keras(cb_graph *g, int x) { return cb_graph_hard_keras(g, CB_OP_HARDSIGMOID, x, 0.25f); }
+static int b_hardswish_keras(cb_graph *g, int x) { return cb_graph_hard_keras(g, CB_OP_HARDSWISH, x, 0.25f); }
 
 TEST(gradients_match_finite_differences)
 {
@@ -760,6 +762,8 @@ TEST(gradients_match_finite_differences)
         fd_check("fd mul of a node by itself", 2, 4, 3, b_mul_square, 0, kern, 0.03f);
         fd_check("fd hard sigmoid", 2, 3, 3, b_hardsigmoid, 0, kern, 0.4f);
         fd_check("fd hard swish", 2, 3, 3, b_hardswish, 0, kern, 0.45f);
+        fd_check("fd hard sigmoid in Keras' order", 2, 3, 3, b_hardsigmoid_keras, 0, kern, 0.45f);
+        fd_check("fd hard swish in Keras' order", 2, 3, 3, b_hardswish_keras, 0, kern, 0.45f);
     }
 }
 

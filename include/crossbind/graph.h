@@ -85,6 +85,7 @@ typedef struct cb_node {
     int exclude_pad;            /* average pooling: divide by the input elements in the window (ph, pw: top, left) */
     int axis;                   /* softmax: the per-sample dimension */
     float alpha, beta;          /* hard sigmoid: the slope and offset */
+    int keras_order;            /* hard sigmoid, hard swish: computed as Keras writes them (cb_graph_hard_keras) */
     /* batch normalisation and dropout */
     float eps, momentum, p;
     int reset_before;           /* GRU: 1 for the reset-before variant (GRU-rb) */
@@ -194,6 +195,12 @@ int cb_graph_mul(cb_graph *g, int a, int b);
 /* min(max(alpha x + beta, 0), 1) (ONNX's HardSigmoid; PyTorch's hardsigmoid
  * is alpha 1/6, beta 1/2). */
 int cb_graph_hardsigmoid(cb_graph *g, int x, float alpha, float beta);
+/* Keras' hard sigmoid (CB_OP_HARDSIGMOID) or hard swish (CB_OP_HARDSWISH)
+ * in the order Keras computes them: h = min(max(x + 3, 0), 6) * scale
+ * (scale 1/6 as float32), and x * h; every rounding as in the file's
+ * Add, Clip, Mul (and Mul) chain, which is what makes one node of the
+ * four exact. */
+int cb_graph_hard_keras(cb_graph *g, cb_op op, int x, float scale);
 /* The n tensors in[] joined along their first per-sample dimension (the
  * channels of [C,H,W]); the others must agree. More than CB_MAX_INPUTS
  * become a chain of concatenations. */

@@ -199,6 +199,34 @@ static const char *float_init(exporter *e, const char *name, float v)
     return tp->name;
 }
 
+/* Keras' hard sigmoid and hard swish (keras_order) as the chain they came
+ * from, so that a file exported again computes them with the same
+ * roundings: Add(x, 3), Clip(0, 6), Mul by the scale, and for hard swish
+ * Mul(x, that). */
+static cb_status export_hard_keras(exporter *e, const cb_node *gn, const char *x, const char *out)
+{
+    char three[CB_MAX_NAME + 16], zero[CB_MAX_NAME + 16], six[CB_MAX_NAME + 16], scale[CB_MAX_NAME + 16];
+    char plus3[CB_MAX_NAME + 16], relu6[CB_MAX_NAME + 16], hsig[CB_MAX_NAME + 16];
+    snprintf(three, sizeof three, "%s.three", gn->name);
+    snprintf(zero, sizeof zero, "%s.zero", gn->name);
+    snprintf(six, sizeof six, "%s.six", gn->name);
+    snprintf(scale, sizeof scale, "%s.scale", gn->name);
+    snprintf(plus3, sizeof plus3, "%s.plus3", gn->name);
+    snprintf(relu6, sizeof relu6, "%s.relu6", gn->name);
+    snprintf(hsig, sizeof hsig, "%s.hsig", gn->name);
+    const int swish = gn->op == CB_OP_HARDSWISH;
+    if (!float_init(e, three, 3.0f) || !float_init(e, zero, 0.0f) || !float_init(e, six, 6.0f) ||
+        !float_init(e, scale, gn->alpha))
+        return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    const char *add_in[2] = {x, three}, *clip_in[3] = {plus3, zero, six}, *mul_in[2] = {relu6, scale},
+               *swish_in[2] = {x, hsig};
+    if (!node(e, "Add", plus3, 2, add_in, plus3, 0) || !node(e, "Clip", relu6, 3, clip_in, relu6, 0) ||
+        !node(e, "Mul", swish ? hsig : gn->name, 2, mul_in, swish ? hsig : out, 0) ||
+        (swish && !node(e, "Mul", gn->name, 2, swish_in, out, 0)))
+        return cb_fail(CB_ERR_NOMEM, "out of memory exporting ONNX");
+    return CB_OK;
+}
+
 /* Reorders the gate blocks of a [gates*H, ...] PyTorch tensor into ONNX's
  * gate order and appends it to `dst` (PyTorch LSTM i,f,g,o -> ONNX i,o,f,c;
  * GRU r,z,n -> z,r,h). */
@@ -354,8 +382,12 @@ static cb_status export_node(exporter *e, int i)
     case CB_OP_GRU: return export_recurrent(e, i, in[0], out);
     case CB_OP_ADD: n = node(e, "Add", gn->name, 2, in, out, 0); break;
     case CB_OP_MUL: n = node(e, "Mul", gn->name, 2, in, out, 0); break; /* a gate [N,C,1,1] broadcasts */
-    case CB_OP_HARDSWISH: n = node(e, "HardSwish", gn->name, 1, in, out, 0); break;
+    case CB_OP_HARDSWISH:
+        if (gn->keras_order) return export_hard_keras(e, gn, in[0], out);
+        n = node(e, "HardSwish", gn->name, 1, in, out, 0);
+        break;
     case CB_OP_HARDSIGMOID:
+        if (gn->keras_order) return export_hard_keras(e, gn, in[0], out);
         if ((n = node(e, "HardSigmoid", gn->name, 1, in, out, 2))) {
             n->attribute[n->n_attribute++] = float_attr(&e->a, "alpha", gn->alpha);
             n->attribute[n->n_attribute++] = float_attr(&e->a, "beta", gn->beta);
@@ -417,12 +449,13 @@ static int feeds_embedding(const cb_graph *g, int input)
     return 0;
 }
 
-/* Opset 13, or 14 where the graph has a hard swish (ONNX's HardSwish
- * arrives at 14; the other ops read the same at both). */
+/* Opset 13, or 14 where the graph has a hard swish written as ONNX's
+ * HardSwish (which arrives at 14; the other ops read the same at both;
+ * Keras' is written as its chain, export_hard_keras). */
 static int64_t export_opset(const cb_graph *g)
 {
     for (int i = 0; i < g->count; i++)
-        if (g->nodes[i].op == CB_OP_HARDSWISH) return 14;
+        if (g->nodes[i].op == CB_OP_HARDSWISH && !g->nodes[i].keras_order) return 14;
     return 13;
 }
 
@@ -431,7 +464,8 @@ cb_status cb_onnx_export(const cb_model *m, const char *path)
     const cb_graph *g = &m->graph;
     exporter e = {.g = g};
     e.names = calloc((size_t)g->count, sizeof *e.names);
-    e.nodes = alloc(&e.a, (size_t)(g->count + CB_MAX_IO) * sizeof *e.nodes); /* + a Transpose per [N,H,W,C] input */
+    /* + a Transpose per [N,H,W,C] input; up to four per Keras hard swish (export_hard_keras) */
+    e.nodes = alloc(&e.a, (size_t)(4 * g->count + CB_MAX_IO) * sizeof *e.nodes);
     /* Reshape shapes add one initializer per node, recurrent layers four. */
     e.inits = alloc(&e.a, (size_t)g->count * 5 * sizeof *e.inits);
     e.rnn_param = alloc(&e.a, (size_t)g->count);

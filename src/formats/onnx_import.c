@@ -772,12 +772,15 @@ static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
     return CB_OK;
 }
 
-/* convert_node, with values in TensorFlow's image layout read as
- * onnx_import_nhwc.c decides. */
+/* convert_node, after Keras' hard activations (onnx_import_hard.c), with
+ * values in TensorFlow's image layout read as onnx_import_nhwc.c decides. */
 static cb_status convert(importer *im, const Onnx__NodeProto *n)
 {
+    int hard;
+    cb_status s = imp_hard_keras(im, n, &hard);
+    if (s != CB_OK || hard) return s;
     imp_nhwc_use use = IMP_NHWC_AWARE;
-    cb_status s = imp_reads_layout(im, n, IMP_NHWC) ? imp_nhwc_plan(im, n, &use) : CB_OK;
+    s = imp_reads_layout(im, n, IMP_NHWC) ? imp_nhwc_plan(im, n, &use) : CB_OK;
     if (s != CB_OK) return s;
     im->as_stored = use != IMP_NHWC_AWARE;
     s = convert_node(im, n);
@@ -909,13 +912,23 @@ static cb_status convert_nodes(importer *im)
 {
     Onnx__GraphProto *gp = im->gp;
     char *done = calloc(gp->n_node ? gp->n_node : 1, 1);
-    if (!done) return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    im->skip = calloc(gp->n_node ? gp->n_node : 1, 1);
+    if (!done || !im->skip) {
+        free(done);
+        free(im->skip);
+        im->skip = NULL;
+        return cb_fail(CB_ERR_NOMEM, "out of memory importing %s", im->what);
+    }
     size_t left = gp->n_node;
     cb_status s = CB_OK;
     while (s == CB_OK && left) {
         int progress = 0;
         for (size_t i = 0; s == CB_OK && i < gp->n_node; i++) {
             if (done[i]) continue;
+            if (im->skip[i]) { /* converted with the node it was folded into */
+                done[i] = 1, left--, progress = 1;
+                continue;
+            }
             const Onnx__NodeProto *n = gp->node[i];
             int ready = 1;
             for (size_t k = 0; ready && k < n->n_input; k++) ready = !n->input[k][0] || imp_lookup(im, n->input[k]);
@@ -942,6 +955,8 @@ static cb_status convert_nodes(importer *im)
         }
     }
     free(done);
+    free(im->skip);
+    im->skip = NULL;
     return s;
 }
 

@@ -59,6 +59,7 @@ typedef struct importer {
     const char *dir;         /* the model file's directory (external data), or NULL */
     const cb_input_shapes *shapes; /* sizes for symbolic input dims, or NULL */
     int as_stored;           /* the node being converted reads IMP_NHWC values as stored (onnx_import_nhwc.c) */
+    unsigned char *skip;     /* per graph node: folded into another's conversion (onnx_import_hard.c) */
 } importer;
 
 value *imp_lookup(importer *im, const char *name);
@@ -119,6 +120,10 @@ typedef enum {
 cb_status imp_nhwc_plan(importer *im, const Onnx__NodeProto *n, imp_nhwc_use *use);
 /* Maps n normalised axes of a [N,H,W,C] tensor onto [N,C,H,W]. */
 void imp_nhwc_axes(int64_t *axes, int n);
+/* Keras' hard sigmoid or hard swish chain starting at Add node `add`
+ * (onnx_import_hard.c): made one node, its last value defined, the nodes
+ * folded in marked in im->skip; *handled 0 where `add` starts none. */
+cb_status imp_hard_keras(importer *im, const Onnx__NodeProto *add, int *handled);
 /* Mul, Add, Sub or Div of a computed [N,C,H,W] tensor and a constant of one
  * value per channel or a scalar: a depthwise 1x1 convolution. */
 cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc);

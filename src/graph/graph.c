@@ -606,6 +606,20 @@ int cb_graph_hardsigmoid(cb_graph *g, int x, float alpha, float beta)
     return id;
 }
 
+int cb_graph_hard_keras(cb_graph *g, cb_op op, int x, float scale)
+{
+    if (x < 0 || x >= g->count || (op != CB_OP_HARDSIGMOID && op != CB_OP_HARDSWISH)) return -1;
+    if (!isfinite(scale)) {
+        cb_fail(CB_ERR_INVALID_ARG, "hard sigmoid of '%s': the scale must be finite", g->nodes[x].name);
+        return -1;
+    }
+    int id = add_auto(g, op, &x, 1, g->nodes[x].ndim, g->nodes[x].dims);
+    if (id < 0) return -1;
+    g->nodes[id].keras_order = 1;
+    g->nodes[id].alpha = scale;
+    return id;
+}
+
 int cb_graph_concat(cb_graph *g, int n, const int *in)
 {
     if (n < 2) {

@@ -158,6 +158,15 @@ for opset in (13, 17):
     write(f"accept_nhwc_keras_block_mean_opset_{opset}", model(nhwc + head_mean, opset, nhwc_inits, ("N", 5, 6, 3)), x=XN)
 write("accept_nhwc_keras_block_flatten", model(nhwc + head_flat, 13, nhwc_inits, ("N", 5, 6, 3)), x=XN)
 write("accept_nhwc_keras_block_back", model(nhwc + head_back, 13, dict(nhwc_inits, w1=rng.standard_normal((2, 4, 1, 1)).astype(np.float32)), ("N", 5, 6, 3)), x=XN)
+# Keras' hard sigmoid written with Clip's attributes (opset 10), one node in
+# crossbind; and a chain whose Clip output is read twice, which stays node
+# by node.
+hsig10 = [T("Conv", ["x", "w"], ["t"]), T("Add", ["t", "three"], ["t3"]), T("Clip", ["t3"], ["r6"], min=0.0, max=6.0),
+          T("Mul", ["r6", "sixth"], ["y"])]
+write("accept_keras_hard_sigmoid_opset_10", model(hsig10, 10, {k: nhwc_inits[k] for k in ("w", "three", "sixth")}))
+shared = [T("Conv", ["x", "w"], ["t"]), T("Add", ["three", "t"], ["t3"]), T("Clip", ["t3", "zero", "six"], ["r6"]),
+          T("Mul", ["sixth", "r6"], ["h"]), T("Mul", ["h", "t"], ["hs"]), T("Add", ["hs", "r6"], ["y"])]
+write("accept_keras_hard_swish_clip_read_twice", model(shared, 13, {k: nhwc_inits[k] for k in ("w", "three", "zero", "six", "sixth")}))
 # ... and what is refused: another reader of the [N,H,W,C] tensor, a mix of
 # the two layouts in one Add, a Flatten of [N,H,W,C] with H and W above 1,
 # and an image in TensorFlow's layout as the graph's output.
