@@ -17,7 +17,7 @@
 # along the last axis before the first Transpose), and tf2onnx leaves
 # tensors in [N,H,W,C] between convolutions (hard swish, squeeze and
 # excitation, Pad): crossbind keeps them as [N,C,H,W] (onnx_import_nhwc.c).
-# 149 tests; 2 min 35 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
+# 149 tests; 2 min 15 s on the 2-core AMD EPYC Zen 5 alone (3 min 26 s for
 # the first 62 when shared with other jobs, load about 4), most of it
 # tf2onnx's optimiser (ResNet50 about 40 s). ResNet101
 # is left out: its export alone took 102 s and 11 GB (it passes the same rule

@@ -84,7 +84,7 @@ typedef struct cb_node {
     int pad_mode;               /* pad: a cb_pad_mode */
     int exclude_pad;            /* average pooling: divide by the input elements in the window (ph, pw: top, left) */
     int axis;                   /* softmax: the per-sample dimension */
-    float alpha, beta;          /* hard sigmoid: the slope and offset */
+    float alpha, beta;          /* hard sigmoid: the slope and offset; with keras_order, alpha is the scale */
     int keras_order;            /* hard sigmoid, hard swish: computed as Keras writes them (cb_graph_hard_keras) */
     /* batch normalisation and dropout */
     float eps, momentum, p;

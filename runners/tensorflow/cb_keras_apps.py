@@ -1,9 +1,9 @@
 """Keras' ImageNet CNNs for differential testing (DeltaNN's MobileNetV2,
-ResNet-101 and Inception-v3, with ResNet-50; and MobileNetV3 small and
-large and EfficientNet-B0, which scale the pixels inside the model, for
-the importer's tests) as tf.keras.applications builds them (Keras 2, weights=None: nothing is downloaded), with seeded
-random weights, their exports for `crossbind delta`, and the Keras side of
-a delta run.
+ResNet-101 and Inception-v3, with ResNet-50, MobileNetV3 small and large
+and EfficientNet-B0, which scale the pixels inside the model; and more for
+the importer's tests, MODELS) as tf.keras.applications builds them (Keras
+2, weights=None: nothing is downloaded), with seeded random weights, their
+exports for `crossbind delta`, and the Keras side of a delta run.
 
   keras-export NAME (--seed S | --weights-in W.h5) --out-dir DIR [--opset 13]
   delta --model DIR/model.h5 --inputs X.npy --out OUT --threads N --reps R

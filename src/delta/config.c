@@ -60,17 +60,29 @@ static const char quick_profile[] =
 const char *delta_runtime_name(delta_runtime r) { return runtimes[r]; }
 
 /* The models tf.keras.applications builds as torchvision does
- * (runners/tensorflow/cb_keras_apps.py's MODELS). */
-static const char *const keras_models[] = {"mobilenet_v2", "resnet50", "resnet101", "inception_v3",
-                                           "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0", NULL};
+ * (runners/tensorflow/cb_keras_apps.py's MODELS), each with the image
+ * normalisation of its preprocess_input: 'caffe' for the ResNets, the
+ * pixels themselves for MobileNetV3 and EfficientNet (they scale inside),
+ * 'tf' for the others. */
+static const struct { const char *model, *norm; } keras_models[] = {
+    {"mobilenet_v2", "tf"},         {"resnet50", "caffe"},           {"resnet101", "caffe"},
+    {"inception_v3", "tf"},         {"mobilenet_v3_small", "pixels"}, {"mobilenet_v3_large", "pixels"},
+    {"efficientnet_b0", "pixels"},
+};
+#define N_KERAS_MODELS (sizeof keras_models / sizeof keras_models[0])
 
-/* Keras' preprocess_input for the model: ResNets 'caffe'; MobileNetV3 and
- * EfficientNet take the pixels and scale them inside; the others 'tf'. */
+static int keras_model(const char *model)
+{
+    for (size_t i = 0; i < N_KERAS_MODELS; i++)
+        if (!strcmp(keras_models[i].model, model)) return (int)i;
+    return -1;
+}
+
+/* read_keras refuses a model not in the table before anything asks this. */
 const char *delta_keras_norm(const char *model)
 {
-    if (!strncmp(model, "resnet", 6)) return "caffe";
-    if (!strncmp(model, "mobilenet_v3", 12) || !strncmp(model, "efficientnet", 12)) return "pixels";
-    return "tf";
+    const int k = keras_model(model);
+    return k >= 0 ? keras_models[k].norm : "?";
 }
 
 static int index_of(const char *const *list, const char *s)
@@ -330,9 +342,12 @@ static cb_status read_keras(delta_config *c, const cb_json *k, const base_spec *
     static const char *const keys[] = {"runtimes", "quantisation", "weights", NULL};
     if (!k) return CB_OK;
     if (!c->model[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs \"model\"");
-    if (index_of(keras_models, c->model) < 0)
-        return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" has no %s (Keras' models here: mobilenet_v2, resnet50, "
-                       "resnet101, inception_v3, mobilenet_v3_small, mobilenet_v3_large, efficientnet_b0)", c->model);
+    if (keras_model(c->model) < 0) {
+        char known[256] = "";
+        for (size_t i = 0, len = 0; i < N_KERAS_MODELS && len < sizeof known; i++)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", keras_models[i].model);
+        return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" has no %s (Keras' models here: %s)", c->model, known);
+    }
     if (c->inputs_npy[0]) return cb_fail(CB_ERR_INVALID_ARG, "\"keras\" needs images (Keras preprocesses its own way), not \"inputs_npy\"");
     cb_status s = check_keys(k, "\"keras\"", keys);
     if (s == CB_OK) s = get_str(k, "weights", NULL, c->keras_weights, sizeof c->keras_weights);

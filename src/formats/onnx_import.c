@@ -5,6 +5,7 @@
  * a parameter when an op consumes it as weights. Nodes are taken in
  * dependency order whatever order the file lists them in, which also
  * detects cycles and references to values nothing defines. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -1080,8 +1081,13 @@ cb_status cb_onnx_load_shaped(const char *path, int with_loss, const cb_input_sh
     if (s != CB_OK) return s;
     /* external data lies beside the file */
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-    s = dir ? import_model(buf, len, path, dir, shapes, with_loss, out) : cb_fail(CB_ERR_NOMEM, "out of memory");
+    char *named = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    /* resolved once here: each external tensor's file must resolve below it (onnx_external.c) */
+    char *dir = named ? realpath(named, NULL) : NULL;
+    if (!named) s = cb_fail(CB_ERR_NOMEM, "out of memory");
+    else if (!dir) s = cb_fail(CB_ERR_IO, "%s: cannot resolve its directory %s: %s", path, named, strerror(errno));
+    else s = import_model(buf, len, path, dir, shapes, with_loss, out);
+    free(named);
     free(dir);
     free(buf);
     return s;

@@ -181,9 +181,8 @@ cb_status imp_channel_broadcast(importer *im, const Onnx__NodeProto *n, int *out
     const float *kc = x && x->ndim == 3 && k && k->node < 0 ? per_channel(&k->constant, x->dims[0], *nhwc, &stride)
                                                             : NULL;
     if (!kc && *nhwc)
-        return imp_unsupported(im, n, "an image input in TensorFlow's layout [N,H,W,C] is mapped by constants "
-                                      "only of one value per channel ([C], [1,1,1,C]) or scalars before its "
-                                      "Transpose [0,3,1,2]");
+        return imp_unsupported(im, n, "a tensor in TensorFlow's layout [N,H,W,C] is mapped only by a constant "
+                                      "of one value per channel along its last axis ([C], [1,1,1,C]) or a scalar");
     if (!kc && strcmp(n->op_type, "Add") == 0)
         return imp_unsupported(im, n, "a constant is added only as the bias of a MatMul right before it, or as one "
                                       "value per channel ([C,1,1], [1,C,1,1]) or a scalar to a computed [N,C,H,W] "

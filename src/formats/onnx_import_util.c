@@ -88,13 +88,15 @@ cb_status imp_unsupported(importer *im, const Onnx__NodeProto *n, const char *wh
 }
 
 /* The activation feeding input i of node n. */
-cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node)
+/* Input i of n as a computed value; one in TensorFlow's layout only where
+ * `nhwc_ok`. */
+static cb_status activation(importer *im, const Onnx__NodeProto *n, size_t i, int nhwc_ok, int *node)
 {
     *node = -1;
     if (i >= n->n_input || !n->input[i][0]) return imp_unsupported(im, n, "a required input is missing");
     value *v = imp_lookup(im, n->input[i]);
     if (!v || v->node < 0) return imp_unsupported(im, n, "expects a computed tensor where the file gives a constant");
-    if (v->layout != IMP_PLAIN && !(v->layout == IMP_NHWC && im->as_stored))
+    if (v->layout != IMP_PLAIN && !(v->layout == IMP_NHWC && nhwc_ok))
         return imp_unsupported(im, n, v->layout == IMP_UNAVAILABLE ? "it reads an output crossbind does not compute "
                                "(an LSTM's Y_c)" : v->layout == IMP_CHANNEL ? "it reads one channel of a tensor "
                                "(Gather along axis 1), which is implemented only as a scale and shift (Mul, Add, Sub, "
@@ -102,6 +104,11 @@ cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *
                                "or recurrent-layer output in a way not implemented (see docs/onnx-ops.md)");
     *node = v->node;
     return CB_OK;
+}
+
+cb_status imp_activation(importer *im, const Onnx__NodeProto *n, size_t i, int *node)
+{
+    return activation(im, n, i, im->as_stored, node);
 }
 
 int imp_reads_layout(importer *im, const Onnx__NodeProto *n, imp_layout layout)
@@ -117,11 +124,7 @@ cb_status imp_activation_nhwc(importer *im, const Onnx__NodeProto *n, size_t i, 
 {
     const value *v = i < n->n_input && n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
     *nhwc = v && v->node >= 0 && v->layout == IMP_NHWC;
-    const int saved = im->as_stored;
-    im->as_stored = *nhwc;
-    const cb_status s = imp_activation(im, n, i, node);
-    im->as_stored = saved;
-    return s;
+    return activation(im, n, i, 1, node);
 }
 
 /* The constant feeding input i of node n (NULL when the optional input is absent). */

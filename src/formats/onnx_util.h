@@ -23,8 +23,9 @@ cb_status cb_onnx_unpack(const unsigned char *buf, size_t len, const char *what,
 cb_status cb_onnx_tensor_to_cb(const Onnx__TensorProto *t, const char *what, cb_tensor *out);
 
 /* The same for a tensor whose data lies in an external file, named
- * relative to `dir`, the model file's directory (onnx_external.c); with
- * dir NULL (a model read from memory) it is refused. */
+ * relative to `dir`, the model file's directory already resolved by
+ * realpath (onnx_external.c); with dir NULL (a model read from memory) it
+ * is refused. */
 cb_status cb_onnx_tensor_external(const Onnx__TensorProto *t, const char *dir, const char *what, cb_tensor *out);
 
 #endif

@@ -51,14 +51,12 @@ static cb_status hardsigmoid_backward(const cb_step *st)
     if (!st->dx) return CB_OK;
     const int64_t k = (int64_t)cb_node_floats(st->n, st->batch);
     const float alpha = st->n->alpha, beta = st->n->beta;
+    /* Keras' order: x + 3 inside the clip's open interval (0, 6) */
+    const float a = st->n->keras_order ? 1.0f : alpha, b = st->n->keras_order ? 3.0f : beta,
+                hi = st->n->keras_order ? 6.0f : 1.0f;
     for (int64_t j = 0; j < k; j++) {
-        if (st->n->keras_order) { /* the scale inside the clip's open interval */
-            const float r = st->x[j] + 3.0f;
-            if (r > 0.0f && r < 6.0f) st->dx[j] += alpha * st->dy[j];
-            continue;
-        }
-        const float v = alpha * st->x[j] + beta;
-        if (v > 0.0f && v < 1.0f) st->dx[j] += alpha * st->dy[j];
+        const float v = a * st->x[j] + b;
+        if (v > 0.0f && v < hi) st->dx[j] += alpha * st->dy[j];
     }
     return CB_OK;
 }

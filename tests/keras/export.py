@@ -3,12 +3,10 @@ tf2onnx, with the input and TensorFlow's outputs in float32 and float64.
 
 usage: export.py MODEL OPSETS SEED OUT_DIR [--nchw] [--softmax]
 
-MODEL is one of runners/tensorflow/cb_keras_apps.py's MODELS: mobilenet_v2,
-resnet50, resnet101, inception_v3, mobilenet_v3_small, mobilenet_v3_large,
-efficientnet_b0, mobilenet, xception, densenet121 or resnet50_v2 (Keras 2 through TF_USE_LEGACY_KERAS=1, weights=None:
-nothing is downloaded). The classifier
-gives logits (classifier_activation=None, as torchvision's models do) unless
---softmax keeps Keras' default softmax. The file's input is Keras' NHWC
+MODEL is a key of runners/tensorflow/cb_keras_apps.py's MODELS (Keras 2
+through TF_USE_LEGACY_KERAS=1, weights=None: nothing is downloaded). The
+classifier gives logits (classifier_activation=None, as torchvision's
+models do) unless --softmax keeps Keras' default softmax. The file's input is Keras' NHWC
 [N,H,W,3] (tf2onnx's default) unless --nchw asks tf2onnx for an NCHW input.
 OPSETS is one opset or several, comma-separated (13,17): one file each from
 the same model.
