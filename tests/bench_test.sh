@@ -166,6 +166,18 @@ check "the page: speed relative to the framework's default binding" \
     grep -q "^## Speed relative to z-default" "$T/sel-out/bench.md"
 check "the page: its table has every other binding, as the default's median over theirs" \
     grep -q "^| lenet1 | infer | \*\*[0-9.]*x\*\* | \*\*1.00x\*\* |" "$T/sel-out/bench.md"
+# Ratios paired by round: the peer slows down 2x a round (0.1, 0.2, 0.4 s),
+# the first binding stays at 0.5 s. Overall medians give 0.5 / 0.2; within
+# each round the ratios are 5, 2.5 and 1.25.
+fake_manifest g-grow Fake false /bin/true '"infer"'
+sed -i "s|\"good\"\]|\"grow\", \"$T/grow.count\"]|" "$T/sel/g-grow/manifest.json"
+"$BIN" bench --models lenet1 --quick --kinds infer --rounds 3 --runners "$T/sel" --out "$T/grow-out" --quiet \
+    --bindings a-peer,g-grow >"$T/out" 2>"$T/err"
+check "rounds paired: the bench runs (exit 0)" test $? -eq 0
+check "rounds paired: the page gives the overall ratio and the range of the ratios within each round" \
+    grep -q "^| lenet1 | inference, [0-9]* samples, batch [0-9]* | .* | \*\*2.50x\*\* (1.25x-5.00x by round) |$" "$T/grow-out/bench.md"
+json_check "rounds paired: bench.json keeps each round's median" "$T/grow-out/bench.json" \
+    "[c['round_medians_s'] for c in d['cells'] if c['binding'] == 'g-grow'] == [[0.1, 0.2, 0.4]]"
 expect_error "a listed binding that is not installed is refused with its install command" \
     "binding 'b-missing' is not installed here.*install it with: bash runners/b-missing/install.sh" \
     "$BIN" bench --models lenet1 --quick --kinds infer --rounds 1 --runners "$T/sel" --out "$T/sel-out2" --bindings crossbind,b-missing

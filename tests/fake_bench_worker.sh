@@ -5,11 +5,17 @@
 # garbage (prints no JSON), exit3 (fails), hang (never answers), short (too
 # few times), hostile (answers, saying things full of markup), hostile-fail
 # (fails with such a message), hostile-version (prints such a version),
-# needs-tflite (good, after checking that it was given
+# grow COUNT-FILE (good, each call of the process twice as slow as the
+# one before: 0.1 s, 0.2 s, 0.4 s..., counted in COUNT-FILE), needs-tflite (good, after checking that it was given
 # WORK/models/by-EXPORTER/MODEL.tflite holding exactly the canonical
 # WORK/models/MODEL.safetensors, as the fake exporter of tests/bench_test.sh
 # makes it).
 mode=$1; shift
+if [ "$mode" = grow ]; then
+    calls=$(cat "$1" 2>/dev/null || echo 0)
+    echo $((calls + 1)) > "$1"
+    shift
+fi
 kind=; samples=1; repeat=1; weights=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -21,6 +27,10 @@ while [ $# -gt 0 ]; do
     shift
 done
 t=0.5; [ "${FAKE_SPEED:-}" = fast ] && t=0.1
+if [ "$mode" = grow ]; then
+    t=$(awk -v n="$calls" 'BEGIN { printf "%g", 0.1 * 2 ^ n }')
+    mode=good
+fi
 series() { n=$1; s=""; i=0; while [ $i -lt "$n" ]; do s="$s${s:+, }$t"; i=$((i + 1)); done; echo "[$s]"; }
 if [ "$mode" = needs-tflite ]; then
     case $weights in

@@ -205,15 +205,16 @@ TEST(few_output_product_matches_reference_convolution)
     kind = WINOGRAD, B = 8;
 }
 
-/* n, c, oc, h, w, stride: rows of 14 outputs (one register row), of 15
- * and 30 (a full row and a partial one), 5 and 9 (partial only); strides 1
- * and 2; one and two samples; 1 to 3 input blocks. */
+/* n, c, oc, h, w, stride: rows of 14 outputs (one register row), of 15,
+ * 16 and 30 (runs of equal length: 8 + 7, 8 + 8, 10 x 3), 5 and 9 (one
+ * short run); strides 1 and 2; one and two samples; 1 to 3 input blocks. */
 TEST(direct16_matches_reference_convolution)
 {
     const cb_blk_post relu = {CB_POST_RELU, 0, 0}, sum = {CB_POST_SUM, 0, 0}, clip = {CB_POST_CLIP, 0.0f, 0.5f};
     const cb_blk_post sum_relu[] = {sum, relu}, clip_only[] = {clip};
     static const int cases[][6] = {{1, 32, 32, 14, 14, 1}, {1, 16, 64, 28, 28, 2}, {2, 48, 32, 5, 9, 1},
-                                   {1, 16, 32, 30, 30, 1}, {1, 32, 32, 29, 29, 2}, {2, 16, 32, 15, 8, 1}};
+                                   {1, 16, 32, 30, 30, 1}, {1, 32, 32, 29, 29, 2}, {2, 16, 32, 15, 8, 1},
+                                   {1, 32, 32, 16, 16, 1}};
     kind = DIRECT16, B = 16;
     cb_conv_shape s = shape(1, 32, 32, 14, 14);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

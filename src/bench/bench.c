@@ -213,10 +213,19 @@ static void last_line_of(const char *path, char *out, size_t cap)
     free(text);
 }
 
+/* The median of one round's values of a cell, kept beside them. */
+static void add_round_median(cb_bench_cell *cl, const double *v, int n)
+{
+    if (n <= 0) return;
+    const cb_series one = {(double *)v, n, n};
+    cb_series_add(&cl->rounds, cb_series_quantile(&one, 0.5));
+}
+
 /* Runs one worker of cell `cl` under setting `variant` (-1: none) and adds
  * its values to `into`. Returns 0, or -1 after recording the failure. */
 static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_series *into)
 {
+    const int first = into->n; /* this worker's values are into->v[first..] */
     const cb_bench_config *c = r->c;
     const cb_runner *rn = r->runners[cl->binding];
     const char *model = c->models[cl->model];
@@ -323,6 +332,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
         cl->failed = 1;
         return -1;
     }
+    if (into == &cl->times) add_round_median(cl, into->v + first, into->n - first);
     return 0;
 }
 
@@ -346,6 +356,7 @@ static void measure(cb_bench_results *r, cb_bench_cell *cl, int round)
     }
     if (r->interrupted || cl->chosen < 0) return;
     for (int i = 0; i < cl->probe[cl->chosen].n; i++) cb_series_add(&cl->times, cl->probe[cl->chosen].v[i]);
+    add_round_median(cl, cl->probe[cl->chosen].v, cl->probe[cl->chosen].n);
     snprintf(cl->info, sizeof cl->info, "%s", cl->probe_info[cl->chosen]);
     cb_bench_cell *lat = cb_bench_find(r, cl->model, CB_BENCH_LATENCY, cl->binding);
     cb_bench_cell *up = cb_bench_find(r, cl->model, CB_BENCH_STARTUP, cl->binding);
@@ -470,7 +481,7 @@ cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failu
     }
     for (int i = 0; i < r.ncells; i++) {
         *failures += r.cells[i].failed;
-        free(r.cells[i].times.v), free(r.cells[i].conv.v), free(r.cells[i].conv_sgemm.v);
+        free(r.cells[i].times.v), free(r.cells[i].rounds.v), free(r.cells[i].conv.v), free(r.cells[i].conv_sgemm.v);
         for (int v = 0; v < 4; v++) free(r.cells[i].probe[v].v);
     }
     free(r.cells);

@@ -47,6 +47,8 @@ typedef struct cb_bench_cell {
     int chosen;            /* the bench_env setting used (-1: the binding has none) */
     cb_series probe[4];    /* round 1: the times under each bench_env setting */
     cb_series times;       /* seconds per unit (latency: per sample; startup: to the first answer) */
+    cb_series rounds;      /* the median of each round's units, in round order: paired with a peer's same round,
+                            * a ratio that a machine's drift between rounds does not move */
     cb_series conv;        /* crossbind, training: seconds inside the convolutions per unit */
     cb_series conv_sgemm;  /* beside each conv value: the SGEMM GFLOP/s its worker measured (NAN: none) */
     long rss_kb;           /* the largest peak resident memory of its processes */

@@ -105,6 +105,8 @@ static void write_json(const cb_bench_results *r, cb_buf *b)
         if (cl->flops_done > 0) cb_buf_printf(b, " \"flops_done_per_sample\": %.6g,", cl->flops_done);
         cb_buf_printf(b, "\n     \"times_s\": ");
         json_series(b, &cl->times);
+        cb_buf_printf(b, ", \"round_medians_s\": ");
+        json_series(b, &cl->rounds);
         if (cl->conv.n) {
             cb_buf_printf(b, ", \"conv_s\": ");
             json_series(b, &cl->conv);
@@ -153,10 +155,35 @@ static void unit_title(cb_out *b, const cb_bench_cell *cl)
     }
 }
 
+/* " **R**" (or " –" where either is unmeasured), without the cell's end. */
+static int ratio_text(cb_out *b, const cb_bench_cell *mine, const cb_bench_cell *peer)
+{
+    if (!mine || !peer || !mine->times.n || !peer->times.n) { cb_out_lit(b, " –"); return 0; }
+    cb_out_markf(b, " **%.2fx**", cb_series_quantile(&mine->times, 0.5) / cb_series_quantile(&peer->times, 0.5));
+    return 1;
+}
+
 static void ratio_cell(cb_out *b, const cb_bench_cell *mine, const cb_bench_cell *peer)
 {
-    if (!mine || !peer || !mine->times.n || !peer->times.n) { cb_out_lit(b, " – |"); return; }
-    cb_out_markf(b, " **%.2fx** |", cb_series_quantile(&mine->times, 0.5) / cb_series_quantile(&peer->times, 0.5));
+    ratio_text(b, mine, peer);
+    cb_out_lit(b, " |");
+}
+
+/* The ratio, then the range of the ratios of the two bindings' medians
+ * within each round they both completed: on a machine whose speed drifts
+ * between rounds, the pairs measured minutes apart are compared only with
+ * each other. */
+static void ratio_with_rounds(cb_out *b, const cb_bench_cell *mine, const cb_bench_cell *peer)
+{
+    const int n = ratio_text(b, mine, peer) ? (mine->rounds.n < peer->rounds.n ? mine->rounds.n : peer->rounds.n) : 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        const double q = mine->rounds.v[j] / peer->rounds.v[j];
+        if (q < lo) lo = q;
+        if (q > hi) hi = q;
+    }
+    if (n >= 2) cb_out_markf(b, " (%.2fx-%.2fx by round)", lo, hi);
+    cb_out_lit(b, " |");
 }
 
 /* " TEXT |": one table cell of untrusted text. */
@@ -250,7 +277,9 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
     cb_out_text(b, c->bindings[0]);
     cb_out_lit(b, "'s median over the peer's: below 1, ");
     cb_out_text(b, c->bindings[0]);
-    cb_out_lit(b, " is faster.\n\n## Times\n\n| model | measurement |");
+    cb_out_lit(b, " is faster. After it, with two rounds or more: the lowest and highest ratio of the two medians"
+                  " within one round, which the machine's drift between rounds does not move.\n\n## Times\n\n| model |"
+                  " measurement |");
     binding_columns(b, c);
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++) {
@@ -275,7 +304,7 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
                     cb_out_lit(b, " |");
                 }
             }
-            for (int i = 1; i < c->nbindings; i++) ratio_cell(b, cb_bench_find(r, m, k, 0), cb_bench_find(r, m, k, i));
+            for (int i = 1; i < c->nbindings; i++) ratio_with_rounds(b, cb_bench_find(r, m, k, 0), cb_bench_find(r, m, k, i));
             cb_out_lit(b, "\n");
         }
     write_relative_speed(r, b);
