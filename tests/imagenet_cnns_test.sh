@@ -124,7 +124,13 @@ debian_levels inception_v3
 # torchvision's GoogLeNet in its pretrained form (transform_input: the
 # image re-normalised channel by channel; max pooling with ceil_mode),
 # random weights and batch-normalisation statistics from one training
-# batch, exported by torch 1.13 at opset 13.
+# batch, exported by torch 1.13 at opset 13. Eight images, not two: with
+# this seed one classifier weight sits at trunc_normal's bound (2.0, where
+# the others are below 0.04), so logit 591's error is twice that of one
+# pooled feature and dominates every maximum. PyTorch's own float32 error
+# at that logit ranges from 1.3e-7 to 2.5e-5 over these eight images; with
+# two, the accuracy rule below compared two draws of it, not two
+# implementations. The first two images are the ones two would give.
 expect_ok "googlenet (transform_input, ceil_mode): exported by Debian's torch 1.13" /usr/bin/python3 - "$D" <<'PYG'
 import sys, warnings, numpy as np, torch, torchvision
 warnings.simplefilter("ignore")
@@ -135,7 +141,7 @@ for mod in m.modules():
 m.train()
 with torch.no_grad(): m(torch.randn(4, 3, 224, 224))
 m.eval()
-x = torch.randn(2, 3, 224, 224)
+x = torch.randn(8, 3, 224, 224)
 np.save(sys.argv[1] + "/googlenet_x.npy", x.numpy())
 with torch.no_grad(): np.save(sys.argv[1] + "/googlenet_torch.npy", m(x).numpy())
 torch.onnx.export(m, torch.zeros(1, 3, 224, 224), sys.argv[1] + "/googlenet.onnx", opset_version=13,
