@@ -19,6 +19,17 @@ JOBS=$(nproc)
 make -j"$JOBS" >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 make -j"$JOBS" SAN=1 >/dev/null || { echo "sanitizer build failed"; echo "0 passed, 1 failed"; exit 1; }
 
+# A study's runners inherit the OpenBLAS kernels crossbind fixes where
+# OpenBLAS falls back to a legacy core (docs/study.md); the suites start
+# runners directly, so they get the same variable here. (Debian's torch
+# calls OpenBLAS: on a Xeon model 207 its recurrent training ran 3.8x faster
+# with it, the same accuracies.) tests/cli_test.sh checks the fix without it.
+blas_core=$(./build/crossbind version | sed -n 's/^blas core: \([A-Za-z0-9]*\) (OPENBLAS_CORETYPE set by crossbind.*/\1/p')
+if [ -n "$blas_core" ]; then
+    export OPENBLAS_CORETYPE=$blas_core
+    echo "OPENBLAS_CORETYPE=$blas_core for every suite, as crossbind sets it for its runners"
+fi
+
 total_pass=0 total_fail=0
 LOG=$(mktemp /tmp/crossbind-suite-XXXXXX.log)
 # Every suite's FAIL lines, repeated at the end so that the last lines of a
