@@ -1,12 +1,16 @@
 /* Model formats: the zip container, the state-dict pickle subset, .npy,
  * ONNX export and import, and parameter matching by name or by order. Bad
  * and hostile files must fail with a clear error, never crash. */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "harness.h"
 #include "crossbind/formats.h"
 #include "crossbind/onnx.h"
+#include "../src/formats/onnx_util.h"
 #include "../src/formats/zip.h"
 
 #define tmp test_tmp
@@ -580,4 +584,33 @@ TEST(idx_header_cannot_demand_huge_memory)
     cb_dataset d;
     CHECK(cb_mnist_load(dir, 0, 0, &d) == CB_ERR_FORMAT);
     CHECK(strstr(cb_last_error(), "truncated") != NULL);
+}
+
+/* ONNX external data: the file a descriptor holds is checked where it
+ * actually lies, so a link that changes between the path's check and the
+ * open cannot lead the reader out of the model's directory. */
+TEST(external_data_checks_the_opened_file)
+{
+    char dir[PATH_MAX], p[PATH_MAX + 64], opened[PATH_MAX];
+    const char *made = tmp("ext-model");
+    CHECK(mkdir(made, 0700) == 0 && mkdir(tmp("ext-model2"), 0700) == 0 && mkdir(tmp("ext-out"), 0700) == 0);
+    CHECK(realpath(made, dir) != NULL);
+    const char *files[] = {"ext-model/in.bin", "ext-model2/sibling.bin", "ext-out/out.bin"};
+    for (int k = 0; k < 3; k++) {
+        FILE *f = fopen(tmp(files[k]), "wb");
+        CHECK(f != NULL);
+        if (f) fclose(f);
+    }
+    snprintf(p, sizeof p, "%s/link.bin", dir);
+    CHECK(symlink(tmp("ext-out/out.bin"), p) == 0);
+    int fd = open(tmp("ext-model/in.bin"), O_RDONLY);
+    CHECK(fd >= 0 && cb_fd_inside_dir(fd, dir, opened, sizeof opened) == 1);
+    close(fd);
+    fd = open(p, O_RDONLY); /* the link, followed by open */
+    CHECK(fd >= 0 && cb_fd_inside_dir(fd, dir, opened, sizeof opened) == 0);
+    CHECK(strstr(opened, "ext-out/out.bin") != NULL);
+    close(fd);
+    fd = open(tmp("ext-model2/sibling.bin"), O_RDONLY); /* a directory whose name extends the model's */
+    CHECK(fd >= 0 && cb_fd_inside_dir(fd, dir, opened, sizeof opened) == 0);
+    close(fd);
 }

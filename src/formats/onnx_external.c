@@ -9,7 +9,10 @@
  * a regular file. A symbolic link inside the directory is followed only
  * while it resolves to a file inside it (the file's path is resolved with
  * realpath and compared with the directory, which the importer resolved
- * once), so a link cannot lead the reader elsewhere. Only the named range
+ * once), so a link cannot lead the reader elsewhere. Because a link or a
+ * directory on the way may change between that check and the open, the
+ * opened file is checked again by the path the kernel holds for it
+ * (cb_fd_inside_dir). Only the named range
  * is read (pread), so that a data file holding every weight is not read
  * once per tensor. */
 #include <errno.h>
@@ -61,6 +64,16 @@ static int inside(const char *dir, const char *path)
     return strncmp(dir, path, n) == 0 && path[n] == '/';
 }
 
+int cb_fd_inside_dir(int fd, const char *dir, char *opened, size_t n)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(link, opened, n - 1);
+    if (len < 0 || (size_t)len >= n - 1) return -1; /* no /proc, or a path beyond the buffer */
+    opened[len] = '\0';
+    return inside(dir, opened);
+}
+
 cb_status cb_onnx_tensor_external(const Onnx__TensorProto *t, const char *dir, const char *what, cb_tensor *out)
 {
     const char *name = t->name ? t->name : "";
@@ -92,9 +105,13 @@ cb_status cb_onnx_tensor_external(const Onnx__TensorProto *t, const char *dir, c
                        "model's directory (to %s)", what, name, loc, real_path);
     int fd = open(real_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return cb_fail(CB_ERR_IO, "%s: tensor '%s': cannot open its data %s: %s", what, name, path, strerror(errno));
-    struct stat st;
     cb_status s = CB_OK;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    char opened[PATH_MAX];
+    if (cb_fd_inside_dir(fd, dir, opened, sizeof opened) == 0) /* -1: no /proc; the check above stands */
+        s = cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': its external location '%.200s' led out of the model's "
+                    "directory while it was opened (to %s)", what, name, loc, opened);
+    struct stat st;
+    if (s == CB_OK && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
         s = cb_fail(CB_ERR_FORMAT, "%s: tensor '%s': its data %s is not a regular file", what, name, path);
     const uint64_t size = s == CB_OK ? (uint64_t)st.st_size : 0;
     if (s == CB_OK && !len_s) length = offset <= size ? size - offset : 0;

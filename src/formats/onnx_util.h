@@ -28,4 +28,10 @@ cb_status cb_onnx_tensor_to_cb(const Onnx__TensorProto *t, const char *what, cb_
  * is refused. */
 cb_status cb_onnx_tensor_external(const Onnx__TensorProto *t, const char *dir, const char *what, cb_tensor *out);
 
+/* Whether the file open on `fd` lies below the resolved directory `dir`,
+ * by the path the kernel holds for the descriptor (/proc/self/fd): what
+ * was opened, not what a path named a moment before. 1 inside, 0 outside
+ * (its path in `opened`, `n` bytes), -1 unknown (no /proc). */
+int cb_fd_inside_dir(int fd, const char *dir, char *opened, size_t n);
+
 #endif
