@@ -45,6 +45,12 @@ refused refuse_shape_start_of_computed "start and end other than the whole shape
 refused refuse_averagepool_dilations "dilated pooling windows are not implemented"
 refused refuse_opset_24 "opset 24 is outside the 7-23 this importer reads"
 refused refuse_reduce_mean_channels "only over the height and width"
+refused refuse_pad_negative_reflect "negative (cropping) pads are implemented in constant mode only"
+refused refuse_slice_channels "only the height and width are sliced, not the channels"
+refused refuse_slice_steps "only steps of 1"
+refused refuse_slice_batch "the batch is sliced"
+refused refuse_slice_empty "selects nothing along an axis"
+refused refuse_slice_nhwc_channels "only the height and width are sliced, not the channels"
 refused refuse_reduce_mean_axes_input_before_18 "an axes input before opset 18"
 # Keras' hard swish and hard sigmoid (Add 3, Clip 0 6, Mul by 1/6, Mul by x)
 # are one node each where nothing else reads inside the chain.

@@ -682,6 +682,13 @@ static int b_pad_mode(cb_graph *g, int x, cb_pad_mode mode)
     const int pads[4] = {3, 2, 1, 0};
     return cb_graph_pad_mode(g, cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1), pads, mode, 0.0f);
 }
+/* A crop and a border at once (negative pads crop: Slice of the height
+ * and width, Keras' Cropping2D): the cropped inputs get no gradient. */
+static int b_crop(cb_graph *g, int x)
+{
+    const int pads[4] = {-1, 2, -1, -1};
+    return cb_graph_pad(g, cb_graph_conv2d(g, "conv", x, 2, 3, 1, 1, 1), pads, 0.25f);
+}
 static int b_pad_reflect(cb_graph *g, int x) { return b_pad_mode(g, x, CB_PAD_REFLECT); }
 static int b_pad_edge(cb_graph *g, int x) { return b_pad_mode(g, x, CB_PAD_EDGE); }
 /* Dilated convolutions: dilation 2x3 with padding 2 (the direct loops at
@@ -737,6 +744,7 @@ TEST(gradients_match_finite_differences)
         fd_check("fd clip", 2, 3, 3, b_clip, 0, kern, 0.1f);
         fd_check("fd concat of 2", 2, 4, 3, b_concat, 0, kern, 0.03f);
         fd_check("fd pad (asymmetric, value 0.5)", 2, 4, 3, b_pad, 0, kern, 0.03f);
+        fd_check("fd pad that crops rows and a column and pads columns", 2, 4, 3, b_crop, 0, kern, 0.03f);
         fd_check("fd pad reflect", 2, 4, 3, b_pad_reflect, 0, kern, 0.03f);
         fd_check("fd pad edge", 2, 4, 3, b_pad_edge, 0, kern, 0.03f);
         fd_check("fd dilated conv 3x3 d2x3 p2", 2, 6, 7, b_dilated, 0, kern, 0.03f);
@@ -1096,6 +1104,56 @@ TEST(pad_modes_match_hand_worked_planes)
     CHECK(strstr(cb_last_error(), "smaller than") != NULL);
     CHECK(cb_graph_pad_mode(&g, x, big, CB_PAD_EDGE, 0.0f) >= 0);
     CHECK(cb_graph_pad_mode(&g, x, small, (cb_pad_mode)7, 0.0f) < 0);
+    cb_graph_free(&g);
+}
+
+/* Negative pads crop (ONNX Pad's meaning; Slice of the height and width):
+ * a 3x3 plane 1..9 without its top row and left column, with a column of
+ * 0.5 on the right. Only the constant mode crops; a crop must leave a row
+ * and a column. */
+TEST(pad_crops_with_negative_pads)
+{
+    static const float want[6] = {5, 6, 0.5f, 8, 9, 0.5f};
+    cb_graph g;
+    cb_graph_init(&g);
+    const int64_t d[3] = {1, 3, 3};
+    const int pads[4] = {-1, -1, 0, 1};
+    int x = cb_graph_input(&g, "x", 3, d);
+    int y = cb_graph_pad(&g, x, pads, 0.5f);
+    CHECK(y >= 0 && g.nodes[y].dims[1] == 2 && g.nodes[y].dims[2] == 3);
+    CHECK_OK(cb_graph_finalize(&g));
+    const cb_kernels levels[] = {CB_KERNELS_REFERENCE, CB_KERNELS_FAST};
+    for (int k = 0; k < 2; k++) {
+        cb_exec *ex = NULL;
+        CHECK_OK(cb_exec_create(&g, 1, 0, levels[k], &ex));
+        if (ex) {
+            for (int i = 0; i < 9; i++) cb_exec_value(ex, x)[i] = (float)(i + 1);
+            CHECK_OK(cb_exec_forward(ex, 1));
+            CHECK(!memcmp(cb_exec_value(ex, y), want, sizeof want));
+        }
+        cb_exec_free(ex);
+    }
+    cb_graph_free(&g);
+    cb_graph_init(&g);
+    x = cb_graph_input(&g, "x", 3, d);
+    const int all_rows[4] = {-2, 0, -1, 0}, past[4] = {-4, 0, 2, 0};
+    CHECK(cb_graph_pad_mode(&g, x, pads, CB_PAD_REFLECT, 0.0f) < 0);
+    CHECK(strstr(cb_last_error(), "constant mode only") != NULL);
+    CHECK(cb_graph_pad_mode(&g, x, pads, CB_PAD_EDGE, 0.0f) < 0);
+    CHECK(cb_graph_pad(&g, x, all_rows, 0.0f) < 0);
+    CHECK(strstr(cb_last_error(), "to nothing") != NULL);
+    /* Cropped past the far side but padded back: every value is the border. */
+    y = cb_graph_pad(&g, x, past, 0.5f);
+    CHECK(y >= 0 && g.nodes[y].dims[1] == 1);
+    CHECK_OK(cb_graph_finalize(&g));
+    cb_exec *ex = NULL;
+    CHECK_OK(cb_exec_create(&g, 1, 0, CB_KERNELS_FAST, &ex));
+    if (ex) {
+        for (int i = 0; i < 9; i++) cb_exec_value(ex, x)[i] = (float)(i + 1);
+        CHECK_OK(cb_exec_forward(ex, 1));
+        for (int i = 0; i < 3; i++) CHECK(cb_exec_value(ex, y)[i] == 0.5f);
+    }
+    cb_exec_free(ex);
     cb_graph_free(&g);
 }
 

@@ -48,7 +48,8 @@ typedef enum cb_op {
     CB_OP_GLOBAL_AVGPOOL, /* in: x[C,H,W] -> [C,1,1], the mean of each plane */
     CB_OP_CLIP,        /* min(max(x, lo), hi) (ReLU6: 0, 6); NaN stays NaN */
     CB_OP_CONCAT,      /* in: 2 to CB_MAX_INPUTS tensors joined along their first per-sample dim (channels) */
-    CB_OP_PAD,         /* in: x[C,H,W] -> [C,H+top+bottom,W+left+right], the border filled with lo */
+    CB_OP_PAD,         /* in: x[C,H,W] -> [C,H+top+bottom,W+left+right], the border filled with lo
+                        * (negative pads crop, constant mode only) */
     CB_OP_SOFTMAX,     /* softmax along per-sample dimension `axis` */
     CB_OP_MUL,         /* in: a, b: a * b, b of a's shape, or b [C,1,1] scaling each plane of a [C,H,W]
                         * (a channel gate: squeeze-and-excitation) */
@@ -206,12 +207,15 @@ int cb_graph_hard_keras(cb_graph *g, cb_op op, int x, float scale);
  * become a chain of concatenations. */
 int cb_graph_concat(cb_graph *g, int n, const int *in);
 /* x [C,H,W] with a border of `value`: pads[] = top, left, bottom, right
- * (explicit, asymmetric padding; maximum pooling pads with -infinity). */
+ * (explicit, asymmetric padding; maximum pooling pads with -infinity). A
+ * negative pad removes that many rows or columns instead (ONNX Pad's
+ * cropping, and Slice of the height and width: Keras' Cropping2D); the
+ * result keeps at least one row and one column. */
 int cb_graph_pad(cb_graph *g, int x, const int pads[4], float value);
 /* How Pad fills the border: with a constant, the mirror image of the
  * input without its edge row (reflect: pads smaller than the input), or
  * copies of the edge row (edge). ONNX's modes; PyTorch's constant,
- * reflect and replicate. */
+ * reflect and replicate. Only the constant mode crops (negative pads). */
 typedef enum cb_pad_mode { CB_PAD_CONSTANT = 0, CB_PAD_REFLECT, CB_PAD_EDGE } cb_pad_mode;
 int cb_graph_pad_mode(cb_graph *g, int x, const int pads[4], cb_pad_mode mode, float value);
 /* Softmax along per-sample dimension `axis` (0-based, without the batch). */

@@ -73,6 +73,7 @@ MODELS = {
     "xception": ("Xception", 299, "tf"),
     "densenet121": ("DenseNet121", 224, "torch"),
     "resnet50_v2": ("ResNet50V2", 224, "tf"),
+    "nasnet_mobile": ("NASNetMobile", 224, "tf"),
 }
 FILES = {  # export.json key: (file name, what it is)
     "h5": ("model.h5", "Keras 2 model with its weights (model.save, HDF5), outputs logits"),

@@ -75,7 +75,8 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
         "one value per channel ([C,1,1], [1,C,1,1]) or a scalar, or one channel of it (see Gather) times a scalar; no "
         "other products"},
     {"Pad", "2 11 13 18 19 21 23", "constant, reflect and edge modes over the height and width of [N,C,H,W]; pads and "
-        "value as inputs (opset 11 on) or attributes; the axes input (opset 18 on) as constants; no wrap mode"},
+        "value as inputs (opset 11 on) or attributes; the axes input (opset 18 on) as constants; negative pads crop "
+        "(constant mode); no wrap mode"},
     {"ReduceMean", "1 11 13 18", "over the height and width of [N,C,H,W] (axes 2 and 3, or -2 and -1, as an attribute "
         "before opset 18 and a constant input from 18 on): global average pooling, keepdims 1 or 0; no other axes"},
     {"Relu", "6 13 14", "float32"},
@@ -83,7 +84,10 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
         "batch size); allowzero only where the shape has no 0"},
     {"Shape", "1 13 15 19 21 23", "the whole shape of a computed tensor, feeding only shape expressions (initial "
         "states); of a constant (folded, with start and end from opset 15 on)"},
-    {"Slice", "1 10 11 13", "of constants (shape arithmetic), folded at import: any axes and steps"},
+    {"Slice", "1 10 11 13", "of constants (shape arithmetic), folded at import: any axes and steps; of a computed "
+                            "[N,C,H,W] tensor (or one in TensorFlow's [N,H,W,C], see Transpose), a crop of the height "
+                            "and width with constant starts, ends and axes and steps of 1 (Keras' Cropping2D), the "
+                            "batch and channels kept whole"},
     {"Sigmoid", "6 13", "float32"},
     {"Softmax", "1 11 13", "along one axis other than the batch (before opset 13: the last)"},
     {"Squeeze", "1 11 13 21 23", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset "
@@ -95,7 +99,7 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
     {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,2,3,1] of "
         "[N,C,H,W] and [0,3,1,2] back (TensorFlow's image layout, as tf2onnx writes it): the tensor between is kept "
         "as [N,C,H,W] and read by elementwise operators, constants of one value per channel along the last axis, "
-        "Pad, ReduceMean over axes 1 and 2, Flatten of [N,1,1,C]; an [N,H,W,C] graph input read so is taken as "
+        "Pad, Slice, ReduceMean over axes 1 and 2, Flatten of [N,1,1,C]; an [N,H,W,C] graph input read so is taken as "
         "[N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a constant (folded)"},
     {"Unsqueeze", "1 11 13 21 23", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a "
         "shape expression; of a constant (folded)"},
@@ -314,7 +318,8 @@ static cb_status op_mul(importer *im, const Onnx__NodeProto *n, int *out)
 }
 
 /* Pad of the height and width of [N,C,H,W] (constant, reflect or edge
- * mode): pads and the value as inputs (opset 11 on) or attributes (before). */
+ * mode): pads and the value as inputs (opset 11 on) or attributes (before).
+ * Negative pads crop (constant mode). */
 static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
 {
     int x;
@@ -347,8 +352,11 @@ static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out, int *n
         memcpy(p, q, sizeof q);
     }
     if (p[0] || p[1] || p[4] || p[5]) return imp_unsupported(im, n, "only the height and width are padded");
-    for (int k = 0; k < 8; k++)
-        if (p[k] < 0 || p[k] > 4096) return imp_unsupported(im, n, "negative (cropping) or huge pads are not implemented");
+    for (int k = 0; k < 8; k++) {
+        if (p[k] < -4096 || p[k] > 4096) return imp_unsupported(im, n, "pads beyond 4096 are not implemented");
+        if (p[k] < 0 && mode != CB_PAD_CONSTANT)
+            return imp_unsupported(im, n, "negative (cropping) pads are implemented in constant mode only");
+    }
     const int pads[4] = {(int)p[2], (int)p[3], (int)p[6], (int)p[7]};
     *out = cb_graph_pad_mode(&im->m->graph, x, pads, mode, fill);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
@@ -725,6 +733,7 @@ static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "Reshape") == 0) s = op_reshape(im, n, &id);
     else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);
     else if (strcmp(t, "Pad") == 0) s = op_pad(im, n, &id, &nhwc);
+    else if (strcmp(t, "Slice") == 0) s = imp_slice(im, n, &id, &nhwc);
     else if (strcmp(t, "Softmax") == 0) s = op_softmax(im, n, &id);
     else if (add_constant) s = op_add_constant(im, n, &id);
     else if (strcmp(t, "Add") == 0) {

@@ -86,6 +86,10 @@ cb_status imp_constant(importer *im, const Onnx__NodeProto *n, size_t i, const c
 /* A parameter node holding a copy of `data`, stored once the graph is final. */
 cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data, int *node);
 
+/* Slice of a computed [N,C,H,W] tensor's height and width: a cropping Pad
+ * (onnx_import_slice.c). */
+cb_status imp_slice(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc);
+
 /* The linear layer of an IMP_MATMUL value, with `bias` (may be NULL; named
  * bias_name) added: the value becomes that layer's plain output. */
 cb_status imp_materialise(importer *im, value *v, const char *bias_name, const cb_tensor *bias);

@@ -676,13 +676,23 @@ int cb_graph_pad_mode(cb_graph *g, int x, const int pads[4], cb_pad_mode mode, f
 {
     if (x < 0 || x >= g->count) return -1;
     const cb_node *xn = &g->nodes[x];
-    if (xn->ndim != 3 || !xn->batched || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0 ||
+    if (xn->ndim != 3 || !xn->batched || pads[0] < -4096 || pads[1] < -4096 || pads[2] < -4096 || pads[3] < -4096 ||
         pads[0] > 4096 || pads[1] > 4096 || pads[2] > 4096 || pads[3] > 4096) {
-        cb_fail(CB_ERR_SHAPE, "pad of '%s': needs [C,H,W] per sample and pads in [0, 4096]", xn->name);
+        cb_fail(CB_ERR_SHAPE, "pad of '%s': needs [C,H,W] per sample and pads in [-4096, 4096]", xn->name);
         return -1;
     }
     if ((unsigned)mode > CB_PAD_EDGE) {
         cb_fail(CB_ERR_INVALID_ARG, "pad of '%s': unknown mode %d", xn->name, (int)mode);
+        return -1;
+    }
+    const int crops = pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0;
+    if (crops && mode != CB_PAD_CONSTANT) {
+        cb_fail(CB_ERR_SHAPE, "pad of '%s': negative (cropping) pads are implemented in constant mode only", xn->name);
+        return -1;
+    }
+    if (xn->dims[1] + pads[0] + pads[2] < 1 || xn->dims[2] + pads[1] + pads[3] < 1) {
+        cb_fail(CB_ERR_SHAPE, "pad of '%s': pads %d,%d,%d,%d crop its %lldx%lld planes to nothing", xn->name, pads[0],
+                pads[1], pads[2], pads[3], (long long)xn->dims[1], (long long)xn->dims[2]);
         return -1;
     }
     /* Reflect mirrors without the edge row: each pad must be shorter than its axis. */

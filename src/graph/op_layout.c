@@ -1,5 +1,6 @@
 /* Ops that move values without arithmetic: Concat along the channels and
- * Pad of the spatial borders (a constant, a reflection or the edge). */
+ * Pad of the spatial borders (a constant, a reflection or the edge; in
+ * constant mode, negative pads crop). */
 #include <string.h>
 #include "exec_internal.h"
 #include "op.h"
@@ -44,6 +45,21 @@ static int64_t pad_source(cb_pad_mode mode, int64_t i, int64_t n)
     return -1;
 }
 
+/* The input rows [r0, r1) and columns [c0, c1) a constant-mode Pad keeps:
+ * all of them, unless a negative pad crops some. */
+typedef struct pad_window {
+    int64_t r0, r1, c0, c1;
+} pad_window;
+
+static pad_window window_of(const cb_node *n, int64_t h, int64_t w)
+{
+    pad_window c = {n->pads[0] < 0 ? -n->pads[0] : 0, n->pads[2] < 0 ? h + n->pads[2] : h,
+                    n->pads[1] < 0 ? -n->pads[1] : 0, n->pads[3] < 0 ? w + n->pads[3] : w};
+    if (c.r1 < c.r0) c.r1 = c.r0; /* cropped past the other side: nothing kept */
+    if (c.c1 < c.c0) c.c1 = c.c0;
+    return c;
+}
+
 static cb_status pad_forward(const cb_step *st)
 {
     const cb_node *n = st->n, *xn = &st->g->nodes[n->in[0]];
@@ -54,9 +70,10 @@ static cb_status pad_forward(const cb_step *st)
         float *yp = st->y + c * oh * ow;
         const float *xp = st->x + c * h * w;
         if (mode == CB_PAD_CONSTANT) {
+            const pad_window k = window_of(n, h, w);
             for (int64_t j = 0; j < oh * ow; j++) yp[j] = n->lo;
-            for (int64_t r = 0; r < h; r++)
-                memcpy(yp + (r + n->pads[0]) * ow + n->pads[1], xp + r * w, (size_t)w * sizeof *yp);
+            for (int64_t r = k.r0; r < k.r1; r++)
+                memcpy(yp + (r + n->pads[0]) * ow + k.c0 + n->pads[1], xp + r * w + k.c0, (size_t)(k.c1 - k.c0) * sizeof *yp);
             continue;
         }
         for (int64_t r = 0; r < oh; r++) {
@@ -80,9 +97,10 @@ static cb_status pad_backward(const cb_step *st)
     for (int64_t c = 0; c < planes; c++) {
         float *dxp = st->dx + c * h * w;
         const float *dyp = st->dy + c * oh * ow;
-        if (mode == CB_PAD_CONSTANT) {
-            for (int64_t r = 0; r < h; r++)
-                for (int64_t j = 0; j < w; j++) dxp[r * w + j] += dyp[(r + n->pads[0]) * ow + n->pads[1] + j];
+        if (mode == CB_PAD_CONSTANT) { /* cropped inputs get no gradient */
+            const pad_window k = window_of(n, h, w);
+            for (int64_t r = k.r0; r < k.r1; r++)
+                for (int64_t j = k.c0; j < k.c1; j++) dxp[r * w + j] += dyp[(r + n->pads[0]) * ow + n->pads[1] + j];
             continue;
         }
         for (int64_t r = 0; r < oh; r++) {

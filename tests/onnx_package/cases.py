@@ -27,10 +27,14 @@ def model(nodes, opset, inits, x_shape=("N", 3, 5, 6)):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def write(name, m, reference=True, x=X):
+def write(name, m, reference=True, x=X, expected=None):
+    """expected: the outputs worked out here, where onnx's evaluator does
+    not implement the case."""
     onnx.save(m, f"{out}/{name}.onnx")
     np.save(f"{out}/{name}_x.npy", x)
-    if reference:
+    if expected is not None:
+        np.save(f"{out}/{name}_ref.npy", expected)
+    elif reference:
         np.save(f"{out}/{name}_ref.npy", ReferenceEvaluator(m).run(None, {"x": x})[0])
 
 
@@ -181,3 +185,40 @@ write("refuse_nhwc_mixed_with_nchw", model(mixed, 13, {}, ("N", 3, 3, 3)), refer
       x=rng.standard_normal((2, 3, 3, 3)).astype(np.float32))
 # An opset beyond the versions the importer was written against.
 write("refuse_opset_24", model(net, 24, {"w": w}), reference=False)
+# Crops of the height and width: Pad with negative pads (ONNX's meaning of
+# them), and Slice of a computed tensor (tf2onnx's Keras Cropping2D), on
+# [N,C,H,W] and on an image in TensorFlow's layout; the batch and the
+# channels only whole, steps of 1.
+# (onnx's evaluator refuses negative pads: numpy's crop then pad instead)
+crop_pad = np.pad(X[:, :, 1:, :-3], ((0, 0), (0, 0), (0, 1), (2, 0)), constant_values=0.5)
+write("accept_pad_negative_crops", pad("constant", [0, 0, -1, 2, 0, 0, 1, -3], None, value=0.5), expected=crop_pad)
+write("refuse_pad_negative_reflect", pad("reflect", [-1, 1], [2]), reference=False)
+
+
+def slice_model(starts, ends, axes=None, steps=None, opset=13, before=(), after=(), x_shape=("N", 3, 5, 6)):
+    inits = {"starts": np.array(starts, np.int64), "ends": np.array(ends, np.int64)}
+    inputs = ["sx", "starts", "ends"]
+    for k, v in (("axes", axes), ("steps", steps)):
+        if v is not None:
+            inits[k] = np.array(v, np.int64)
+            inputs.append(k)
+        elif k == "axes" and steps is not None:
+            inputs.append("")
+    nodes = list(before) or [T("Identity", ["x"], ["sx"])]
+    nodes.append(T("Slice", inputs, ["sliced"]))
+    nodes += list(after) or [T("Identity", ["sliced"], ["y"])]
+    return model(nodes, opset, inits, x_shape)
+
+
+BIG = np.iinfo(np.int64).max
+write("accept_slice_height_width", slice_model([1, -4], [BIG, -1], [2, 3]))
+write("accept_slice_default_axes_whole_batch_and_channels", slice_model([0, 0, 1, 0], [BIG, 100, 4, 5], opset=18))
+write("accept_slice_negative_axes_steps_of_one", slice_model([2, -9], [100, 4], [-1, -2], [1, 1], opset=18))
+to_nhwc = [T("Transpose", ["x"], ["sx"], perm=[0, 2, 3, 1])]
+back = [T("Transpose", ["sliced"], ["y"], perm=[0, 3, 1, 2])]
+write("accept_slice_nhwc_height_width", slice_model([1, 0], [5, -2], [1, 2], before=to_nhwc, after=back))
+write("refuse_slice_channels", slice_model([1], [3], [1]), reference=False)
+write("refuse_slice_steps", slice_model([0], [5], [2], [2]), reference=False)
+write("refuse_slice_batch", slice_model([1], [BIG], [0]), reference=False)
+write("refuse_slice_empty", slice_model([3], [2], [2]), reference=False)
+write("refuse_slice_nhwc_channels", slice_model([0], [2], [3], before=to_nhwc, after=back), reference=False)
