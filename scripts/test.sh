@@ -24,10 +24,10 @@ make -j"$JOBS" SAN=1 >/dev/null || { echo "sanitizer build failed"; echo "0 pass
 # runners directly, so they get the same variable here. (Debian's torch
 # calls OpenBLAS: on a Xeon model 207 its recurrent training ran 3.8x faster
 # with it, the same accuracies.) tests/cli_test.sh checks the fix without it.
-blas_core=$(./build/crossbind version | sed -n 's/^blas core: \([A-Za-z0-9]*\) (OPENBLAS_CORETYPE set by crossbind.*/\1/p')
-if [ -n "$blas_core" ]; then
-    export OPENBLAS_CORETYPE=$blas_core
-    echo "OPENBLAS_CORETYPE=$blas_core for every suite, as crossbind sets it for its runners"
+blas_env=$(./build/crossbind version --blas-env)
+if [ -n "$blas_env" ]; then
+    export "${blas_env?}"
+    echo "$blas_env for every suite, as crossbind sets it for its runners"
 fi
 
 total_pass=0 total_fail=0

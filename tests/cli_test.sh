@@ -43,8 +43,18 @@ check "version says the BLAS convolutions were chosen" grep -q "^convolutions: i
 expect_ok "version without OPENBLAS_CORETYPE" env -u OPENBLAS_CORETYPE "$BIN" version
 check "  ... reports no legacy OpenBLAS core" \
     bash -c "! grep -Eq '^blas core: (Prescott|Core2|Penryn|Dunnington|Nehalem|Atom|Katmai|Coppermine|Northwood|Banias)( |\$)' '$T/out'"
+core=$(sed -n 's/^blas core: \([A-Za-z0-9]*\).*/\1/p' "$T/out")
+expect_ok "version --blas-env without OPENBLAS_CORETYPE" env -u OPENBLAS_CORETYPE "$BIN" version --blas-env
+if grep -q "OPENBLAS_CORETYPE set by crossbind" <(env -u OPENBLAS_CORETYPE "$BIN" version); then
+    check "  ... names the kernels crossbind set, as a variable" grep -qx "OPENBLAS_CORETYPE=$core" "$T/out"
+else
+    check "  ... prints nothing where crossbind set none" test ! -s "$T/out"
+fi
 expect_ok "version with OPENBLAS_CORETYPE=Haswell" env OPENBLAS_CORETYPE=Haswell "$BIN" version
 check "  ... keeps the variable's kernels" grep -qx "blas core: Haswell" "$T/out"
+expect_ok "version --blas-env with OPENBLAS_CORETYPE=Haswell" env OPENBLAS_CORETYPE=Haswell "$BIN" version --blas-env
+check "  ... prints nothing: the user's variable is inherited already" test ! -s "$T/out"
+expect_error "version with an unknown option" "version takes no arguments but --blas-env" "$BIN" version --json
 expect_ok "bench-worker --help" "$BIN" bench-worker --help
 check "bench-worker --help prints its usage" grep -q "^usage: crossbind bench-worker --model M" "$T/out"
 if "$BIN" version | grep -q "^convolutions: oneDNN"; then

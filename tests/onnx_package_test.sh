@@ -70,7 +70,10 @@ check "... its index pairs each file with the ONNX value it holds, none for one 
 import json, sys
 v = {n['name']: n.get('onnx_value', 'absent') for n in json.load(open(sys.argv[1]))['nodes']}
 sys.exit(not (v['res'] == 'b' and v['n'] == 'n_t' and v['c'] == 'c' and v['hs'] is None and v['x'] is None))" "$T/dump/index.json"
-refused refuse_nhwc_softmax "reads a tensor in TensorFlow's layout"
+refused refuse_nhwc_maxpool "reads a tensor in TensorFlow's layout"
+refused refuse_nhwc_concat_height "only along the channels (the last axis of \[N,H,W,C\])"
+refused refuse_nhwc_concat_mixed "mixes a tensor in TensorFlow's layout"
+refused refuse_nhwc_concat_mixed_nhwc_second "mixes a tensor in TensorFlow's layout"
 refused refuse_nhwc_flatten_spatial "reads a tensor in TensorFlow's layout"
 refused refuse_nhwc_output "an image in TensorFlow's layout \[N,H,W,C\]"
 refused refuse_nhwc_mixed_with_nchw "mixes a tensor in TensorFlow's layout"

@@ -44,7 +44,7 @@ static void usage(FILE *out)
             "  delta         differential testing: one model as many variants, compared input by input (crossbind delta --help)\n"
             "  stats STAT    DTW, Mann-Whitney U, Cliff's delta, Bonferroni, metrics (crossbind stats --help)\n"
             "  onnx-ops      the ONNX operators crossbind imports, as a Markdown table\n"
-            "  version       print versions\n"
+            "  version       print versions (--blas-env: the OPENBLAS_CORETYPE crossbind set, if any)\n"
             "\nmodels:");
     for (const char *const *n = cb_model_names(); *n; n++) fprintf(out, " %s", *n);
     fprintf(out, "\n");
@@ -77,8 +77,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "bench-worker")) return cmd_bench_worker(argc - 1, argv + 1);
     if (!strcmp(cmd, "onnx-ops")) return cmd_onnx_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        if (argc > 2) return cli_error("version takes no arguments, got '%s'", argv[2]);
         const char *was = getenv("CROSSBIND_BLAS_CORE_FIXED");
+        /* --blas-env: for scripts that start runners themselves, the
+         * variable crossbind set (one NAME=VALUE line), or nothing. */
+        if (argc == 3 && !strcmp(argv[2], "--blas-env")) {
+            if (was && *was) printf("OPENBLAS_CORETYPE=%s\n", cb_blas_core());
+            return 0;
+        }
+        if (argc > 2) return cli_error("version takes no arguments but --blas-env, got '%s'", argv[2]);
         printf("crossbind %s\nblas: %s\nblas core: %s", CB_VERSION, cb_blas_name(), cb_blas_core());
         if (was && *was) printf(" (OPENBLAS_CORETYPE set by crossbind: OpenBLAS chose %s for this processor)", was);
         printf("\nconvolutions: %s\n", cb_conv_backend());

@@ -38,8 +38,9 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
     {"Cast", "6 9 13 19 21 23", "of constants (shape arithmetic), folded at import: to float, double, int32 or int64"},
     {"Clip", "6 11 12 13", "float32; min and max as constant scalars (opset 11 on) or attributes (before); ReLU6 is "
         "Clip(0, 6)"},
-    {"Concat", "4 11 13", "computed tensors along axis 1 (the channels); or shape expressions and constants (building "
-        "an initial state's shape)"},
+    {"Concat", "4 11 13", "computed tensors along axis 1 (the channels), or along the last axis of images in "
+        "TensorFlow's [N,H,W,C] (see Transpose), all inputs in one layout; or shape expressions and constants "
+        "(building an initial state's shape)"},
     {"Constant", "1 9 11 12 13 19 21 23", "the tensor `value` form (float, double, int32, int64)"},
     {"ConstantOfShape", "9 20 21 23", "value 0 over a shape expression: a zero initial state of LSTM/GRU; any value "
         "over a constant shape (folded at import)"},
@@ -89,7 +90,8 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
                             "and width with constant starts, ends and axes and steps of 1 (Keras' Cropping2D), the "
                             "batch and channels kept whole"},
     {"Sigmoid", "6 13", "float32"},
-    {"Softmax", "1 11 13", "along one axis other than the batch (before opset 13: the last)"},
+    {"Softmax", "1 11 13", "along one axis other than the batch (before opset 13: the last), of an image in "
+        "TensorFlow's [N,H,W,C] too (see Transpose)"},
     {"Squeeze", "1 11 13 21 23", "given axes of size 1 other than the batch (axis 0), as an attribute (before opset "
         "13) or a constant input; axis 1 of a recurrent layer's Y [T,1,N,H], axis 0 of its Y_h [1,N,H]"},
     {"Sub", "7 13 14", "a computed [N,C,H,W] tensor and a float constant of one value per channel ([C,1,1], "
@@ -99,7 +101,7 @@ static const struct { const char *op, *versions, *notes; } op_table[] = {
     {"Transpose", "1 13 21 23", "perm [1,0,2] between batch-first and time-major sequences; perm [0,2,3,1] of "
         "[N,C,H,W] and [0,3,1,2] back (TensorFlow's image layout, as tf2onnx writes it): the tensor between is kept "
         "as [N,C,H,W] and read by elementwise operators, constants of one value per channel along the last axis, "
-        "Pad, Slice, ReduceMean over axes 1 and 2, Flatten of [N,1,1,C]; an [N,H,W,C] graph input read so is taken as "
+        "Pad, Slice, Concat along the last axis, Softmax, ReduceMean over axes 1 and 2, Flatten of [N,1,1,C]; an [N,H,W,C] graph input read so is taken as "
         "[N,C,H,W] inside and `crossbind run` reads the file's [N,H,W,C]; any perm of a constant (folded)"},
     {"Unsqueeze", "1 11 13 21 23", "new axes of size 1 other than the batch (axis 0) in a computed tensor; or of a "
         "shape expression; of a constant (folded)"},
@@ -240,18 +242,38 @@ static int computed_plain(importer *im, const Onnx__NodeProto *n, size_t i)
     return v && v->node >= 0 && (v->layout == IMP_PLAIN || (v->layout == IMP_NHWC && im->as_stored));
 }
 
-/* Concat of computed tensors: along the channels (axis 1, or -3 of 4-D). */
-static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out)
+/* Whether input i is a computed tensor in crossbind's layout or in
+ * TensorFlow's image layout. */
+static int computed_image_or_plain(importer *im, const Onnx__NodeProto *n, size_t i)
+{
+    const value *v = i < n->n_input && n->input[i][0] ? imp_lookup(im, n->input[i]) : NULL;
+    return v && v->node >= 0 && (v->layout == IMP_PLAIN || v->layout == IMP_NHWC);
+}
+
+/* Concat of computed tensors: along the channels (axis 1, or -3 of 4-D;
+ * of images in TensorFlow's layout, the last axis). */
+static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
 {
     int ids[CB_MAX_INPUTS * 64];
     if (n->n_input < 1 || n->n_input > sizeof ids / sizeof ids[0]) return imp_unsupported(im, n, "too many inputs");
-    const int64_t axis = imp_attr_int(n, "axis", 1);
+    int64_t axis = imp_attr_int(n, "axis", 1);
     for (size_t i = 0; i < n->n_input; i++) {
-        cb_status s = imp_activation(im, n, i, &ids[i]);
+        int in_nhwc;
+        cb_status s = imp_activation_nhwc(im, n, i, &ids[i], &in_nhwc);
         if (s != CB_OK) return s;
+        if (i > 0 && in_nhwc != *nhwc)
+            return imp_unsupported(im, n, "it mixes a tensor in TensorFlow's layout [N,H,W,C] with one in crossbind's "
+                                          "[N,C,H,W]; only operands in one layout are implemented");
+        *nhwc = in_nhwc;
     }
     const int ndim = im->m->graph.nodes[ids[0]].ndim + 1; /* with the batch */
-    if (axis != 1 && axis != 1 - ndim) return imp_unsupported(im, n, "only along axis 1 (the channels)");
+    if (*nhwc) { /* the file's [N,H,W,C] axis to crossbind's */
+        if (axis < 0) axis += 4;
+        imp_nhwc_axes(&axis, 1);
+    }
+    if (axis != 1 && axis != 1 - ndim)
+        return imp_unsupported(im, n, *nhwc ? "only along the channels (the last axis of [N,H,W,C])"
+                                            : "only along axis 1 (the channels)");
     if (n->n_input == 1) { /* a concatenation of one is that tensor */
         *out = ids[0];
         return CB_OK;
@@ -364,10 +386,10 @@ static cb_status op_pad(importer *im, const Onnx__NodeProto *n, int *out, int *n
 
 /* Softmax along one axis (opset 13 on; before, over every axis from
  * `axis` on, which is the same where that is the last axis). */
-static cb_status op_softmax(importer *im, const Onnx__NodeProto *n, int *out)
+static cb_status op_softmax(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
 {
     int x;
-    cb_status s = imp_activation(im, n, 0, &x);
+    cb_status s = imp_activation_nhwc(im, n, 0, &x, nhwc);
     if (s != CB_OK) return s;
     const int nd = im->m->graph.nodes[x].ndim + 1; /* with the batch */
     int64_t axis = imp_attr_int(n, "axis", im->opset >= 13 ? -1 : 1);
@@ -375,6 +397,7 @@ static cb_status op_softmax(importer *im, const Onnx__NodeProto *n, int *out)
     if (axis < 1 || axis >= nd) return imp_unsupported(im, n, "softmax over the batch axis is not implemented");
     if (im->opset < 13 && axis != nd - 1)
         return imp_unsupported(im, n, "before opset 13, only over the last axis (where both definitions agree)");
+    if (*nhwc) imp_nhwc_axes(&axis, 1); /* the file's [N,H,W,C] axis to crossbind's */
     *out = cb_graph_softmax(&im->m->graph, x, (int)axis - 1);
     return *out < 0 ? CB_ERR_SHAPE : CB_OK;
 }
@@ -719,7 +742,7 @@ static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
     else if ((arith || add_constant) && channel_in) return imp_channel_affine(im, n);
     else if (strcmp(t, "Mul") == 0 && computed_plain(im, n, 0) && computed_plain(im, n, 1)) s = op_mul(im, n, &id);
     else if (arith || (add_constant && !matmul_operand(im, n))) s = imp_channel_broadcast(im, n, &id, &nhwc);
-    else if (strcmp(t, "Concat") == 0 && computed_plain(im, n, 0)) s = op_concat(im, n, &id);
+    else if (strcmp(t, "Concat") == 0 && computed_image_or_plain(im, n, 0)) s = op_concat(im, n, &id, &nhwc);
     else if (strcmp(t, "Shape") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Concat") == 0 ||
              strcmp(t, "ConstantOfShape") == 0)
         return imp_shape_op(im, n);
@@ -734,7 +757,7 @@ static cb_status convert_node(importer *im, const Onnx__NodeProto *n)
     else if (strcmp(t, "Clip") == 0) s = op_clip(im, n, &id);
     else if (strcmp(t, "Pad") == 0) s = op_pad(im, n, &id, &nhwc);
     else if (strcmp(t, "Slice") == 0) s = imp_slice(im, n, &id, &nhwc);
-    else if (strcmp(t, "Softmax") == 0) s = op_softmax(im, n, &id);
+    else if (strcmp(t, "Softmax") == 0) s = op_softmax(im, n, &id, &nhwc);
     else if (add_constant) s = op_add_constant(im, n, &id);
     else if (strcmp(t, "Add") == 0) {
         int a, b;

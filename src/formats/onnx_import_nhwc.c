@@ -16,8 +16,8 @@
  *   - Add, Sub, Mul and Div of a constant of one value per channel along
  *     the last axis (onnx_import_channel.c);
  *   - Pad (its pads are permuted) and ReduceMean over H and W (global
- *     average pooling), in onnx_import.c, and Slice (its axes are mapped:
- *     onnx_import_slice.c);
+ *     average pooling), Concat along the channels and Softmax (their
+ *     axes are mapped), in onnx_import.c, and Slice (onnx_import_slice.c);
  *   - Flatten and Reshape where H and W are 1: then both layouts hold the
  *     same numbers in the same order;
  *   - Transpose [0,3,1,2], which gives back crossbind's layout.
@@ -54,7 +54,7 @@ cb_status imp_nhwc_plan(importer *im, const Onnx__NodeProto *n, imp_nhwc_use *us
     *use = IMP_NHWC_AWARE;
     /* an operator crossbind does not implement at all is refused as such, later */
     if (!cb_onnx_op_versions(t) || !strcmp(t, "Transpose") || !strcmp(t, "Pad") || !strcmp(t, "Slice") ||
-        !strcmp(t, "ReduceMean"))
+        !strcmp(t, "ReduceMean") || !strcmp(t, "Concat") || !strcmp(t, "Softmax"))
         return CB_OK;
     if (elementwise(t) && computed == 1 && n->n_input == 2 && strcmp(t, "Dropout") != 0 && strcmp(t, "Clip") != 0)
         return CB_OK; /* a constant operand along the last axis: onnx_import_channel.c */
@@ -70,8 +70,8 @@ cb_status imp_nhwc_plan(importer *im, const Onnx__NodeProto *n, imp_nhwc_use *us
         return imp_unsupported(im, n, "it mixes a tensor in TensorFlow's layout [N,H,W,C] with one in crossbind's "
                                       "[N,C,H,W]; only operands in one layout are implemented");
     return imp_unsupported(im, n, "it reads a tensor in TensorFlow's layout [N,H,W,C] (a Transpose [0,2,3,1] of "
-                                  "[N,C,H,W]), which only elementwise operators, Pad, Slice, ReduceMean over the "
-                                  "height and width, Flatten of [N,1,1,C] and a Transpose [0,3,1,2] back read here");
+                                  "[N,C,H,W]), which only elementwise operators, Pad, Slice, Concat of the channels, "
+                                  "Softmax, ReduceMean over the height and width, Flatten of [N,1,1,C] and a Transpose [0,3,1,2] back read here");
 }
 
 void imp_nhwc_axes(int64_t *axes, int n)

@@ -171,11 +171,12 @@ write("accept_keras_hard_sigmoid_opset_10", model(hsig10, 10, {k: nhwc_inits[k] 
 shared = [T("Conv", ["x", "w"], ["t"]), T("Add", ["three", "t"], ["t3"]), T("Clip", ["t3", "zero", "six"], ["r6"]),
           T("Mul", ["sixth", "r6"], ["h"]), T("Mul", ["h", "t"], ["hs"]), T("Add", ["hs", "r6"], ["y"])]
 write("accept_keras_hard_swish_clip_read_twice", model(shared, 13, {k: nhwc_inits[k] for k in ("w", "three", "zero", "six", "sixth")}))
-# ... and what is refused: another reader of the [N,H,W,C] tensor, a mix of
+# ... and what is refused: another reader of the [N,H,W,C] tensor (a
+# pooling, which would pool over the channels), a mix of
 # the two layouts in one Add, a Flatten of [N,H,W,C] with H and W above 1,
 # and an image in TensorFlow's layout as the graph's output.
-write("refuse_nhwc_softmax", model(nhwc + [T("Softmax", ["res"], ["y"])], 13, nhwc_inits, ("N", 5, 6, 3)),
-      reference=False, x=XN)
+write("refuse_nhwc_maxpool", model(nhwc + [T("MaxPool", ["res"], ["y"], kernel_shape=[2, 2])], 13, nhwc_inits,
+                                  ("N", 5, 6, 3)), reference=False, x=XN)
 write("refuse_nhwc_flatten_spatial", model(nhwc + [T("Flatten", ["res"], ["y"])], 13, nhwc_inits, ("N", 5, 6, 3)),
       reference=False, x=XN)
 write("refuse_nhwc_output", model(nhwc + [T("Identity", ["res"], ["y"])], 13, nhwc_inits, ("N", 5, 6, 3)),
@@ -222,3 +223,20 @@ write("refuse_slice_steps", slice_model([0], [5], [2], [2]), reference=False)
 write("refuse_slice_batch", slice_model([1], [BIG], [0]), reference=False)
 write("refuse_slice_empty", slice_model([3], [2], [2]), reference=False)
 write("refuse_slice_nhwc_channels", slice_model([0], [2], [3], before=to_nhwc, after=back), reference=False)
+# Concat along the last axis and Softmax of images in TensorFlow's layout
+# (channels: crossbind's axis 1; the height, at opset 13: its axis 2), and
+# what they refuse: a Concat along another axis, or of the two layouts.
+to_nhwc_r = [T("Relu", ["x"], ["r"]), T("Transpose", ["r"], ["rt"], perm=[0, 2, 3, 1]),
+             T("Sigmoid", ["rt"], ["st"])]
+cat_soft = [T("Concat", ["rt", "st", "rt"], ["cat"], axis=-1), T("Softmax", ["cat"], ["sm"], axis=3),
+            T("Softmax", ["sm"], ["sh"], axis=1), T("Transpose", ["sh"], ["y"], perm=[0, 3, 1, 2])]
+write("accept_nhwc_concat_channels_softmax", model(to_nhwc_r + cat_soft, 13, {}))
+soft11 = [T("Softmax", ["rt"], ["sm"], axis=3), T("Transpose", ["sm"], ["y"], perm=[0, 3, 1, 2])]
+write("accept_nhwc_softmax_last_axis_opset_11", model(to_nhwc_r + soft11, 11, {}))
+write("refuse_nhwc_concat_height", model(to_nhwc_r + [T("Concat", ["rt", "st"], ["c"], axis=1),
+                                                      T("Transpose", ["c"], ["y"], perm=[0, 3, 1, 2])], 13, {}),
+      reference=False)
+write("refuse_nhwc_concat_mixed", model(to_nhwc_r + [T("Concat", ["st", "x"], ["y"], axis=-1)], 13, {}),
+      reference=False)
+write("refuse_nhwc_concat_mixed_nhwc_second", model(to_nhwc_r + [T("Concat", ["x", "st"], ["y"], axis=1)], 13, {}),
+      reference=False)
