@@ -1,13 +1,15 @@
 /* The blocked-layout rewrite of inference (src/graph/blocked.c) and its
  * contract with callers: parameters written between forward passes are
  * used (the weights and the batch normalisation folded into them), and
- * cb_exec_freeze_params keeps the ones the first pass converted. */
+ * cb_exec_freeze_params keeps the ones the first pass converted; a batch
+ * run whole and one run in lanes (chunks side by side, each thread its own
+ * primitives) alike. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
 
-enum { BATCH = 2, OUT = 32 };
+enum { MAX_BATCH = 8, OUT = 32 };
 
 /* Two 3x3 convolutions on 16 x 64 x 64 (heavy enough for the rewrite),
  * with a ReLU between them, a batch normalisation (away from the identity)
@@ -32,12 +34,12 @@ static int build(cb_graph *g, int *x)
     return 0;
 }
 
-static void forward(cb_exec *ex, const cb_graph *g, int x, float *y)
+static void forward(cb_exec *ex, const cb_graph *g, int x, int batch, float *y)
 {
     float *in = cb_exec_value(ex, x);
-    for (int i = 0; i < BATCH * 16 * 64 * 64; i++) in[i] = sinf(0.37f * (float)i);
-    CHECK_OK(cb_exec_forward(ex, BATCH));
-    memcpy(y, cb_exec_value(ex, g->output), BATCH * OUT * sizeof *y);
+    for (int i = 0; i < batch * 16 * 64 * 64; i++) in[i] = sinf(0.37f * (float)i);
+    CHECK_OK(cb_exec_forward(ex, batch));
+    memcpy(y, cb_exec_value(ex, g->output), (size_t)batch * OUT * sizeof *y);
 }
 
 static void scale_c2(cb_graph *g, float by)
@@ -52,22 +54,28 @@ static void shift_bn(cb_graph *g, float by)
     for (int c = 0; c < OUT; c++) mean[c] += by;
 }
 
-TEST(blocked_rewrite_reads_weights_written_between_passes)
+/* At `batch` samples: 2 run whole; 8 in two lanes of 4 where there are
+ * two threads or more. */
+static void check_rewrite(int batch)
 {
     cb_graph g;
     int x = -1;
     CHECK(build(&g, &x) == 0);
     cb_exec *ex = NULL, *ref = NULL, *frozen = NULL;
-    CHECK_OK(cb_exec_create(&g, BATCH, 0, CB_KERNELS_FAST, &ex));
-    CHECK_OK(cb_exec_create(&g, BATCH, 0, CB_KERNELS_REFERENCE, &ref));
-    CHECK_OK(cb_exec_create(&g, BATCH, 0, CB_KERNELS_FAST, &frozen));
+    CHECK_OK(cb_exec_create(&g, batch, 0, CB_KERNELS_FAST, &ex));
+    CHECK_OK(cb_exec_create(&g, batch, 0, CB_KERNELS_REFERENCE, &ref));
+    CHECK_OK(cb_exec_create(&g, batch, 0, CB_KERNELS_FAST, &frozen));
     if (!ex || !ref || !frozen) return;
     char *plan = cb_exec_plan_text(ex);
     CHECK(plan != NULL);
     /* Where oneDNN is built in, both convolutions are blocked members, the
-     * second with the batch normalisation in its weights. */
-    if (plan && strstr(plan, "oneDNN in use"))
+     * second with the batch normalisation in its weights; 8 samples on two
+     * threads run in lanes. */
+    if (plan && strstr(plan, "oneDNN in use")) {
         CHECK(strstr(plan, "nChw") && strstr(plan, " +relu") && strstr(plan, "folded into the weights"));
+        const int lanes = strstr(plan, "in lanes over threads") != NULL;
+        CHECK(lanes == (batch == MAX_BATCH && cb_get_threads() > 1));
+    }
     /* Operations done per sample: Winograd's method (nChw8c builds) does 16
      * products per channel pair and 2x2 block of outputs, 32 x 32 blocks. */
     if (plan && strstr(plan, "winograd F(2x2,3x3)"))
@@ -77,32 +85,36 @@ TEST(blocked_rewrite_reads_weights_written_between_passes)
     CHECK(cb_exec_forward_flops_done(ref) == cb_graph_forward_flops_done(&g));
     free(plan);
     cb_exec_freeze_params(frozen);
-    float y1[BATCH * OUT], y2[BATCH * OUT], yr[BATCH * OUT], yf[BATCH * OUT];
-    forward(ex, &g, x, y1);
-    forward(frozen, &g, x, yf);
-    CHECK(check_close("first pass, frozen or not", yf, y1, BATCH * OUT, 0, 0));
+    float y1[MAX_BATCH * OUT], y2[MAX_BATCH * OUT], yr[MAX_BATCH * OUT], yf[MAX_BATCH * OUT];
+    forward(ex, &g, x, batch, y1);
+    forward(frozen, &g, x, batch, yf);
+    CHECK(check_close("first pass, frozen or not", yf, y1, batch * OUT, 0, 0));
     scale_c2(&g, 2.0f);
-    forward(ex, &g, x, y2);
-    forward(ref, &g, x, yr);
-    CHECK(check_close("after writing weights: the reference level's", y2, yr, BATCH * OUT, 1e-5, 1e-4));
+    forward(ex, &g, x, batch, y2);
+    forward(ref, &g, x, batch, yr);
+    CHECK(check_close("after writing weights: the reference level's", y2, yr, batch * OUT, 1e-5, 1e-4));
     int changed = 0;
-    for (int i = 0; i < BATCH * OUT; i++) changed |= fabsf(y2[i] - y1[i]) > 1e-4f;
+    for (int i = 0; i < batch * OUT; i++) changed |= fabsf(y2[i] - y1[i]) > 1e-4f;
     CHECK(changed);
-    forward(frozen, &g, x, yf);
-    CHECK(check_close("frozen: the weights of its first pass", yf, y1, BATCH * OUT, 0, 0));
+    forward(frozen, &g, x, batch, yf);
+    CHECK(check_close("frozen: the weights of its first pass", yf, y1, batch * OUT, 0, 0));
     /* The batch normalisation's statistics, written between passes. */
     shift_bn(&g, 0.25f);
-    float y3[BATCH * OUT];
-    forward(ex, &g, x, y3);
-    forward(ref, &g, x, yr);
-    CHECK(check_close("after writing the statistics: the reference level's", y3, yr, BATCH * OUT, 1e-5, 1e-4));
+    float y3[MAX_BATCH * OUT];
+    forward(ex, &g, x, batch, y3);
+    forward(ref, &g, x, batch, yr);
+    CHECK(check_close("after writing the statistics: the reference level's", y3, yr, batch * OUT, 1e-5, 1e-4));
     changed = 0;
-    for (int i = 0; i < BATCH * OUT; i++) changed |= fabsf(y3[i] - y2[i]) > 1e-4f;
+    for (int i = 0; i < batch * OUT; i++) changed |= fabsf(y3[i] - y2[i]) > 1e-4f;
     CHECK(changed);
-    forward(frozen, &g, x, y3);
-    CHECK(check_close("frozen: the statistics of its first pass", y3, y1, BATCH * OUT, 0, 0));
+    forward(frozen, &g, x, batch, y3);
+    CHECK(check_close("frozen: the statistics of its first pass", y3, y1, batch * OUT, 0, 0));
     cb_exec_free(ex);
     cb_exec_free(ref);
     cb_exec_free(frozen);
     cb_graph_free(&g);
 }
+
+TEST(blocked_rewrite_reads_weights_written_between_passes) { check_rewrite(2); }
+
+TEST(blocked_rewrite_in_lanes_reads_weights_written_between_passes) { check_rewrite(MAX_BATCH); }

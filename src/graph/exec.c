@@ -264,7 +264,7 @@ static int whole_batch_dnnl(const cb_exec *ex)
     for (int i = 0; i < ex->g->count; i++) {
         const cb_op op = ex->g->nodes[i].op;
         if (op == CB_OP_GRU || op == CB_OP_LSTM) return 0;
-        fwd |= op == CB_OP_CONV2D && (ex->dwant[i] & CB_DNNL_FWD);
+        fwd |= op == CB_OP_CONV2D && (ex->dwant[i] & CB_DNNL_FWD) && !cb_blk_member(ex->blk, i);
     }
     return fwd;
 }
@@ -303,6 +303,13 @@ static void plan_workspace(cb_exec *ex, int max_batch)
     ex->kthreads = threads;
     if (!ex->slices) {
         ex->ws_floats = ex->ws_slice = workspace_floats(ex, max_batch, threads);
+        return;
+    }
+    if (ex->lanes) { /* a lane per thread, chunks of at most LANE_CHUNK_MAX; other batches whole */
+        ex->ws_slice = workspace_floats(ex, max_batch < LANE_CHUNK_MAX ? max_batch : LANE_CHUNK_MAX, 1);
+        ex->ws_floats = ex->ws_slice * (size_t)ex->slices;
+        const size_t w = workspace_floats(ex, max_batch, threads);
+        if (w > ex->ws_floats) ex->ws_floats = w;
         return;
     }
     const int chunk = cb_exec_chunk(ex, max_batch), chunks = (max_batch + chunk - 1) / chunk;
@@ -446,7 +453,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
      * samples spread over the threads (chunks of 8 to 64 measured alike on
      * LeNet-5), each thread with its own workspace sized for one chunk.
      * Every other executor runs the whole batch with one workspace. */
-    ex->slices = (!with_grads && kernels != CB_KERNELS_REFERENCE && !conv_heavy(g)) ? cb_get_threads() : 0;
+    /* Where the blocked plan runs, chunks go to lanes (blocked.c) instead,
+     * where the steps outside it read few parameters. */
+    ex->lanes = !with_grads && ex->blk && cb_get_threads() > 1 && cb_blk_lanes_fit(ex->blk, g);
+    ex->slices = (!with_grads && kernels != CB_KERNELS_REFERENCE && (!conv_heavy(g) || ex->lanes)) ? cb_get_threads() : 0;
     for (int i = 0; i < g->count; i++) ex->recurrent |= g->nodes[i].op == CB_OP_LSTM || g->nodes[i].op == CB_OP_GRU;
     ex->big = cb_graph_forward_flops(g) > CONV_HEAVY_FLOPS;
     if (kernels != CB_KERNELS_REFERENCE) {
@@ -507,10 +517,11 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
     /* Above the reference level, the values of inference whose batch runs
      * whole share buffers by liveness too. Not in sliced inference: its
      * threads run different nodes on their chunks at once, and one chunk's
-     * rows of a later value overlap another's rows of an earlier one. */
+     * rows of a later value overlap another's rows of an earlier one (in
+     * lanes, only the values no step writes go without a buffer). */
     ex->val_unshared = vals;
-    ex->val_reuse = !with_grads && kernels != CB_KERNELS_REFERENCE && !ex->slices;
-    if (ex->val_reuse && (st = cb_exec_plan_values(ex, max_batch, voff, &vals)) != CB_OK) goto fail;
+    ex->val_reuse = !with_grads && kernels != CB_KERNELS_REFERENCE && (!ex->slices || ex->lanes);
+    if (ex->val_reuse && (st = cb_exec_plan_values(ex, max_batch, !ex->lanes, voff, &vals)) != CB_OK) goto fail;
     ex->arena_floats = vals + grads + auxs + ex->ws_floats;
     ex->val_floats = vals, ex->grad_floats = grads, ex->aux_floats = auxs;
     ex->arena = ex->be->alloc(ex->be_ctx, ex->arena_floats * sizeof(float));
@@ -604,8 +615,8 @@ static cb_status keep_value(cb_exec *ex, int i)
     const cb_graph *g = ex->g;
     const cb_node *n = &g->nodes[i];
     int by;
-    if (!ex->val_reuse || cb_exec_value_whole_pass(g, i) || !cb_exec_materialised(ex, i, &by) ||
-        (ex->kept && ex->kept[i]))
+    const int own = ex->val[i] && (!ex->val_reuse || ex->lanes || cb_exec_value_whole_pass(g, i));
+    if (own || !cb_exec_materialised(ex, i, &by) || (ex->kept && ex->kept[i]))
         return CB_OK; /* its buffer is its own over the pass already, or nothing writes it */
     if (!ex->kept && !(ex->kept = calloc((size_t)g->count, sizeof *ex->kept)))
         return cb_fail(CB_ERR_NOMEM, "out of memory capturing '%s'", n->name);
@@ -688,7 +699,7 @@ cb_status cb_exec_write(cb_exec *ex, int node, int first, int count, const float
 }
 size_t cb_exec_bytes(const cb_exec *ex)
 {
-    return (ex->arena_floats + ex->ptable_floats + ex->kept_floats) * sizeof(float) + cb_blk_bytes(ex->blk, ex->max_batch);
+    return (ex->arena_floats + ex->ptable_floats + ex->kept_floats) * sizeof(float) + cb_exec_blk_bytes(ex);
 }
 
 double cb_exec_forward_flops_done(const cb_exec *ex)
@@ -724,9 +735,10 @@ static cb_status forward_step(cb_exec *ex, int i, int b0, int batch, float *ws)
     return d->forward(&st);
 }
 
-/* Forward over samples [b0, b0 + batch) with workspace ws; the batch-mean
- * losses need the whole batch, so `losses` says whether to run them. */
-static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int losses)
+/* Forward over samples [b0, b0 + batch) with workspace ws, the blocked
+ * plan's steps in lane `lane` (-1: a whole batch); the batch-mean losses
+ * need the whole batch, so `losses` says whether to run them. */
+static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int losses, int lane)
 {
     const cb_graph *g = ex->g;
     for (int i = 0; i < g->count; i++) {
@@ -735,7 +747,7 @@ static cb_status forward_range(cb_exec *ex, int b0, int batch, float *ws, int lo
          * slices of sliced inference, which run concurrently). */
         const int timed = ex->prof_fwd && !omp_in_parallel();
         const double t0 = timed ? cb_now() : 0;
-        cb_status st = cb_blk_member(ex->blk, i) ? cb_blk_forward(ex->blk, ex, i, b0, batch)
+        cb_status st = cb_blk_member(ex->blk, i) ? cb_blk_forward(ex->blk, ex, i, b0, batch, lane, ws)
                                                  : forward_step(ex, i, b0, batch, ws);
         if (st != CB_OK) return st;
         if (timed) ex->prof_fwd[i] += cb_now() - t0;
@@ -795,19 +807,21 @@ static cb_status exec_forward(cb_exec *ex, int batch)
          * LeNet-5's batch-1 prediction takes 40 us). */
         const int was = omp_get_max_threads();
         omp_set_num_threads(1);
-        cb_status st = forward_range(ex, 0, batch, ex->ws, 1);
+        cb_status st = forward_range(ex, 0, batch, ex->ws, 1, -1);
         omp_set_num_threads(was);
         return st;
     }
     if (mode == EXEC_SLICED) {
-        cb_status failed = CB_OK;
+        cb_status failed = ex->lanes ? cb_blk_lanes_ready(ex->blk, ex, threads, chunk) : CB_OK;
+        if (failed != CB_OK) return failed;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int c = 0; c < chunks; c++) {
             /* The slice's kernels single-threaded (its workspace is sized
              * for one), even where nested parallel regions are enabled. */
             omp_set_num_threads(1);
             int b0 = c * chunk, b1 = b0 + chunk < batch ? b0 + chunk : batch;
-            cb_status st = forward_range(ex, b0, b1 - b0, ex->ws + (size_t)omp_get_thread_num() * ex->ws_slice, 0);
+            const int t = omp_get_thread_num();
+            cb_status st = forward_range(ex, b0, b1 - b0, ex->ws + (size_t)t * ex->ws_slice, 0, ex->lanes ? t : -1);
             if (st != CB_OK) {
 #pragma omp critical
                 failed = st;
@@ -821,7 +835,7 @@ static cb_status exec_forward(cb_exec *ex, int batch)
             }
         return CB_OK;
     }
-    return forward_range(ex, 0, batch, ex->ws, 1);
+    return forward_range(ex, 0, batch, ex->ws, 1, -1);
 }
 
 /* Chunks of SLICE_SAMPLES; with recurrent layers, one chunk per planned
@@ -831,8 +845,21 @@ static cb_status exec_forward(cb_exec *ex, int batch)
  * LSTM inference 3.19 -> 3.08 s per 512 samples, GRU 2.40 -> 2.32 s,
  * reset-before GRU 2.43 -> 2.35 s. Batches up to SLICE_SAMPLES per thread
  * are chunked as before. */
+/* Lane-parallel inference's chunk at this batch size (exec_internal.h), 0
+ * where none fits: that batch runs whole. */
+static int lane_chunk(const cb_exec *ex, int batch)
+{
+    for (int c = LANE_CHUNK_MIN; c <= LANE_CHUNK_MAX; c++)
+        if (batch % c == 0 && batch / c >= ex->slices) return c;
+    return 0;
+}
+
 int cb_exec_chunk(const cb_exec *ex, int batch)
 {
+    if (ex->lanes) {
+        const int c = lane_chunk(ex, batch);
+        return c ? c : batch;
+    }
     if (!ex->recurrent || ex->kthreads < 1) return SLICE_SAMPLES;
     const int per_thread = (batch + ex->kthreads - 1) / ex->kthreads;
     return per_thread > SLICE_SAMPLES ? per_thread : SLICE_SAMPLES;
@@ -844,6 +871,12 @@ int cb_exec_chunk(const cb_exec *ex, int batch)
  * batch-1 latency 151 ms against ONNX Runtime's 20 ms). */
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
 {
+    if (ex->lanes) { /* lanes where the batch splits evenly for them, else the whole batch */
+        *threads = ex->slices < now ? ex->slices : now;
+        if (*threads > 1 && !ex->whole_dnnl && lane_chunk(ex, batch)) return EXEC_SLICED;
+        *threads = now;
+        return EXEC_WHOLE;
+    }
     const int chunk = cb_exec_chunk(ex, batch), chunks = (batch + chunk - 1) / chunk;
     *threads = 1;
     if (!ex->slices || (ex->big && batch < now) || (ex->whole_dnnl && chunks > 1)) {
@@ -856,6 +889,17 @@ exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
         return EXEC_ONE_CHUNK;
     }
     return EXEC_SLICED;
+}
+
+size_t cb_exec_blk_bytes(const cb_exec *ex)
+{
+    if (!ex->blk) return 0;
+    int whole = 0, chunk = 0, threads;
+    for (int n = 1; n <= ex->max_batch; n++) {
+        if (cb_exec_mode(ex, n, ex->kthreads, &threads) != EXEC_SLICED) whole = n;
+        else if (cb_exec_chunk(ex, n) > chunk) chunk = cb_exec_chunk(ex, n);
+    }
+    return cb_blk_bytes(ex->blk, ex->g, whole, chunk ? ex->slices : 0, chunk);
 }
 
 /* Whether node i is an activation whose backward its max pooling does, in

@@ -33,6 +33,7 @@ struct cb_exec {
     float *ws;
     size_t ws_floats;
     int slices;          /* fast inference: threads the batch's chunks are spread over; 0: no chunks */
+    int lanes;           /* ... where the blocked plan runs: in lanes (blocked.c), chunks of cb_exec_chunk */
     int recurrent;       /* the graph has a recurrent layer: its chunks grow with the batch (cb_exec_chunk) */
     unsigned char *fused; /* fast kernels: an activation node computed by the convolution before it (1), a
                            * pooling by the one two before (FUSED_POOL) */
@@ -92,11 +93,18 @@ double cb_ptable_flops_saved(const cb_exec *ex, int i);
 typedef enum exec_mode {
     EXEC_WHOLE,     /* the whole batch through threaded kernels */
     EXEC_ONE_CHUNK, /* the whole batch on the calling thread, kernels single-threaded */
-    EXEC_SLICED     /* chunks of SLICE_SAMPLES spread over `threads` threads */
+    EXEC_SLICED     /* chunks of cb_exec_chunk samples spread over `threads` threads */
 } exec_mode;
+/* Lane-parallel inference's chunks: the batch split evenly into chunks of
+ * LANE_CHUNK_MIN to LANE_CHUNK_MAX samples, at least one per lane. */
+#define LANE_CHUNK_MIN 4
+#define LANE_CHUNK_MAX 8
 exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now_threads, int *threads);
 /* The samples per chunk of sliced inference at this batch size. */
 int cb_exec_chunk(const cb_exec *ex, int batch);
+/* The blocked plan's buffers' bytes over every batch size the executor
+ * runs (whole batches and lanes). */
+size_t cb_exec_blk_bytes(const cb_exec *ex);
 
 /* What the op descriptors' steps (op_*.c) read of the executor. */
 size_t cb_node_floats(const cb_node *n, int batch);           /* a value's floats over `batch` samples */
@@ -128,7 +136,7 @@ cb_status cb_exec_plan_grads(const cb_exec *ex, int max_batch, size_t *goff, siz
  * (the caller writes or reads it between passes): inputs, the output, the
  * loss, pinned nodes. */
 int cb_exec_value_whole_pass(const cb_graph *g, int i);
-cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, size_t *total);
+cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, int share, size_t *voff, size_t *total);
 /* With shared buffers, a backward pass clears each gradient when its life
  * begins: those no step writes, before the pass; the others before step k
  * (its first writer) runs. */

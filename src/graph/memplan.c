@@ -117,8 +117,10 @@ int cb_exec_value_whole_pass(const cb_graph *g, int i)
  * do not overlap share a buffer. Inputs, the output, the loss and pinned
  * nodes keep theirs over the whole pass (the caller writes or reads them
  * between passes); a value no step writes (fused away, or kept blocked)
- * gets none: cb_exec_capture gives a captured one its own. */
-cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, size_t *total)
+ * gets none: cb_exec_capture gives a captured one its own. Without `share`
+ * (lane-parallel inference, whose lanes run different steps at once) every
+ * value a step writes keeps its own buffer over the pass. */
+cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, int share, size_t *voff, size_t *total)
 {
     const cb_graph *g = ex->g;
     const int count = g->count;
@@ -150,7 +152,7 @@ cb_status cb_exec_plan_values(const cb_exec *ex, int max_batch, size_t *voff, si
             voff[i] = CB_NO_BUFFER;
             continue;
         }
-        if (cb_exec_value_whole_pass(g, i)) start[i] = 0, end[i] = count - 1;
+        if (!share || cb_exec_value_whole_pass(g, i)) start[i] = 0, end[i] = count - 1;
         if (end[i] < start[i]) end[i] = start[i];
         floats[i] = cb_node_floats(n, max_batch);
     }

@@ -67,6 +67,9 @@ static void put_modes(cb_buf *b, const cb_exec *ex, unsigned char *whole, unsign
             cb_buf_printf(b, "batches %d-%d: %s\n", from, n - 1,
                           prev == EXEC_WHOLE       ? "the whole batch, threaded kernels"
                           : prev == EXEC_ONE_CHUNK ? "one chunk on the calling thread, single-threaded kernels"
+                          : ex->lanes ? "the batch split evenly into chunks of " CB_STR(LANE_CHUNK_MIN) " to "
+                                        CB_STR(LANE_CHUNK_MAX) " samples, at least one per thread, in lanes over "
+                                        "threads (the blocked steps each lane's own), single-threaded kernels in each"
                           : ex->recurrent ? "chunks of up to " CB_STR(SLICE_SAMPLES) " samples, or one per thread where "
                                             "that is more, over threads, single-threaded kernels in each"
                                           : "chunks of up to " CB_STR(SLICE_SAMPLES) " samples over threads, "
@@ -209,14 +212,16 @@ char *cb_exec_plan_text(const cb_exec *ex)
     cb_buf_printf(&b, "build: %s, oneDNN %s\n", isa(), ex->dnnl ? "in use" : cb_dnnl_version() ? "not used" : "absent");
     const double mib = sizeof(float) / 1048576.0;
     cb_buf_printf(&b, "memory: values %.1f MiB", ex->val_floats * mib);
-    if (ex->val_reuse) cb_buf_printf(&b, " (shared by liveness; one each: %.1f MiB)", ex->val_unshared * mib);
+    if (ex->val_reuse)
+        cb_buf_printf(&b, ex->lanes ? " (only those a step writes; all: %.1f MiB)"
+                                    : " (shared by liveness; one each: %.1f MiB)", ex->val_unshared * mib);
     if (ex->with_grads && ex->grad_reuse)
         cb_buf_printf(&b, ", gradients %.1f MiB (shared by liveness; one each: %.1f MiB)", ex->grad_floats * mib,
                       ex->grad_unshared * mib);
     else if (ex->with_grads)
         cb_buf_printf(&b, ", gradients %.1f MiB (one each)", ex->grad_floats * mib);
     cb_buf_printf(&b, ", kept for backward %.1f MiB, workspace %.1f MiB", ex->aux_floats * mib, ex->ws_floats * mib);
-    if (ex->blk) cb_buf_printf(&b, ", blocked buffers %.1f MiB", cb_blk_bytes(ex->blk, ex->max_batch) / 1048576.0);
+    if (ex->blk) cb_buf_printf(&b, ", blocked buffers %.1f MiB", cb_exec_blk_bytes(ex) / 1048576.0);
     if (ex->ptable_floats) cb_buf_printf(&b, ", projection tables %.1f MiB", ex->ptable_floats * sizeof(float) / 1048576.0);
     cb_buf_printf(&b, "\n");
     put_modes(&b, ex, whole, sliced);

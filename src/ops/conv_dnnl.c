@@ -90,6 +90,13 @@ struct cb_dnnl_ctx {
     dnnl_stream_t stream;
     void *buf[BUF_COUNT];
     size_t cap[BUF_COUNT];
+    /* A lane's context (cb_dnnl_ctx_create_lane): its primitives take their
+     * scratchpad from `scratch`, not oneDNN's per-thread global one, which
+     * belongs to the thread that made them and would be shared by two
+     * lanes running at once. */
+    int user_scratch;
+    void *scratch;
+    size_t scratch_cap;
 };
 
 /* A memory object whose data pointer is set at each call. */
@@ -184,9 +191,32 @@ cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)
     return CB_OK;
 }
 
+cb_status cb_dnnl_ctx_create_lane(cb_dnnl_ctx **out)
+{
+    cb_status st = cb_dnnl_ctx_create(out);
+    if (st == CB_OK) (*out)->user_scratch = 1;
+    return st;
+}
+
+int cb_dnnl_ctx_user_scratchpad(const cb_dnnl_ctx *c) { return c->user_scratch; }
+
+void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes)
+{
+    if (c->scratch_cap < bytes) {
+        free(c->scratch);
+        bytes = (bytes + 63) & ~(size_t)63;
+        c->scratch = aligned_alloc(64, bytes);
+        c->scratch_cap = c->scratch ? bytes : 0;
+    }
+    return c->scratch;
+}
+
+size_t cb_dnnl_ctx_scratchpad_bytes(const cb_dnnl_ctx *c) { return c ? c->scratch_cap : 0; }
+
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c)
 {
     if (!c) return;
+    free(c->scratch);
     for (int i = 0; i < BUF_COUNT; i++) free(c->buf[i]);
     if (c->stream) dnnl_stream_destroy(c->stream);
     if (c->engine) dnnl_engine_destroy(c->engine);
@@ -543,6 +573,22 @@ cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out)
     return cb_fail(CB_ERR_UNSUPPORTED, "this build has no oneDNN (install libdnnl-dev and rebuild)");
 }
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c) { (void)c; }
+cb_status cb_dnnl_ctx_create_lane(cb_dnnl_ctx **out) { return cb_dnnl_ctx_create(out); }
+int cb_dnnl_ctx_user_scratchpad(const cb_dnnl_ctx *c)
+{
+    (void)c;
+    return 0;
+}
+void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes)
+{
+    (void)c; (void)bytes;
+    return NULL;
+}
+size_t cb_dnnl_ctx_scratchpad_bytes(const cb_dnnl_ctx *c)
+{
+    (void)c;
+    return 0;
+}
 cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act,
                               cb_dnnl_conv **out)
 {

@@ -57,12 +57,15 @@ struct cb_blk_prim {
     cb_dnnl_ctx *ctx;
     dnnl_primitive_t prim;
     int nargs;
-    int kind[5];
-    dnnl_memory_t mem[5];
+    int kind[6];
+    dnnl_memory_t mem[6]; /* the scratchpad last, where the context is a lane's */
+    size_t scratch_bytes;
     /* convolution: the weights' reorder from OIHW (or GOIHW) */
     dnnl_primitive_t wreorder;
     dnnl_memory_t wplain;
-    float *wbuf;
+    float *wbuf;                  /* owned, or NULL where shared */
+    const cb_blk_prim *wshared;   /* the primitive whose reordered weights it runs on, or NULL */
+    size_t wbytes;
     int wready; /* wbuf holds the weights reordered (kept where the caller froze them) */
 };
 
@@ -80,9 +83,36 @@ static cb_status add_mem(cb_blk_prim *p, int kind, const dnnl_memory_desc_t *md)
     return CB_OK;
 }
 
+/* The primitive, and on a lane's context its scratchpad: a memory object
+ * of its own (added last), its buffer the context's, grown to fit. */
 static cb_status finish(cb_blk_prim *p, const_dnnl_primitive_desc_t pd)
 {
-    return check(dnnl_primitive_create(&p->prim, pd), "primitive creation");
+    TRY(dnnl_primitive_create(&p->prim, pd), "primitive creation");
+    if (!cb_dnnl_ctx_user_scratchpad(p->ctx)) return CB_OK;
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    p->scratch_bytes = md ? dnnl_memory_desc_get_size(md) : 0;
+    if (!p->scratch_bytes) return CB_OK;
+    if (!cb_dnnl_ctx_scratchpad(p->ctx, p->scratch_bytes))
+        return cb_fail(CB_ERR_NOMEM, "out of memory for a oneDNN scratchpad");
+    return CB_OK;
+}
+
+/* The scratchpad's memory object, once the primitive's own arguments are
+ * added (run() passes them in order, the scratchpad after). */
+static cb_status add_scratch(cb_blk_prim *p, const_dnnl_primitive_desc_t pd)
+{
+    if (!p->scratch_bytes) return CB_OK;
+    return add_mem(p, DNNL_ARG_SCRATCHPAD, dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+}
+
+/* Attributes every primitive on a lane's context needs: a scratchpad the
+ * caller gives (may create *attr). */
+static cb_status lane_attr(const cb_dnnl_ctx *ctx, dnnl_primitive_attr_t *attr)
+{
+    if (!cb_dnnl_ctx_user_scratchpad(ctx)) return CB_OK;
+    if (!*attr) TRY(dnnl_primitive_attr_create(attr), "attribute creation");
+    TRY(dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user), "scratchpad mode");
+    return CB_OK;
 }
 
 static cb_status new_prim(cb_dnnl_ctx *ctx, cb_blk_prim **out)
@@ -157,7 +187,11 @@ static cb_status conv_create(cb_blk_prim *p, const cb_conv_shape *s, int groups,
         "convolution descriptor");
     dnnl_primitive_attr_t attr;
     cb_status cs = post_ops(post, npost, &attr);
-    if (cs != CB_OK) return cs;
+    if (cs == CB_OK) cs = lane_attr(p->ctx, &attr);
+    if (cs != CB_OK) {
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        return cs;
+    }
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t st = dnnl_primitive_desc_create(&pd, &cd, attr, cb_dnnl_ctx_engine(p->ctx), NULL);
     if (attr) dnnl_primitive_attr_destroy(attr);
@@ -168,10 +202,11 @@ static cb_status conv_create(cb_blk_prim *p, const cb_conv_shape *s, int groups,
     if (cs == CB_OK) cs = add_mem(p, DNNL_ARG_WEIGHTS, wq);
     if (cs == CB_OK) cs = add_mem(p, DNNL_ARG_DST, &y);
     if (cs == CB_OK && has_bias) cs = add_mem(p, DNNL_ARG_BIAS, &b);
+    if (cs == CB_OK) cs = add_scratch(p, pd);
     /* The weights' reorder, from the graph's layout into the primitive's. */
     if (cs == CB_OK) {
-        const size_t bytes = (dnnl_memory_desc_get_size(wq) + 63) & ~(size_t)63;
-        p->wbuf = aligned_alloc(64, bytes);
+        p->wbytes = (dnnl_memory_desc_get_size(wq) + 63) & ~(size_t)63;
+        p->wbuf = aligned_alloc(64, p->wbytes);
         if (!p->wbuf) cs = cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's blocked weights");
     }
     dnnl_primitive_desc_t rpd = NULL;
@@ -200,28 +235,54 @@ cb_status cb_blk_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int group
 
 static cb_status run(cb_blk_prim *p, const void *const *data, const char *what)
 {
-    dnnl_exec_arg_t args[5];
+    dnnl_exec_arg_t args[6];
     for (int k = 0; k < p->nargs; k++) {
-        dnnl_memory_set_data_handle(p->mem[k], (void *)data[k]);
+        void *h = p->kind[k] == DNNL_ARG_SCRATCHPAD ? cb_dnnl_ctx_scratchpad(p->ctx, p->scratch_bytes) : (void *)data[k];
+        dnnl_memory_set_data_handle(p->mem[k], h);
         args[k] = (dnnl_exec_arg_t){p->kind[k], p->mem[k]};
     }
     TRY(dnnl_primitive_execute(p->prim, cb_dnnl_ctx_stream(p->ctx), p->nargs, args), what);
     return CB_OK;
 }
 
-int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w) { return !keep_w || !p->wready; }
+static int weights_ready(const cb_blk_prim *p) { return p->wshared ? p->wshared->wready : p->wready; }
+
+int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w) { return !keep_w || !weights_ready(p); }
+
+cb_status cb_blk_conv_ready_weights(cb_blk_prim *p, const float *w, int keep_w)
+{
+    if (p->wshared) /* its source reorders them */
+        return weights_ready(p) ? CB_OK
+                                : cb_fail(CB_ERR_INVALID_ARG, "a convolution's shared weights were not made ready first");
+    if (keep_w && p->wready) return CB_OK;
+    dnnl_memory_set_data_handle(p->wplain, (void *)w);
+    dnnl_memory_t wto = p->mem[1];
+    dnnl_memory_set_data_handle(wto, p->wbuf);
+    dnnl_exec_arg_t wargs[] = {{DNNL_ARG_FROM, p->wplain}, {DNNL_ARG_TO, wto}};
+    TRY(dnnl_primitive_execute(p->wreorder, cb_dnnl_ctx_stream(p->ctx), 2, wargs), "weights reorder");
+    p->wready = 1;
+    return CB_OK;
+}
+
+int cb_blk_conv_share_weights(cb_blk_prim *p, const cb_blk_prim *from)
+{
+    const dnnl_memory_desc_t *a, *b;
+    if (!from->wbuf || dnnl_memory_get_memory_desc(p->mem[1], &a) != dnnl_success ||
+        dnnl_memory_get_memory_desc(from->mem[1], &b) != dnnl_success || !dnnl_memory_desc_equal(a, b))
+        return 0;
+    free(p->wbuf);
+    p->wbuf = NULL;
+    p->wshared = from;
+    return 1;
+}
+
+size_t cb_blk_conv_weight_bytes(const cb_blk_prim *p) { return p && p->wbuf ? p->wbytes : 0; }
 
 cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w)
 {
-    if (!keep_w || !p->wready) {
-        dnnl_memory_set_data_handle(p->wplain, (void *)w);
-        dnnl_memory_t wto = p->mem[1];
-        dnnl_memory_set_data_handle(wto, p->wbuf);
-        dnnl_exec_arg_t wargs[] = {{DNNL_ARG_FROM, p->wplain}, {DNNL_ARG_TO, wto}};
-        TRY(dnnl_primitive_execute(p->wreorder, cb_dnnl_ctx_stream(p->ctx), 2, wargs), "weights reorder");
-        p->wready = 1;
-    }
-    const void *data[4] = {x, p->wbuf, y, b};
+    cb_status st = cb_blk_conv_ready_weights(p, w, keep_w);
+    if (st != CB_OK) return st;
+    const void *data[4] = {x, p->wshared ? p->wshared->wbuf : p->wbuf, y, b};
     return run(p, data, "convolution forward");
 }
 
@@ -243,10 +304,14 @@ cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, 
     dnnl_primitive_desc_t pd = NULL;
     cs = check(dnnl_pooling_forward_desc_init(&d, dnnl_forward_inference, alg, &x, &y, stride, kernel, pad_l, pad_r),
                "pooling descriptor");
-    if (cs == CB_OK) cs = check(dnnl_primitive_desc_create(&pd, &d, NULL, cb_dnnl_ctx_engine(ctx), NULL), "pooling");
+    dnnl_primitive_attr_t attr = NULL;
+    if (cs == CB_OK) cs = lane_attr(ctx, &attr);
+    if (cs == CB_OK) cs = check(dnnl_primitive_desc_create(&pd, &d, attr, cb_dnnl_ctx_engine(ctx), NULL), "pooling");
+    if (attr) dnnl_primitive_attr_destroy(attr);
     if (cs == CB_OK) cs = finish(p, pd);
     if (cs == CB_OK) cs = add_mem(p, DNNL_ARG_SRC, &x);
     if (cs == CB_OK) cs = add_mem(p, DNNL_ARG_DST, &y);
+    if (cs == CB_OK) cs = add_scratch(p, pd);
     if (pd) dnnl_primitive_desc_destroy(pd);
     if (cs != CB_OK) {
         cb_blk_prim_free(p);
@@ -271,10 +336,14 @@ cb_status cb_blk_reorder_create(cb_dnnl_ctx *ctx, int n, int c, int h, int w, in
     act_mds(n, c, h, w, !to_plain, &to);
     dnnl_primitive_desc_t pd = NULL;
     dnnl_engine_t e = cb_dnnl_ctx_engine(ctx);
-    cs = check(dnnl_reorder_primitive_desc_create(&pd, &from, e, &to, e, NULL), "reorder");
+    dnnl_primitive_attr_t attr = NULL;
+    cs = lane_attr(ctx, &attr);
+    if (cs == CB_OK) cs = check(dnnl_reorder_primitive_desc_create(&pd, &from, e, &to, e, attr), "reorder");
+    if (attr) dnnl_primitive_attr_destroy(attr);
     if (cs == CB_OK) cs = finish(p, pd);
     if (cs == CB_OK) cs = add_mem(p, DNNL_ARG_FROM, &from);
     if (cs == CB_OK) cs = add_mem(p, DNNL_ARG_TO, &to);
+    if (cs == CB_OK) cs = add_scratch(p, pd);
     if (pd) dnnl_primitive_desc_destroy(pd);
     if (cs != CB_OK) {
         cb_blk_prim_free(p);
@@ -311,6 +380,21 @@ int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w)
 {
     (void)p; (void)keep_w;
     return 1;
+}
+cb_status cb_blk_conv_ready_weights(cb_blk_prim *p, const float *w, int keep_w)
+{
+    (void)p; (void)w; (void)keep_w;
+    return none();
+}
+int cb_blk_conv_share_weights(cb_blk_prim *p, const cb_blk_prim *from)
+{
+    (void)p; (void)from;
+    return 0;
+}
+size_t cb_blk_conv_weight_bytes(const cb_blk_prim *p)
+{
+    (void)p;
+    return 0;
 }
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out)
 {

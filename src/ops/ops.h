@@ -267,6 +267,14 @@ int cb_conv2d_matrix_product(const cb_conv_shape *s);
 int cb_dnnl_enabled(void);                      /* built in, and not turned off by CROSSBIND_CONV */
 const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
+/* A context for one lane of lane-parallel inference (src/graph/blocked.c):
+ * its own stream, and a scratchpad of its own that every primitive made on
+ * it uses (grown to the largest by cb_dnnl_ctx_scratchpad; its size in
+ * bytes for memory accounting). */
+cb_status cb_dnnl_ctx_create_lane(cb_dnnl_ctx **out);
+int cb_dnnl_ctx_user_scratchpad(const cb_dnnl_ctx *c);
+void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes);
+size_t cb_dnnl_ctx_scratchpad_bytes(const cb_dnnl_ctx *c);
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
 cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act,
                               cb_dnnl_conv **out);
@@ -285,7 +293,8 @@ void cb_dnnl_conv_free(cb_dnnl_conv *p);
  * built in) and Cp = cb_blk_padded(C): C rounded up to a multiple of B, the
  * channels past C zero where a primitive or reorder wrote them (oneDNN's
  * zero padding). Primitives are made for one batch size; they run on the
- * context's stream, never inside a parallel region. */
+ * context's stream: never inside a parallel region, unless made on a
+ * lane's context (cb_dnnl_ctx_create_lane), one lane per thread. */
 typedef struct cb_blk_prim cb_blk_prim;
 enum { CB_POST_SUM = 1, CB_POST_RELU, CB_POST_CLIP };
 typedef struct cb_blk_post {
@@ -306,6 +315,15 @@ cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const 
 /* Whether the next cb_blk_conv_run(..., keep_w) reads w (and so whether a
  * caller that derives the weights must derive them first). */
 int cb_blk_conv_reads_weights(const cb_blk_prim *p, int keep_w);
+/* The reorder of cb_blk_conv_run alone: w into the primitive's layout where
+ * it reads weights (before lanes run side by side, which must not). */
+cb_status cb_blk_conv_ready_weights(cb_blk_prim *p, const float *w, int keep_w);
+/* Makes p run on `from`'s reordered weights where both primitives take
+ * them in one layout (lanes of one batch size): no copy of its own. 1 if
+ * shared. `from` must outlive p's runs and be made ready first. */
+int cb_blk_conv_share_weights(cb_blk_prim *p, const cb_blk_prim *from);
+/* The bytes of reordered weights p owns (0 where shared). */
+size_t cb_blk_conv_weight_bytes(const cb_blk_prim *p);
 /* Max or average pooling (s->exclude_pad) between blocked values. */
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out);
 cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);
