@@ -454,8 +454,10 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
      * LeNet-5), each thread with its own workspace sized for one chunk.
      * Every other executor runs the whole batch with one workspace. */
     /* Where the blocked plan runs, chunks go to lanes (blocked.c) instead,
-     * where the steps outside it read few parameters. */
-    ex->lanes = !with_grads && ex->blk && cb_get_threads() > 1 && cb_blk_lanes_fit(ex->blk, g);
+     * where the steps outside it read few parameters and some batch the
+     * executor takes has a chunk for every thread. */
+    ex->lanes = !with_grads && ex->blk && cb_get_threads() > 1 && max_batch >= LANE_CHUNK_MIN * cb_get_threads() &&
+                cb_blk_lanes_fit(ex->blk, g);
     ex->slices = (!with_grads && kernels != CB_KERNELS_REFERENCE && (!conv_heavy(g) || ex->lanes)) ? cb_get_threads() : 0;
     for (int i = 0; i < g->count; i++) ex->recurrent |= g->nodes[i].op == CB_OP_LSTM || g->nodes[i].op == CB_OP_GRU;
     ex->big = cb_graph_forward_flops(g) > CONV_HEAVY_FLOPS;
