@@ -118,3 +118,38 @@ static void check_rewrite(int batch)
 TEST(blocked_rewrite_reads_weights_written_between_passes) { check_rewrite(2); }
 
 TEST(blocked_rewrite_in_lanes_reads_weights_written_between_passes) { check_rewrite(MAX_BATCH); }
+
+/* Lanes when the threads change between passes: made for 3 threads (24
+ * samples: six chunks of 4), then 2 (15 samples: three chunks of 5, the
+ * third lane idle), then 3 again; each pass gives what one thread running
+ * the whole batch gives. */
+TEST(blocked_lanes_follow_the_thread_count)
+{
+    enum { BIG = 24 };
+    cb_graph g;
+    int x = -1;
+    CHECK(build(&g, &x) == 0);
+    const int was = cb_get_threads();
+    cb_exec *lanes = NULL, *whole = NULL;
+    cb_set_threads(1);
+    CHECK_OK(cb_exec_create(&g, BIG, 0, CB_KERNELS_FAST, &whole));
+    cb_set_threads(3);
+    CHECK_OK(cb_exec_create(&g, BIG, 0, CB_KERNELS_FAST, &lanes));
+    float *a = malloc(BIG * OUT * sizeof *a), *b = malloc(BIG * OUT * sizeof *b);
+    const int threads[] = {3, 2, 3}, batches[] = {BIG, 15, BIG};
+    for (int k = 0; k < 3 && lanes && whole && a && b; k++) {
+        cb_set_threads(threads[k]);
+        forward(lanes, &g, x, batches[k], a);
+        cb_set_threads(1);
+        forward(whole, &g, x, batches[k], b);
+        CHECK(check_close("lanes against one thread", a, b, batches[k] * OUT, 1e-6, 1e-5));
+    }
+    char *plan = lanes ? cb_exec_plan_text(lanes) : NULL;
+    if (plan && strstr(plan, "oneDNN in use")) CHECK(strstr(plan, "in lanes over threads") != NULL);
+    free(plan);
+    free(a), free(b);
+    cb_set_threads(was);
+    cb_exec_free(lanes);
+    cb_exec_free(whole);
+    cb_graph_free(&g);
+}

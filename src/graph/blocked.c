@@ -491,6 +491,7 @@ static size_t own_ws_floats(const cb_blk_plan *p, const cb_graph *g, int batch, 
 static cb_status run_buffers(const cb_blk_plan *p, const cb_graph *g, blk_run *r, int batch)
 {
     if (r->cap < batch) {
+        r->cap = 0; /* until every buffer is there: a failure leaves none to trust */
         for (int s = 0; s < p->nslots; s++) {
             free(r->slot_buf[s]);
             if (!(r->slot_buf[s] = aligned_floats(p->slot_floats[s] * (size_t)batch)))
@@ -857,6 +858,9 @@ cb_status cb_blk_lanes_ready(cb_blk_plan *p, cb_exec *ex, int lanes, int chunk)
         }
     omp_set_num_threads(was);
     if (st != CB_OK) return st;
+    /* Lanes not in use this pass (fewer threads now) may run on the first
+     * lane's old weights: they are made again when next used. */
+    for (int k = lanes; made && k < p->nlanes; k++) run_clear(&p->lanes[k], p->count);
     const cb_graph *g = ex->g;
     const blk_run *first = &p->lanes[0];
     for (int i = 0; i < p->count && st == CB_OK; i++) {

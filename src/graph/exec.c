@@ -468,6 +468,8 @@ cb_status cb_exec_create(cb_graph *g, int max_batch, int with_grads, cb_kernels 
             return st;
         }
         ex->whole_dnnl = ex->slices && whole_batch_dnnl(ex); /* its batches of several chunks run whole */
+        if (ex->lanes && ex->whole_dnnl) /* ... and so every batch: no lanes, values shared by liveness */
+            ex->lanes = ex->slices = ex->whole_dnnl = 0;
         if (ex->blk && !ex->dnnl && (st = cb_dnnl_ctx_create(&ex->dnnl)) != CB_OK) {
             cb_exec_free(ex);
             return st;
@@ -840,13 +842,6 @@ static cb_status exec_forward(cb_exec *ex, int batch)
     return forward_range(ex, 0, batch, ex->ws, 1, -1);
 }
 
-/* Chunks of SLICE_SAMPLES; with recurrent layers, one chunk per planned
- * thread where that is larger: each chunk's per-step products pack the
- * recurrent weights once (single-threaded SGEMM), so fewer, larger chunks
- * pack them less often. At batch 256 on 2 threads (2-core AMD EPYC):
- * LSTM inference 3.19 -> 3.08 s per 512 samples, GRU 2.40 -> 2.32 s,
- * reset-before GRU 2.43 -> 2.35 s. Batches up to SLICE_SAMPLES per thread
- * are chunked as before. */
 /* Lane-parallel inference's chunk at this batch size (exec_internal.h), 0
  * where none fits: that batch runs whole. */
 static int lane_chunk(const cb_exec *ex, int batch)
@@ -856,6 +851,13 @@ static int lane_chunk(const cb_exec *ex, int batch)
     return 0;
 }
 
+/* Chunks of SLICE_SAMPLES (in lanes, lane_chunk's); with recurrent layers, one chunk per planned
+ * thread where that is larger: each chunk's per-step products pack the
+ * recurrent weights once (single-threaded SGEMM), so fewer, larger chunks
+ * pack them less often. At batch 256 on 2 threads (2-core AMD EPYC):
+ * LSTM inference 3.19 -> 3.08 s per 512 samples, GRU 2.40 -> 2.32 s,
+ * reset-before GRU 2.43 -> 2.35 s. Batches up to SLICE_SAMPLES per thread
+ * are chunked as before. */
 int cb_exec_chunk(const cb_exec *ex, int batch)
 {
     if (ex->lanes) {
