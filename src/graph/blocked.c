@@ -346,7 +346,9 @@ static void run_clear(blk_run *r, int count)
         if (r->prim) cb_blk_prim_free(r->prim[i]);
         if (r->in_reorder) cb_blk_prim_free(r->in_reorder[i]);
         if (r->out_reorder) cb_blk_prim_free(r->out_reorder[i]);
-        if (r->prim) r->prim[i] = r->in_reorder[i] = r->out_reorder[i] = NULL;
+        if (r->prim) r->prim[i] = NULL;
+        if (r->in_reorder) r->in_reorder[i] = NULL;
+        if (r->out_reorder) r->out_reorder[i] = NULL;
     }
     r->batch = 0;
 }
