@@ -282,9 +282,8 @@ static cb_status op_concat(importer *im, const Onnx__NodeProto *n, int *out, int
     return *out < 0 ? imp_unsupported(im, n, "its inputs differ in a dimension other than the channels") : CB_OK;
 }
 
-/* Axes of [N,C,H,W] as given (negative ones counted from the end) into
- * 0..3, each at most once; an error names the node otherwise. */
-static cb_status norm_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int64_t na)
+/* (onnx_import_internal.h) */
+cb_status imp_norm_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int64_t na)
 {
     for (int64_t k = 0; k < na; k++) {
         if (axes[k] < -4 || axes[k] > 3) return imp_unsupported(im, n, "an axis outside [N,C,H,W]");
@@ -311,7 +310,7 @@ static cb_status pad_amounts(importer *im, const Onnx__NodeProto *n, const cb_te
         if (!at || at->dtype != CB_I64 || (na = cb_tensor_numel(at)) < 1 || na > 4)
             return imp_unsupported(im, n, "axes must be 1 to 4 constant integers");
         memcpy(axes, at->data, (size_t)na * sizeof *axes);
-        if ((s = norm_axes(im, n, axes, na)) != CB_OK) return s;
+        if ((s = imp_norm_axes(im, n, axes, na)) != CB_OK) return s;
     }
     if (!pt || pt->dtype != CB_I64 || cb_tensor_numel(pt) != 2 * na)
         return imp_unsupported(im, n, "pads must be constant int64 values, two per padded axis");
@@ -629,7 +628,7 @@ static cb_status op_reduce_mean(importer *im, const Onnx__NodeProto *n, int *out
     int64_t axes[4];
     const int na = imp_axes(im, n, axes, 4);
     if (im->m->graph.nodes[x].ndim != 3) return imp_unsupported(im, n, "only [N,C,H,W] inputs are averaged");
-    if (na == 2 && (s = norm_axes(im, n, axes, na)) == CB_OK && *nhwc) imp_nhwc_axes(axes, na);
+    if (na == 2 && (s = imp_norm_axes(im, n, axes, na)) == CB_OK && *nhwc) imp_nhwc_axes(axes, na);
     if (na != 2 || s != CB_OK || axes[0] + axes[1] != 5 || axes[0] < 2)
         return imp_unsupported(im, n, "only over the height and width (axes 2 and 3 as constants; 1 and 2 of an "
                                       "image in TensorFlow's layout)");

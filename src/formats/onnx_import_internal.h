@@ -86,6 +86,9 @@ cb_status imp_constant(importer *im, const Onnx__NodeProto *n, size_t i, const c
 /* A parameter node holding a copy of `data`, stored once the graph is final. */
 cb_status imp_param(importer *im, const char *name, int ndim, const int64_t *dims, const float *data, int *node);
 
+/* Axes of [N,C,H,W] as given (negative ones counted from the end) into
+ * 0..3, each at most once; an error names the node otherwise. */
+cb_status imp_norm_axes(importer *im, const Onnx__NodeProto *n, int64_t *axes, int64_t na);
 /* Slice of a computed [N,C,H,W] tensor's height and width: a cropping Pad
  * (onnx_import_slice.c). */
 cb_status imp_slice(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc);

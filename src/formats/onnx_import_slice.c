@@ -62,13 +62,9 @@ cb_status imp_slice(importer *im, const Onnx__NodeProto *n, int *out, int *nhwc)
     if (ns < 1 || ne != ns || (na != -2 && na != ns) || (nt != -2 && nt != ns))
         return imp_unsupported(im, n, "starts, ends, axes and steps must be constant int64 lists of one length (at "
                                       "most 4)");
-    for (int k = 0; k < ns; k++) {
-        if (axes[k] < -4 || axes[k] > 3) return imp_unsupported(im, n, "an axis outside [N,C,H,W]");
-        if (axes[k] < 0) axes[k] += 4;
-        for (int j = 0; j < k; j++)
-            if (axes[j] == axes[k]) return imp_unsupported(im, n, "an axis named twice");
+    if ((s = imp_norm_axes(im, n, axes, ns)) != CB_OK) return s;
+    for (int k = 0; k < ns; k++)
         if (steps[k] != 1) return imp_unsupported(im, n, "only steps of 1 are implemented");
-    }
     if (*nhwc) imp_nhwc_axes(axes, ns); /* the file's [N,H,W,C] axes to crossbind's */
     int pads[4] = {0, 0, 0, 0}; /* top, left, bottom, right: negative, the rows and columns cropped */
     for (int k = 0; k < ns; k++) {

@@ -877,7 +877,7 @@ exec_mode cb_exec_mode(const cb_exec *ex, int batch, int now, int *threads)
 {
     if (ex->lanes) { /* lanes where the batch splits evenly for them, else the whole batch */
         *threads = ex->slices < now ? ex->slices : now;
-        if (*threads > 1 && !ex->whole_dnnl && lane_chunk(ex, batch)) return EXEC_SLICED;
+        if (*threads > 1 && lane_chunk(ex, batch)) return EXEC_SLICED;
         *threads = now;
         return EXEC_WHOLE;
     }

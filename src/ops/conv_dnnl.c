@@ -83,7 +83,7 @@ int cb_dnnl_enabled(void) { return conv_enabled(); }
  *    the reorders would cost more than the product. */
 #define DNNL_MIN_FLOPS 1e5
 
-enum { BUF_SRC, BUF_WEI, BUF_DST, BUF_DST2, BUF_DWEI, BUF_COUNT };
+enum { BUF_SRC, BUF_WEI, BUF_DST, BUF_DST2, BUF_DWEI, BUF_SCRATCH, BUF_COUNT };
 
 struct cb_dnnl_ctx {
     dnnl_engine_t engine;
@@ -91,12 +91,10 @@ struct cb_dnnl_ctx {
     void *buf[BUF_COUNT];
     size_t cap[BUF_COUNT];
     /* A lane's context (cb_dnnl_ctx_create_lane): its primitives take their
-     * scratchpad from `scratch`, not oneDNN's per-thread global one, which
-     * belongs to the thread that made them and would be shared by two
-     * lanes running at once. */
+     * scratchpad from buf[BUF_SCRATCH], not oneDNN's per-thread global one,
+     * which belongs to the thread that made them and would be shared by
+     * two lanes running at once. */
     int user_scratch;
-    void *scratch;
-    size_t scratch_cap;
 };
 
 /* A memory object whose data pointer is set at each call. */
@@ -200,23 +198,10 @@ cb_status cb_dnnl_ctx_create_lane(cb_dnnl_ctx **out)
 
 int cb_dnnl_ctx_user_scratchpad(const cb_dnnl_ctx *c) { return c->user_scratch; }
 
-void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes)
-{
-    if (c->scratch_cap < bytes) {
-        free(c->scratch);
-        bytes = (bytes + 63) & ~(size_t)63;
-        c->scratch = aligned_alloc(64, bytes);
-        c->scratch_cap = c->scratch ? bytes : 0;
-    }
-    return c->scratch;
-}
-
-size_t cb_dnnl_ctx_scratchpad_bytes(const cb_dnnl_ctx *c) { return c ? c->scratch_cap : 0; }
 
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c)
 {
     if (!c) return;
-    free(c->scratch);
     for (int i = 0; i < BUF_COUNT; i++) free(c->buf[i]);
     if (c->stream) dnnl_stream_destroy(c->stream);
     if (c->engine) dnnl_engine_destroy(c->engine);
@@ -238,6 +223,8 @@ static void *ctx_buf(cb_dnnl_ctx *c, int slot, size_t bytes)
     }
     return c->buf[slot];
 }
+
+void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes) { return ctx_buf(c, BUF_SCRATCH, bytes); }
 
 static dnnl_status_t mem_init(cb_dnnl_mem *m, const dnnl_memory_desc_t *md, dnnl_engine_t e)
 {
@@ -584,11 +571,7 @@ void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes)
     (void)c; (void)bytes;
     return NULL;
 }
-size_t cb_dnnl_ctx_scratchpad_bytes(const cb_dnnl_ctx *c)
-{
-    (void)c;
-    return 0;
-}
+
 cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act,
                               cb_dnnl_conv **out)
 {

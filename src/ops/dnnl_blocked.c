@@ -65,7 +65,6 @@ struct cb_blk_prim {
     dnnl_memory_t wplain;
     float *wbuf;                  /* owned, or NULL where shared */
     const cb_blk_prim *wshared;   /* the primitive whose reordered weights it runs on, or NULL */
-    size_t wbytes;
     int wready; /* wbuf holds the weights reordered (kept where the caller froze them) */
 };
 
@@ -205,8 +204,8 @@ static cb_status conv_create(cb_blk_prim *p, const cb_conv_shape *s, int groups,
     if (cs == CB_OK) cs = add_scratch(p, pd);
     /* The weights' reorder, from the graph's layout into the primitive's. */
     if (cs == CB_OK) {
-        p->wbytes = (dnnl_memory_desc_get_size(wq) + 63) & ~(size_t)63;
-        p->wbuf = aligned_alloc(64, p->wbytes);
+        const size_t bytes = (dnnl_memory_desc_get_size(wq) + 63) & ~(size_t)63;
+        p->wbuf = aligned_alloc(64, bytes);
         if (!p->wbuf) cs = cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's blocked weights");
     }
     dnnl_primitive_desc_t rpd = NULL;
@@ -276,7 +275,6 @@ int cb_blk_conv_share_weights(cb_blk_prim *p, const cb_blk_prim *from)
     return 1;
 }
 
-size_t cb_blk_conv_weight_bytes(const cb_blk_prim *p) { return p && p->wbuf ? p->wbytes : 0; }
 
 cb_status cb_blk_conv_run(cb_blk_prim *p, const float *x, const float *w, const float *b, float *y, int keep_w)
 {
@@ -391,11 +389,7 @@ int cb_blk_conv_share_weights(cb_blk_prim *p, const cb_blk_prim *from)
     (void)p; (void)from;
     return 0;
 }
-size_t cb_blk_conv_weight_bytes(const cb_blk_prim *p)
-{
-    (void)p;
-    return 0;
-}
+
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out)
 {
     (void)ctx; (void)s; (void)max;

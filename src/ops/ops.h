@@ -269,12 +269,10 @@ const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
 /* A context for one lane of lane-parallel inference (src/graph/blocked.c):
  * its own stream, and a scratchpad of its own that every primitive made on
- * it uses (grown to the largest by cb_dnnl_ctx_scratchpad; its size in
- * bytes for memory accounting). */
+ * it uses (grown to the largest by cb_dnnl_ctx_scratchpad). */
 cb_status cb_dnnl_ctx_create_lane(cb_dnnl_ctx **out);
 int cb_dnnl_ctx_user_scratchpad(const cb_dnnl_ctx *c);
 void *cb_dnnl_ctx_scratchpad(cb_dnnl_ctx *c, size_t bytes);
-size_t cb_dnnl_ctx_scratchpad_bytes(const cb_dnnl_ctx *c);
 void cb_dnnl_ctx_free(cb_dnnl_ctx *c);
 cb_status cb_dnnl_conv_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int has_bias, cb_act act,
                               cb_dnnl_conv **out);
@@ -322,8 +320,6 @@ cb_status cb_blk_conv_ready_weights(cb_blk_prim *p, const float *w, int keep_w);
  * them in one layout (lanes of one batch size): no copy of its own. 1 if
  * shared. `from` must outlive p's runs and be made ready first. */
 int cb_blk_conv_share_weights(cb_blk_prim *p, const cb_blk_prim *from);
-/* The bytes of reordered weights p owns (0 where shared). */
-size_t cb_blk_conv_weight_bytes(const cb_blk_prim *p);
 /* Max or average pooling (s->exclude_pad) between blocked values. */
 cb_status cb_blk_pool_create(cb_dnnl_ctx *ctx, const cb_conv_shape *s, int max, cb_blk_prim **out);
 cb_status cb_blk_pool_run(cb_blk_prim *p, const float *x, float *y);
