@@ -35,7 +35,8 @@ LOG=$(mktemp /tmp/crossbind-suite-XXXXXX.log)
 # Every suite's FAIL lines, repeated at the end so that the last lines of a
 # long log (all CI keeps) say which check failed.
 FAILURES=$(mktemp /tmp/crossbind-failures-XXXXXX.txt)
-trap 'rm -f "$LOG" "$FAILURES"' EXIT
+DELTA_TEST_WORK=""
+trap 'rm -f "$LOG" "$FAILURES"; [ -z "$DELTA_TEST_WORK" ] || rm -rf "$DELTA_TEST_WORK"' EXIT
 # run_suite NAME CMD...: runs a suite that ends with "N passed, N failed".
 run_suite() {
     local name="$1"; shift
@@ -77,6 +78,11 @@ run_suite "hostile data sets and NaN weights (sanitizers)" bash tests/hostile_da
 run_suite "the ImageNet image pipeline against Pillow and torchvision" bash tests/image_test.sh build
 run_suite "the ImageNet image pipeline (sanitizers)" bash tests/image_test.sh build-san
 ONNX_NODE=/usr/share/libonnx-testdata/data/node
+# Both builds' delta suites run the same examples: the second reuses the
+# first's exports (PyTorch's and Keras' models, made by their runners, not
+# by crossbind), as any delta run in the same work directory does.
+DELTA_TEST_WORK=$(mktemp -d /tmp/crossbind-delta-work-XXXXXX)
+export DELTA_TEST_WORK
 run_suite "differential testing: planted divergence, resume, report" bash tests/delta_test.sh build
 run_suite "differential testing (sanitizers)" bash tests/delta_test.sh build-san
 run_suite "the runners' delta commands (PyTorch 2.7.1 and 1.13, ONNX Runtime)" bash tests/delta_runners_test.sh

@@ -12,6 +12,11 @@ T=$(mktemp -d /tmp/crossbind-delta.XXXXXX)
 SUITE=delta
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib.sh"
+# The exports of the examples below (torchvision's and Keras' models with
+# seeded weights) are made in work directories under $WORK. Given
+# DELTA_TEST_WORK (scripts/test.sh gives both builds' runs one), a later run
+# reuses what an earlier one exported.
+WORK=${DELTA_TEST_WORK:-$T/work}
 
 NODE_NAME=$(/usr/bin/python3 tests/delta/planted.py "$T") || { echo "FAIL $SUITE: export"; echo "0 passed, 1 failed"; exit 1; }
 cat > "$T/planted.json" <<JSON
@@ -125,7 +130,7 @@ cat > "$T/torch.json" <<'JSON'
 {"model": "mobilenet_v2", "seed": 3, "max_images": 1, "reps": 10, "warmup": 0, "tolerance": 1e-9,
  "axes": {"runtime": ["pytorch", "crossbind"]}}
 JSON
-expect_ok "MobileNetV2 in PyTorch and in crossbind" "$BIN" delta --config "$T/torch.json" --store "$T/torch.sqlite" \
+expect_ok "MobileNetV2 in PyTorch and in crossbind" "$BIN" delta --config "$T/torch.json" --store "$T/torch.sqlite" --work "$WORK/torch" \
     --json "$T/torch-s.json" --no-report
 check "capture pairs PyTorch's modules with the ONNX values, batch norms folded into convolutions" python3 -c "
 import json, sys
@@ -144,7 +149,8 @@ cat > "$T/device.json" <<'JSON'
  "axes": {"runtime": ["crossbind", "onnxruntime"], "device": ["cpu", "cuda"]}}
 JSON
 expect_ok "crossbind and ONNX Runtime on the CPU and on CUDA" "$BIN" delta --config "$T/device.json" \
-    --store "$T/device.sqlite" --json "$T/device-s.json" --no-report
+    --store "$T/device.sqlite" --work "$WORK/torch" --json "$T/device-s.json" --no-report
+check "the same model and seed in the same work directory are not exported again" bash -c "! grep -q exporting '$T/err'"
 check "the CPU variants are measured; each CUDA one is unavailable, saying why, with device cuda in its manifest" python3 -c "
 import json, sys
 v = {x['key']: x for x in json.load(open(sys.argv[1]))['variants']}
@@ -163,8 +169,15 @@ cat > "$T/keras.json" <<'JSON'
 {"model": "mobilenet_v2", "seed": 3, "max_images": 2, "reps": 10, "warmup": 0,
  "keras": {"runtimes": ["keras", "onnxruntime", "crossbind", "tflite"], "quantisation": true}}
 JSON
-expect_ok "Keras' MobileNetV2 and its conversions" "$BIN" delta --config "$T/keras.json" --store "$T/keras.sqlite" \
+keras_made=$([ -f "$WORK/torch/keras/crossbind-export.json" ] && echo yes)
+expect_ok "Keras' MobileNetV2 and its conversions" "$BIN" delta --config "$T/keras.json" --store "$T/keras.sqlite" --work "$WORK/torch" \
     --json "$T/keras-s.json" --no-report
+if [ -n "$keras_made" ]; then
+    check "Keras' export made by an earlier run in this work directory is reused" bash -c "! grep -q exporting '$T/err'"
+else
+    check "Keras' model is exported, PyTorch's reused from the work directory" bash -c \
+        "grep -q \"exporting Keras' mobilenet_v2\" '$T/err' && ! grep -q 'exporting mobilenet_v2' '$T/err'"
+fi
 check "the float conversions agree with Keras; the int8 file only in its own group, differing more" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -204,7 +217,7 @@ cat > "$T/mnv3.json" <<JSON
  "keras": {"runtimes": ["keras", "crossbind"], "quantisation": false}}
 JSON
 expect_ok "MobileNetV3-small in PyTorch, ONNX Runtime and crossbind at two levels, and Keras' natively and in crossbind" \
-    "$BIN" delta --config "$T/mnv3.json" --store "$T/mnv3.sqlite" --json "$T/mnv3-s.json" --no-report
+    "$BIN" delta --config "$T/mnv3.json" --store "$T/mnv3.sqlite" --work "$WORK/mnv3" --json "$T/mnv3-s.json" --no-report
 check "... every variant ran and every pair agrees on every label, the logits within 1e-4 (Keras' read the pixels)" python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -628,13 +628,19 @@ def gru_rb(x, w_ih, w_hh, b_ih, b_hh):
     n = tanh(x W_in^T + b_in + (r * h) W_hn^T + b_hn). x: [N, T, D]."""
     H = w_hh.shape[1]
     h = x.new_zeros(x.shape[0], H)
+    # The input side of every step in one product (as nn.GRU does): only the
+    # recurrent products need the step before. unbind, not x[:, t]: the
+    # backward of each indexing writes a gradient the size of the whole
+    # sequence, unbind's one for all steps.
+    steps = (x @ w_ih.t() + b_ih).unbind(1)
+    w_rz, b_rz = w_hh[:2 * H].t(), b_hh[:2 * H]
+    w_n, b_n = w_hh[2 * H:].t(), b_hh[2 * H:]
     out = []
-    for t in range(x.shape[1]):
-        xp = x[:, t] @ w_ih.t() + b_ih
-        hr = h @ w_hh[:2 * H].t() + b_hh[:2 * H]
+    for xp in steps:
+        hr = h @ w_rz + b_rz
         r = torch.sigmoid(xp[:, :H] + hr[:, :H])
         z = torch.sigmoid(xp[:, H:2 * H] + hr[:, H:])
-        n = torch.tanh(xp[:, 2 * H:] + (r * h) @ w_hh[2 * H:].t() + b_hh[2 * H:])
+        n = torch.tanh(xp[:, 2 * H:] + (r * h) @ w_n + b_n)
         h = (1 - z) * n + z * h
         out.append(h)
     return torch.stack(out, 1)
