@@ -31,6 +31,14 @@ done
 # Node.js may come from another source than Debian's packages: ask for the commands.
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+# What the bindings' own installs would ask apt for (g++ for PyTorch/C++ and
+# the tfjs addon, Java 17 and Maven, pkg-config and libssl-dev for the
+# tensorflow crate): asked here, once, because those installs run two at a
+# time below and apt takes one caller at a time.
+have_pkg g++ || need+=(g++)
+{ command -v java >/dev/null && command -v mvn >/dev/null; } || need+=(openjdk-17-jdk-headless maven)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+have_pkg libssl-dev || need+=(libssl-dev)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}"
     SUDO=""
@@ -60,20 +68,39 @@ if [ ! -f "$BROWSER/node_modules/playwright-core/package.json" ]; then
     echo "setup: installing playwright-core (npm)"
     (cd "$BROWSER" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
-# The other bindings' environments (runners/*/install.sh): the shared
-# PyTorch 2.7.1 of runners/pytorch-python first (the C++, Rust and Java
-# runners build against its libtorch), then each runner's own build. Each
-# install is idempotent and checks free disk space itself. A binding whose
-# install fails is reported here and, by the study, as unavailable with the
-# command that installs it; the other bindings still run, so setup goes on.
-runner_installs=(runners/pytorch-python/install.sh)
+# The other bindings' environments (runners/*/install.sh), in two streams
+# that run side by side, so that one's downloads overlap the other's
+# compiling: PyTorch's (pytorch-python's torch 2.7.1 first: the C++, Rust
+# and Java runners build against its libtorch) and the others
+# (tensorflow-python first: the JavaScript, Rust and Java runners build
+# against its libtensorflow). Each install is idempotent and checks free
+# disk space itself. A binding whose install fails is reported here and, by
+# the study, as unavailable with the command that installs it; the other
+# bindings still run, so setup goes on.
+torch_stream=(runners/pytorch-python/install.sh) other_stream=(runners/tensorflow-python/install.sh)
 for f in runners/*/install.sh; do
-    [ "$f" = runners/pytorch-python/install.sh ] || runner_installs+=("$f")
+    case "$f" in
+        runners/pytorch-python/install.sh | runners/tensorflow-python/install.sh) ;;
+        runners/pytorch-*) torch_stream+=("$f") ;;
+        *) other_stream+=("$f") ;;
+    esac
 done
-failed_installs=()
-for f in "${runner_installs[@]}"; do
-    bash "$f" || failed_installs+=("$f")
-done
+failed_list=$(mktemp /tmp/crossbind-setup-XXXXXX)
+trap 'rm -f "$failed_list"' EXIT
+# Interrupted, the stream running beside goes too (a background job of a
+# script ignores SIGINT).
+trap 'echo "setup: interrupted" >&2; kill 0' INT TERM
+# run_stream INSTALL...: runs each in turn; a failed one goes on the list.
+run_stream() {
+    for f in "$@"; do
+        bash "$f" || echo "$f" >>"$failed_list"
+    done
+}
+run_stream "${torch_stream[@]}" &
+torch_pid=$!
+run_stream "${other_stream[@]}"
+wait "$torch_pid"
+mapfile -t failed_installs <"$failed_list"
 if [ ${#failed_installs[@]} -gt 0 ]; then
     echo "setup: these binding environments could not be installed (the study reports them as unavailable): ${failed_installs[*]}" >&2
     [ -z "${CROSSBIND_REQUIRE_ALL_BINDINGS:-}" ] || exit 1

@@ -88,17 +88,20 @@ sys.exit(strip(a) != strip(b))" "$T/p.json" "$T/p2.json"
 
 # ---- SIGKILL in the middle, then resume ----
 mkdir -p "$T/slow/onnxruntime-node"
-cat > "$T/slow/onnxruntime-node/manifest.json" <<'JSON'
+# The slow runner's sleep is this suite's own (60.PID seconds), so that the
+# check below sees no other suite's.
+nap="60.$$"
+cat > "$T/slow/onnxruntime-node/manifest.json" <<JSON
 {"format": "crossbind-runner/1", "binding": "onnxruntime-node", "framework": "ONNX Runtime", "language": "JavaScript",
- "command": ["bash", "-c", "sleep 60"], "version_command": ["echo", "slow"], "train": [], "infer": [], "loads": ["onnx"], "devices": ["cpu"]}
+ "command": ["bash", "-c", "sleep $nap"], "version_command": ["echo", "slow"], "train": [], "infer": [], "loads": ["onnx"], "devices": ["cpu"]}
 JSON
 "$BIN" delta --config "$T/planted.json" --store "$T/k.sqlite" --runners "$T/slow" --no-report > "$T/k.out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q "running 4 inputs" <(grep "b-ort" "$T/k.out") && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "running 4 inputs" <(grep "b-ort" "$T/k.out") && break; sleep 0.1; done
 kill -9 $pid; wait $pid 2>/dev/null
 check "killed while a runner ran, the two variants before it are stored" test "$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM variant').fetchone()[0])" "$T/k.sqlite")" = 2
 sleep 0.5
-check "no runner is left behind" bash -c "! pgrep -fx 'sleep 60' >/dev/null"
+check "no runner is left behind" bash -c "! pgrep -fx 'sleep $nap' >/dev/null"
 expect_ok "the same command continues" "$BIN" delta --config "$T/planted.json" --store "$T/k.sqlite" --no-report --json "$T/k.json"
 check "it keeps the two stored variants and runs the other two" \
     test "$(grep -c 'stored (ok)' "$T/err")" = 2 -a "$(grep -c ': ok, median' "$T/err")" = 2

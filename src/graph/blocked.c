@@ -39,62 +39,15 @@
  * at batch 128, dense kernel: 15 ms per 256 samples against oneDNN's 40); a node whose activation inputs are all blocked
  * (a batch normalisation or Concat only where no channel is padded). A
  * convolution whose result no member reads stays outside (it would only add
- * reorders). */
+ * reorders).
+ *
+ * This file makes the plan; blocked_own.c chooses crossbind's own kernels
+ * in it; blocked_run.c runs it. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include "blocked.h"
-#include "op.h"
+#include "blocked_internal.h"
 #include "slots.h"
-
-enum { R_NONE = 0, R_CONV, R_POOL, R_ADD, R_ACT, R_CONCAT, R_GAP, R_BN, R_MUL, R_FUSED };
-enum { MAX_POST = 4 };
-
-/* What one run of the plan writes, made for one batch size: its
- * primitives, blocked buffers and workspaces. A whole batch has one, on
- * the executor's oneDNN context and the threads; in lane-parallel
- * inference each thread has one (a lane) for its chunks of the batch, on
- * a context of its own, single-threaded. */
-typedef struct blk_run {
-    int batch;              /* the batch size the primitives are made for (0: none yet) */
-    int cap;                /* the samples its buffers hold */
-    int threads;            /* the threads its kernels run on */
-    cb_dnnl_ctx *dnnl;      /* a lane's own context, or NULL: the executor's */
-    cb_blk_prim **prim, **in_reorder, **out_reorder;
-    float **slot_buf;
-    float *in_buf;
-    float *own_ws;          /* crossbind's own convolutions' workspace (the largest one's) */
-    size_t own_ws_floats;
-} blk_run;
-
-struct cb_blk_plan {
-    int count, block;
-    unsigned char *role;    /* R_* per node */
-    unsigned char *blocked; /* the value lives in a blocked buffer */
-    unsigned char *exit;    /* ... and is copied out to its plain buffer after its step (a reader outside) */
-    unsigned char *captured; /* ... copied out too because a caller asked (cb_blk_capture; not in the plan) */
-    int *fused_into;        /* R_FUSED: the convolution computing it; else -1 */
-    int *result;            /* convolution: the node whose value holds its group's result */
-    int *sum_with;          /* convolution: the Add's other operand whose buffer it accumulates into, or -1 */
-    int *bn_of;             /* convolution: the batch normalisation folded into its weights and bias, or -1 */
-    float **coef;           /* batch normalisation: its per-channel scales then shifts, made at each pass */
-    float **fold_b;         /* convolution with bn_of: its folded bias */
-    float *fold_w;          /* the folded weights of the convolution being reordered (the largest one's size) */
-    unsigned char *own;     /* convolution run by one of crossbind's own kernels (OWN_*), else OWN_NONE */
-    float **own_w;          /* ... its weights converted for that kernel (a batch normalisation folded in first) */
-    unsigned char *own_ready; /* ... made from the weights as they are (kept where the caller froze them) */
-    int threads;            /* the threads a whole batch runs on */
-    int max_batch;
-    int *npost;
-    cb_blk_post (*post)[MAX_POST];
-    int *slot;              /* blocked value: its buffer */
-    int nslots;
-    size_t *slot_floats;    /* per sample */
-    size_t in_floats;       /* per sample: a plain input reordered for a convolution (the largest one) */
-    blk_run whole;          /* a batch run whole, on the threads */
-    blk_run *lanes;         /* lane-parallel inference: one per thread (cb_blk_lanes_ready) */
-    int nlanes;
-};
 
 static int uses(const cb_graph *g, int v)
 {
@@ -108,9 +61,6 @@ static int image_like(const cb_node *n) { return n->batched && n->ndim == 3; }
 
 /* Whether a blocked value of node n carries padded channels. */
 static int padded(const cb_node *n, int block) { return n->dims[0] % block != 0; }
-
-/* The floats per sample of node n's blocked value, padded channels included. */
-static size_t blocked_numel(const cb_node *n) { return (size_t)(cb_blk_padded(n->dims[0]) * n->dims[1] * n->dims[2]); }
 
 static int observable(const cb_graph *g, int v) { return g->nodes[v].pinned || v == g->output; }
 
@@ -138,8 +88,7 @@ static int pool_joins(const cb_graph *g, const cb_node *n)
     return (s.oh - 1) * s.sh + s.kh - s.h - s.ph == s.ph && (s.ow - 1) * s.sw + s.kw - s.w - s.pw == s.pw;
 }
 
-/* Max pooling that crossbind's own blocked loop runs (oneDNN's the others). */
-static int own_pool(const cb_graph *g, int i)
+int blk_own_pool(const cb_graph *g, int i)
 {
     const cb_node *n = &g->nodes[i];
     if (n->op != CB_OP_MAXPOOL2D) return 0;
@@ -156,9 +105,7 @@ static int is_unary_act(cb_op op)
            op == CB_OP_HARDSWISH;
 }
 
-/* A Mul's second operand is a channel gate ([C,1,1]) rather than a tensor of
- * the first's shape. */
-static int mul_gate(const cb_graph *g, const cb_node *n)
+int blk_mul_gate(const cb_graph *g, const cb_node *n)
 {
     return cb_node_numel(&g->nodes[n->in[1]]) != cb_node_numel(n);
 }
@@ -189,7 +136,7 @@ static int role_of(const cb_graph *g, const cb_node *n, const unsigned char *blo
     }
     case CB_OP_MUL: /* of one shape, both blocked; or by a plain gate (a 1x1 convolution's on a 1x1 plane) */
         if (!image_like(n) || !blocked[n->in[0]]) return R_NONE;
-        return mul_gate(g, n) != blocked[n->in[1]] ? R_MUL : R_NONE;
+        return blk_mul_gate(g, n) != blocked[n->in[1]] ? R_MUL : R_NONE;
     case CB_OP_CONCAT: /* a padded input's zeros would land between channels */
         for (int j = 0; j < n->n_in; j++)
             if (!blocked[n->in[j]] || padded(&g->nodes[n->in[j]], block)) return R_NONE;
@@ -305,7 +252,7 @@ static cb_status assign_slots(cb_blk_plan *p, const cb_graph *g)
         } else {
             life[v] = v;
             start[v] = i;
-            need[v] = blocked_numel(&g->nodes[v]);
+            need[v] = blk_numel(&g->nodes[v]);
         }
         const int until = last[v] > i ? last[v] : i; /* read by no member: free after its own step */
         if (until > end[life[v]]) end[life[v]] = until;
@@ -339,47 +286,13 @@ static void plan_exits(cb_blk_plan *p, const cb_graph *g)
     }
 }
 
-/* A run's primitives (kept: its buffers). */
-static void run_clear(blk_run *r, int count)
-{
-    for (int i = 0; i < count; i++) {
-        if (r->prim) cb_blk_prim_free(r->prim[i]);
-        if (r->in_reorder) cb_blk_prim_free(r->in_reorder[i]);
-        if (r->out_reorder) cb_blk_prim_free(r->out_reorder[i]);
-        if (r->prim) r->prim[i] = NULL;
-        if (r->in_reorder) r->in_reorder[i] = NULL;
-        if (r->out_reorder) r->out_reorder[i] = NULL;
-    }
-    r->batch = 0;
-}
-
-static void run_free(blk_run *r, int count, int nslots)
-{
-    run_clear(r, count);
-    for (int s = 0; r->slot_buf && s < nslots; s++) free(r->slot_buf[s]);
-    free(r->slot_buf), free(r->in_buf), free(r->own_ws);
-    free(r->prim), free(r->in_reorder), free(r->out_reorder);
-    cb_dnnl_ctx_free(r->dnnl);
-    memset(r, 0, sizeof *r);
-}
-
-static cb_status run_init(blk_run *r, int count, int nslots, int threads)
-{
-    r->threads = threads;
-    r->prim = calloc((size_t)count, sizeof *r->prim), r->in_reorder = calloc((size_t)count, sizeof *r->prim);
-    r->out_reorder = calloc((size_t)count, sizeof *r->prim), r->slot_buf = calloc((size_t)nslots + 1, sizeof(float *));
-    if (!r->prim || !r->in_reorder || !r->out_reorder || !r->slot_buf)
-        return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
-    return CB_OK;
-}
-
 void cb_blk_plan_free(cb_blk_plan *p)
 {
     if (!p) return;
     /* lanes first: their convolutions may run on the first lane's weights */
-    for (int k = p->nlanes - 1; k >= 0; k--) run_free(&p->lanes[k], p->count, p->nslots);
+    for (int k = p->nlanes - 1; k >= 0; k--) blk_run_free(&p->lanes[k], p->count, p->nslots);
     free(p->lanes);
-    run_free(&p->whole, p->count, p->nslots);
+    blk_run_free(&p->whole, p->count, p->nslots);
     free(p->slot_floats);
     for (int i = 0; p->coef && i < p->count; i++) free(p->coef[i]);
     for (int i = 0; p->fold_b && i < p->count; i++) free(p->fold_b[i]);
@@ -398,123 +311,10 @@ static int any_member(const cb_blk_plan *p)
     return 0;
 }
 
-static float *aligned_floats(size_t n)
+float *blk_aligned_floats(size_t n)
 {
     const size_t bytes = ((n ? n : 1) * sizeof(float) + 63) & ~(size_t)63;
     return aligned_alloc(64, bytes);
-}
-
-/* crossbind's own convolution kernels on blocked values, in the order a
- * plan tries them (own_order): the direct 3x3 kernel of nChw16c
- * (conv_direct16.c; ResNet-50's 3x3 layers of stride 2, and at batch 1 of
- * stride 1 on planes of 7 to 16 wide, where Winograd's method does not
- * run), the few-output product (conv_few.c; VGG-16's last layers on 4x4
- * and 2x2 planes at batch 1: one product streaming the weights once), then
- * Winograd's method (conv_winograd.c, fastmath only), whose transformed
- * weights, 16/9 of these, would be read for a handful of 2x2 blocks where
- * the few-output product runs. The first two run at every level (each
- * output a direct sum). Each takes what its `supports` rule takes at the
- * plan's largest batch; oneDNN runs the others. */
-enum { OWN_NONE = 0, OWN_FEW, OWN_WINOGRAD, OWN_DIRECT16 };
-typedef struct own_kernel {
-    const char *what; /* as the plan names it */
-    const char *rule; /* as --list-kernels prints it */
-    int fastmath_only;
-    int (*supports)(const cb_conv_shape *s, int groups, int block);
-    size_t (*weight_floats)(const cb_conv_shape *s);
-    size_t (*workspace)(const cb_conv_shape *s, int threads);
-    void (*weights)(const cb_conv_shape *s, const float *w, float *dst);
-    void (*conv)(const cb_conv_shape *s, int block, const float *x, const float *w, const float *bias,
-                 const cb_blk_post *post, int npost, float *y, float *ws, int threads);
-} own_kernel;
-static const own_kernel own_kernels[] = {
-    [OWN_FEW] = {"few-output product",
-                 "at most 64 outputs per channel at the largest batch (16 for 1x1 kernels), ungrouped, undilated",
-                 0, cb_few_supports, cb_few_weight_floats, cb_few_workspace, cb_few_weights, cb_few_conv},
-    [OWN_WINOGRAD] = {"winograd F(2x2,3x3)",
-                      "fastmath; 3x3 stride 1, at most 256 channels in and out (nChw16c: 96 2x2 tiles or more)", 1,
-                      cb_wino_supports, cb_wino_weight_floats, cb_wino_workspace, cb_wino_weights, cb_wino_conv},
-    [OWN_DIRECT16] = {"direct 3x3",
-                      "AVX-512 builds, nChw16c; 3x3 padding 1, rows of 7 or more; stride 2, or stride 1 at batch 1 "
-                      "where Winograd's method does not run",
-                      0, cb_direct16_supports, cb_direct16_weight_floats, cb_direct16_workspace, cb_direct16_weights,
-                      cb_direct16_conv},
-};
-/* The order a plan tries them in. */
-static const int own_order[] = {OWN_DIRECT16, OWN_FEW, OWN_WINOGRAD};
-enum { N_OWN = sizeof own_order / sizeof own_order[0] };
-
-void cb_blk_list_kernels(cb_buf *b)
-{
-    cb_buf_printf(b, "convolutions of the blocked-layout rewrite (inference at fused and fastmath, oneDNN built in),\n"
-                     "the first whose rule holds at the plan's largest batch:\n");
-    for (int k = 0; k < N_OWN; k++)
-        cb_buf_printf(b, "  %-19s cpu  fwd  %s\n", own_kernels[own_order[k]].what, own_kernels[own_order[k]].rule);
-    cb_buf_printf(b, "  %-19s cpu  fwd  any other\n", "onednn-blocked");
-}
-
-/* The convolutions crossbind's own kernels run, and their converted
- * weights (shared by every run). */
-static cb_status plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
-{
-    for (int i = 0; i < g->count; i++) {
-        const cb_node *n = &g->nodes[i];
-        if (p->role[i] != R_CONV) continue;
-        const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
-        for (int k = 0; k < N_OWN && !p->own[i]; k++) {
-            const own_kernel *o = &own_kernels[own_order[k]];
-            if ((o->fastmath_only && !fastmath) || !o->supports(&s, n->groups, p->block)) continue;
-            if (own_order[k] == OWN_DIRECT16 && fastmath && cb_wino_supports(&s, n->groups, p->block))
-                continue; /* Winograd's method, with fewer multiply-adds, was faster where it runs */
-            p->own[i] = (unsigned char)own_order[k];
-            if (!(p->own_w[i] = aligned_floats(o->weight_floats(&s))))
-                return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's converted weights");
-        }
-    }
-    return CB_OK;
-}
-
-/* The workspace floats crossbind's own convolutions need at `batch` on
- * `threads` threads (the largest one's: they run one at a time). */
-static size_t own_ws_floats(const cb_blk_plan *p, const cb_graph *g, int batch, int threads)
-{
-    size_t ws = 0;
-    for (int i = 0; i < g->count; i++) {
-        if (!p->own[i]) continue;
-        const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], batch);
-        const size_t w = own_kernels[p->own[i]].workspace(&s, threads);
-        if (w > ws) ws = w;
-    }
-    return ws;
-}
-
-/* A run's buffers and workspace for at least `batch` samples (grown, never
- * shrunk). */
-static cb_status run_buffers(const cb_blk_plan *p, const cb_graph *g, blk_run *r, int batch)
-{
-    if (r->cap < batch) {
-        r->cap = 0; /* until every buffer is there: a failure leaves none to trust */
-        for (int s = 0; s < p->nslots; s++) {
-            free(r->slot_buf[s]);
-            if (!(r->slot_buf[s] = aligned_floats(p->slot_floats[s] * (size_t)batch)))
-                return cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
-        }
-        free(r->in_buf);
-        r->in_buf = NULL;
-        if (p->in_floats && !(r->in_buf = aligned_floats(p->in_floats * (size_t)batch)))
-            return cb_fail(CB_ERR_NOMEM, "out of memory for blocked buffers");
-        r->cap = batch;
-    }
-    const size_t ws = own_ws_floats(p, g, batch, r->threads);
-    if (ws > r->own_ws_floats) {
-        free(r->own_ws);
-        if (!(r->own_ws = aligned_floats(ws))) {
-            r->own_ws_floats = 0;
-            return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's workspace");
-        }
-        r->own_ws_floats = ws;
-    }
-    return CB_OK;
 }
 
 cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_blk_plan **out)
@@ -557,26 +357,26 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     fuse(p, g, fastmath);
     plan_exits(p, g);
     cb_status st = assign_slots(p, g);
-    if (st == CB_OK) st = plan_own(p, g, fastmath);
-    if (st == CB_OK) st = run_init(&p->whole, p->count, p->nslots, p->threads);
+    if (st == CB_OK) st = blk_plan_own(p, g, fastmath);
+    if (st == CB_OK) st = blk_run_init(&p->whole, p->count, p->nslots, p->threads);
     for (int i = 0; i < g->count; i++)
         if (p->role[i] == R_CONV && !p->blocked[g->nodes[i].in[0]]) {
             const cb_node *x = &g->nodes[g->nodes[i].in[0]];
-            if (x->dims[0] >= block && blocked_numel(x) > p->in_floats) p->in_floats = blocked_numel(x);
+            if (x->dims[0] >= block && blk_numel(x) > p->in_floats) p->in_floats = blk_numel(x);
         }
     for (int i = 0; i < g->count && st == CB_OK; i++)
         if (g->nodes[i].op == CB_OP_BATCHNORM2D && p->role[i] != R_NONE &&
-            !(p->coef[i] = aligned_floats(2 * (size_t)g->nodes[i].dims[0])))
+            !(p->coef[i] = blk_aligned_floats(2 * (size_t)g->nodes[i].dims[0])))
             st = cb_fail(CB_ERR_NOMEM, "out of memory for batch normalisation coefficients");
     size_t fold_floats = 0;
     for (int i = 0; i < g->count && st == CB_OK; i++) {
         if (p->bn_of[i] < 0) continue;
         const size_t wf = (size_t)cb_node_numel(&g->nodes[g->nodes[i].in[1]]);
         if (wf > fold_floats) fold_floats = wf;
-        if (!(p->fold_b[i] = aligned_floats((size_t)g->nodes[i].dims[0])))
+        if (!(p->fold_b[i] = blk_aligned_floats((size_t)g->nodes[i].dims[0])))
             st = cb_fail(CB_ERR_NOMEM, "out of memory for a folded bias");
     }
-    if (st == CB_OK && fold_floats && !(p->fold_w = aligned_floats(fold_floats)))
+    if (st == CB_OK && fold_floats && !(p->fold_w = blk_aligned_floats(fold_floats)))
         st = cb_fail(CB_ERR_NOMEM, "out of memory for folded weights");
     if (st != CB_OK) {
         cb_blk_plan_free(p);
@@ -613,279 +413,6 @@ void cb_blk_capture(cb_blk_plan *p, int i)
     }
 }
 
-static float *buf(const cb_blk_plan *p, const blk_run *r, int v) { return r->slot_buf[p->slot[v]]; }
-
-/* Batch normalisation k's scales and shifts from its parameters as they
- * are now, in the plain step's arithmetic. */
-static const float *bn_coef(const cb_blk_plan *p, const cb_exec *ex, int k)
-{
-    const cb_node *n = &ex->g->nodes[k];
-    cb_bn_infer_coef((int)n->dims[0], n->eps, ex->val[n->in[1]], ex->val[n->in[2]], ex->val[n->in[3]],
-                     ex->val[n->in[4]], p->coef[k]);
-    return p->coef[k];
-}
-
-/* Convolution i's weights (into fw) and bias with its batch normalisation
- * folded in: w[o] * scale[o], b[o] * scale[o] + shift[o] per output
- * channel o. */
-static void fold_bn(cb_blk_plan *p, const cb_exec *ex, int i, float *fw)
-{
-    const cb_node *n = &ex->g->nodes[i];
-    const float *coef = bn_coef(p, ex, p->bn_of[i]), *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-    const int oc = (int)n->dims[0];
-    const size_t per = (size_t)cb_node_numel(&ex->g->nodes[n->in[1]]) / (size_t)oc;
-#pragma omp parallel for schedule(static) if (per * (size_t)oc > 65536)
-    for (int o = 0; o < oc; o++) {
-        for (size_t k = 0; k < per; k++) fw[o * per + k] = w[o * per + k] * coef[o];
-        p->fold_b[i][o] = b ? b[o] * coef[o] + coef[oc + o] : coef[oc + o];
-    }
-}
-
-/* Convolution i's weights converted by `convert` (Winograd's transform, the
- * few-output product's packing) into own_w[i], a batch normalisation folded in
- * first (its bias into fold_b): once where the parameters are frozen
- * (*ready), else at every pass. */
-static void own_weights(cb_blk_plan *p, const cb_exec *ex, int i, const cb_conv_shape *s, const float *w,
-                        void (*convert)(const cb_conv_shape *, const float *, float *))
-{
-    if (ex->params_frozen && p->own_ready[i]) return;
-    if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
-    convert(s, p->bn_of[i] >= 0 ? p->fold_w : w, p->own_w[i]);
-    p->own_ready[i] = 1;
-}
-
-/* The primitives of node i for this batch size, on the run's context. */
-static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, blk_run *r, int i, int batch)
-{
-    const cb_graph *g = ex->g;
-    const cb_node *n = &g->nodes[i];
-    cb_dnnl_ctx *ctx = r->dnnl ? r->dnnl : ex->dnnl;
-    cb_status st = CB_OK;
-    if (p->role[i] == R_CONV) {
-        cb_conv_shape s = cb_node_conv_shape(g, n, batch);
-        const cb_node *x = &g->nodes[n->in[0]];
-        int src_blocked = p->blocked[n->in[0]];
-        if (!src_blocked && x->dims[0] >= p->block) { /* fewer channels (an image): oneDNN reads them plain */
-            st = cb_blk_reorder_create(ctx, batch, s.c, s.h, s.w, 0, &r->in_reorder[i]);
-            src_blocked = 1;
-        }
-        if (st == CB_OK && !p->own[i])
-            st = cb_blk_conv_create(ctx, &s, n->groups > 1 ? n->groups : 1, n->n_in > 2 || p->bn_of[i] >= 0,
-                                    src_blocked, p->post[i], p->npost[i], &r->prim[i]);
-    } else if (p->role[i] == R_POOL && !own_pool(g, i)) {
-        cb_conv_shape s = cb_node_conv_shape(g, n, batch);
-        s.c = (int)n->dims[0];
-        st = cb_blk_pool_create(ctx, &s, n->op == CB_OP_MAXPOOL2D, &r->prim[i]);
-    }
-    const int v = p->role[i] == R_CONV ? p->result[i] : i;
-    if (st == CB_OK && p->role[i] != R_FUSED && p->blocked[v] && (p->exit[v] || p->captured[v])) {
-        const cb_node *o = &g->nodes[v];
-        st = cb_blk_reorder_create(ctx, batch, (int)o->dims[0], (int)o->dims[1], (int)o->dims[2], 1,
-                                   &r->out_reorder[i]);
-    }
-    return st;
-}
-
-/* The run's primitives and buffers for `batch`. */
-static cb_status remake(cb_blk_plan *p, cb_exec *ex, blk_run *r, int batch)
-{
-    run_clear(r, p->count);
-    cb_status st = run_buffers(p, ex->g, r, batch);
-    for (int i = 0; i < p->count && st == CB_OK; i++)
-        if (p->role[i] != R_NONE && p->role[i] != R_FUSED) st = make_prims(p, ex, r, i, batch);
-    if (st == CB_OK) r->batch = batch;
-    return st;
-}
-
-cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch, int lane, float *ws)
-{
-    if (p->role[i] == R_FUSED) return CB_OK;
-    /* A lane runs what cb_blk_lanes_ready made for this chunk size, with the
-     * weights and coefficients it derived: nothing shared is written here. */
-    const int in_lane = lane >= 0;
-    if (in_lane && (lane >= p->nlanes || p->lanes[lane].batch != batch))
-        return cb_fail(CB_ERR_INVALID_ARG, "node '%s': lane %d was not made ready for %d samples", ex->g->nodes[i].name,
-                       lane, batch);
-    if (!in_lane && b0 != 0)
-        return cb_fail(CB_ERR_INVALID_ARG, "node '%s': a whole batch starts at sample 0", ex->g->nodes[i].name);
-    blk_run *r = in_lane ? &p->lanes[lane] : &p->whole;
-    if (r->batch != batch) {
-        cb_status st = remake(p, ex, r, batch);
-        if (st != CB_OK) return st;
-    }
-    const cb_graph *g = ex->g;
-    const cb_node *n = &g->nodes[i];
-    const int v = p->role[i] == R_CONV ? p->result[i] : i;
-    const int keep_w = in_lane || ex->params_frozen;
-    cb_status st = CB_OK;
-    switch (p->role[i]) {
-    case R_CONV: {
-        const float *x = p->blocked[n->in[0]] ? buf(p, r, n->in[0]) : cb_exec_slice(ex, n->in[0], b0);
-        if (r->in_reorder[i]) {
-            if ((st = cb_blk_reorder_run(r->in_reorder[i], x, r->in_buf))) return st;
-            x = r->in_buf;
-        }
-        const float *w = ex->val[n->in[1]], *b = n->n_in > 2 ? ex->val[n->in[2]] : NULL;
-        if (p->own[i]) { /* crossbind's own kernels, on weights converted for them */
-            const own_kernel *o = &own_kernels[p->own[i]];
-            const cb_conv_shape s = cb_node_conv_shape(g, n, batch);
-            const int threads = omp_get_max_threads() < r->threads ? omp_get_max_threads() : r->threads;
-            if (p->bn_of[i] >= 0) b = p->fold_b[i];
-            if (!in_lane) own_weights(p, ex, i, &s, w, o->weights);
-            o->conv(&s, p->block, x, p->own_w[i], b, p->post[i], p->npost[i], buf(p, r, v), r->own_ws, threads);
-            break;
-        }
-        if (p->bn_of[i] >= 0) { /* frozen parameters: folded once per primitive (the bias stays) */
-            if (cb_blk_conv_reads_weights(r->prim[i], keep_w)) fold_bn(p, ex, i, p->fold_w);
-            w = p->fold_w;
-            b = p->fold_b[i];
-        }
-        st = cb_blk_conv_run(r->prim[i], x, w, b, buf(p, r, v), keep_w);
-        break;
-    }
-    case R_POOL:
-        if (own_pool(g, i)) {
-            const cb_node *x = &g->nodes[n->in[0]];
-            cb_blk_maxpool2x2(buf(p, r, n->in[0]), buf(p, r, i), batch, (int)x->dims[0], (int)x->dims[1],
-                              (int)x->dims[2]);
-        } else {
-            st = cb_blk_pool_run(r->prim[i], buf(p, r, n->in[0]), buf(p, r, i));
-        }
-        break;
-    case R_BN:
-        cb_blk_scale_shift(buf(p, r, n->in[0]), in_lane ? p->coef[i] : bn_coef(p, ex, i), buf(p, r, i), batch,
-                           (int)n->dims[0], (int)(n->dims[1] * n->dims[2]));
-        break;
-    case R_ADD:
-        cb_blk_add(buf(p, r, n->in[0]), buf(p, r, n->in[1]), buf(p, r, i), blocked_numel(n) * (size_t)batch);
-        break;
-    case R_MUL:
-        if (!mul_gate(g, n)) {
-            cb_blk_mul(buf(p, r, n->in[0]), buf(p, r, n->in[1]), buf(p, r, i), blocked_numel(n) * (size_t)batch);
-        } else {
-            cb_blk_mul_gate(buf(p, r, n->in[0]), cb_exec_slice(ex, n->in[1], b0), buf(p, r, i), batch,
-                            (int)n->dims[0], (int)(n->dims[1] * n->dims[2]));
-        }
-        break;
-    case R_ACT: {
-        /* The plain step over the whole blocked buffer, padded channels too
-         * (activations map 0 to a finite value, which zero weights then
-         * multiply): a copy of the node with the padded channel count. */
-        cb_node whole = *n;
-        whole.dims[0] = cb_blk_padded(n->dims[0]);
-        const cb_step s = {.ex = ex, .g = g, .n = &whole, .i = i, .b0 = 0, .batch = batch, .ws = ws,
-                           .fast = ex->kernels == CB_KERNELS_FAST ? CB_FAST_APPROX : CB_FAST_EXACT,
-                           .y = buf(p, r, i), .x = buf(p, r, n->in[0])};
-        st = cb_op_desc_of(n->op)->forward(&s);
-        break;
-    }
-    case R_CONCAT: {
-        const float *xs[CB_MAX_INPUTS];
-        int64_t sizes[CB_MAX_INPUTS];
-        for (int j = 0; j < n->n_in; j++) {
-            xs[j] = buf(p, r, n->in[j]);
-            sizes[j] = cb_node_numel(&g->nodes[n->in[j]]);
-        }
-        cb_blk_concat(xs, sizes, n->n_in, buf(p, r, i), batch);
-        break;
-    }
-    case R_GAP: {
-        const cb_node *x = &g->nodes[n->in[0]];
-        cb_blk_global_avgpool(buf(p, r, n->in[0]), cb_exec_slice(ex, i, b0), batch, (int)x->dims[0],
-                              (int)(x->dims[1] * x->dims[2]));
-        return CB_OK;
-    }
-    default: return cb_fail(CB_ERR_INVALID_ARG, "node '%s' is not in the blocked plan", n->name);
-    }
-    if (st == CB_OK && r->out_reorder[i]) st = cb_blk_reorder_run(r->out_reorder[i], buf(p, r, v), cb_exec_slice(ex, v, b0));
-    return st;
-}
-
-/* Parameters the steps outside the plan may read per chunk of a batch:
- * ResNet-50's and InceptionV3's classifiers (8 MiB) fit; VGG-16's (471
- * MiB, its first layer alone 392) would be read from memory again for
- * every few samples, so it runs whole batches. */
-#define LANE_PLAIN_PARAM_BYTES (16u << 20)
-
-int cb_blk_lanes_fit(const cb_blk_plan *p, const cb_graph *g)
-{
-    unsigned char *counted = calloc((size_t)g->count, 1);
-    if (!counted) return 0;
-    size_t bytes = 0;
-    for (int j = 0; j < g->count; j++) {
-        if (p->role[j] != R_NONE) continue;
-        for (int k = 0; k < g->nodes[j].n_in; k++) {
-            const int v = g->nodes[j].in[k];
-            if (g->nodes[v].op != CB_OP_PARAM || counted[v]) continue;
-            counted[v] = 1;
-            bytes += (size_t)cb_node_numel(&g->nodes[v]) * sizeof(float);
-        }
-    }
-    free(counted);
-    return bytes <= LANE_PLAIN_PARAM_BYTES;
-}
-
-/* Lane-parallel inference: lanes whose chunks of the batch run side by side
- * on their own threads, each with single-threaded kernels, where a thread
- * that loses its core would otherwise hold up every layer of the whole
- * batch (ResNet-50 at batch 32 on a 2-core Intel Xeon with a busy loop on
- * one core: 0.72-0.78 -> 1.84-2.02 s a pass, threads meeting after every
- * layer). Made before the lanes run, on the calling thread: each lane's
- * primitives on a context of its own (single-threaded, own scratchpad),
- * the convolutions' weights reordered once into the first lane's and
- * shared where the layouts agree, the batch normalisations' coefficients
- * and crossbind's own kernels' weights derived for this pass. */
-cb_status cb_blk_lanes_ready(cb_blk_plan *p, cb_exec *ex, int lanes, int chunk)
-{
-    if (lanes > p->nlanes) {
-        blk_run *more = realloc(p->lanes, (size_t)lanes * sizeof *more);
-        if (!more) return cb_fail(CB_ERR_NOMEM, "out of memory for inference lanes");
-        p->lanes = more;
-        for (int k = p->nlanes; k < lanes; k++) {
-            memset(&p->lanes[k], 0, sizeof p->lanes[k]);
-            p->nlanes = k + 1;
-            cb_status st = run_init(&p->lanes[k], p->count, p->nslots, 1);
-            if (st == CB_OK) st = cb_dnnl_ctx_create_lane(&p->lanes[k].dnnl);
-            if (st != CB_OK) return st;
-        }
-    }
-    const int was = omp_get_max_threads();
-    omp_set_num_threads(1); /* oneDNN plans each primitive for the threads it will run on */
-    cb_status st = CB_OK;
-    int made = 0;
-    for (int k = 0; k < lanes && st == CB_OK; k++)
-        if (p->lanes[k].batch != chunk) {
-            st = remake(p, ex, &p->lanes[k], chunk);
-            made = 1;
-        }
-    omp_set_num_threads(was);
-    if (st != CB_OK) return st;
-    /* Lanes not in use this pass (fewer threads now) may run on the first
-     * lane's old weights: they are made again when next used. */
-    for (int k = lanes; made && k < p->nlanes; k++) run_clear(&p->lanes[k], p->count);
-    const cb_graph *g = ex->g;
-    const blk_run *first = &p->lanes[0];
-    for (int i = 0; i < p->count && st == CB_OK; i++) {
-        const cb_node *n = &g->nodes[i];
-        if (p->role[i] == R_BN) bn_coef(p, ex, i);
-        if (p->role[i] != R_CONV) continue;
-        const float *w = ex->val[n->in[1]];
-        if (p->own[i]) {
-            const cb_conv_shape s = cb_node_conv_shape(g, n, chunk);
-            own_weights(p, ex, i, &s, w, own_kernels[p->own[i]].weights);
-            continue;
-        }
-        for (int k = 1; made && k < lanes; k++) cb_blk_conv_share_weights(p->lanes[k].prim[i], first->prim[i]);
-        int reads = 0;
-        for (int k = 0; k < lanes; k++) reads |= cb_blk_conv_reads_weights(p->lanes[k].prim[i], ex->params_frozen);
-        if (!reads) continue;
-        if (p->bn_of[i] >= 0) fold_bn(p, ex, i, p->fold_w);
-        for (int k = 0; k < lanes && st == CB_OK; k++) /* the first lane's first: the others may share it */
-            st = cb_blk_conv_ready_weights(p->lanes[k].prim[i], p->bn_of[i] >= 0 ? p->fold_w : w, ex->params_frozen);
-    }
-    return st;
-}
-
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
 {
     static const char *const names[] = {"", "conv2d", "pooling", "add", "activation", "concat", "global_avgpool",
@@ -894,7 +421,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
         cb_buf_printf(b, "fused into node %d's convolution (not materialised)", p->fused_into[i]);
         return;
     }
-    if (p->own[i]) cb_buf_printf(b, "%s: %s nChw%dc", names[p->role[i]], own_kernels[p->own[i]].what, p->block);
+    if (p->own[i]) cb_buf_printf(b, "%s: %s nChw%dc", names[p->role[i]], blk_own_kernels[p->own[i]].what, p->block);
     else cb_buf_printf(b, "%s: onednn-blocked nChw%dc", names[p->role[i]], p->block);
     if (p->role[i] == R_CONV) {
         if (!p->blocked[g->nodes[i].in[0]])
@@ -908,7 +435,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
         }
     }
     if (p->role[i] == R_GAP) cb_buf_printf(b, " (plain output)");
-    if (p->role[i] == R_POOL && own_pool(g, i)) cb_buf_printf(b, ", 2x2 max loop");
+    if (p->role[i] == R_POOL && blk_own_pool(g, i)) cb_buf_printf(b, ", 2x2 max loop");
     const int v = p->role[i] == R_CONV ? p->result[i] : i;
     if (p->blocked[v] && padded(&g->nodes[v], p->block))
         cb_buf_printf(b, ", channels padded to %lld", (long long)cb_blk_padded(g->nodes[v].dims[0]));
@@ -927,7 +454,7 @@ size_t cb_blk_bytes(const cb_blk_plan *p, const cb_graph *g, int whole, int lane
     if (!p) return 0;
     size_t f = p->in_floats;
     for (int s = 0; s < p->nslots; s++) f += p->slot_floats[s];
-    size_t total = f * (size_t)whole + (whole ? own_ws_floats(p, g, whole, p->threads) : 0);
-    if (lanes) total += (f * (size_t)chunk + own_ws_floats(p, g, chunk, 1)) * (size_t)lanes;
+    size_t total = f * (size_t)whole + (whole ? blk_own_ws_floats(p, g, whole, p->threads) : 0);
+    if (lanes) total += (f * (size_t)chunk + blk_own_ws_floats(p, g, chunk, 1)) * (size_t)lanes;
     return total * sizeof(float);
 }

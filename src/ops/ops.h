@@ -267,7 +267,7 @@ int cb_conv2d_matrix_product(const cb_conv_shape *s);
 int cb_dnnl_enabled(void);                      /* built in, and not turned off by CROSSBIND_CONV */
 const char *cb_dnnl_version(void);               /* NULL when not built in */
 cb_status cb_dnnl_ctx_create(cb_dnnl_ctx **out);
-/* A context for one lane of lane-parallel inference (src/graph/blocked.c):
+/* A context for one lane of lane-parallel inference (src/graph/blocked_run.c):
  * its own stream, and a scratchpad of its own that every primitive made on
  * it uses (grown to the largest by cb_dnnl_ctx_scratchpad). */
 cb_status cb_dnnl_ctx_create_lane(cb_dnnl_ctx **out);

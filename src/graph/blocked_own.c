@@ -1,0 +1,77 @@
+/* crossbind's own convolution kernels in the blocked-layout plan
+ * (blocked.c): their table, the rule choosing them, their converted
+ * weights and workspaces. */
+#include <stdlib.h>
+#include "blocked_internal.h"
+
+/* crossbind's own convolution kernels on blocked values, in the order a
+ * plan tries them (own_order): the direct 3x3 kernel of nChw16c
+ * (conv_direct16.c; ResNet-50's 3x3 layers of stride 2, and at batch 1 of
+ * stride 1 on planes of 7 to 16 wide, where Winograd's method does not
+ * run), the few-output product (conv_few.c; VGG-16's last layers on 4x4
+ * and 2x2 planes at batch 1: one product streaming the weights once), then
+ * Winograd's method (conv_winograd.c, fastmath only), whose transformed
+ * weights, 16/9 of these, would be read for a handful of 2x2 blocks where
+ * the few-output product runs. The first two run at every level (each
+ * output a direct sum). Each takes what its `supports` rule takes at the
+ * plan's largest batch; oneDNN runs the others. */
+const own_kernel blk_own_kernels[] = {
+    [OWN_FEW] = {"few-output product",
+                 "at most 64 outputs per channel at the largest batch (16 for 1x1 kernels), ungrouped, undilated",
+                 0, cb_few_supports, cb_few_weight_floats, cb_few_workspace, cb_few_weights, cb_few_conv},
+    [OWN_WINOGRAD] = {"winograd F(2x2,3x3)",
+                      "fastmath; 3x3 stride 1, at most 256 channels in and out (nChw16c: 96 2x2 tiles or more)", 1,
+                      cb_wino_supports, cb_wino_weight_floats, cb_wino_workspace, cb_wino_weights, cb_wino_conv},
+    [OWN_DIRECT16] = {"direct 3x3",
+                      "AVX-512 builds, nChw16c; 3x3 padding 1, rows of 7 or more; stride 2, or stride 1 at batch 1 "
+                      "where Winograd's method does not run",
+                      0, cb_direct16_supports, cb_direct16_weight_floats, cb_direct16_workspace, cb_direct16_weights,
+                      cb_direct16_conv},
+};
+/* The order a plan tries them in. */
+static const int own_order[] = {OWN_DIRECT16, OWN_FEW, OWN_WINOGRAD};
+enum { N_OWN = sizeof own_order / sizeof own_order[0] };
+
+void cb_blk_list_kernels(cb_buf *b)
+{
+    cb_buf_printf(b, "convolutions of the blocked-layout rewrite (inference at fused and fastmath, oneDNN built in),\n"
+                     "the first whose rule holds at the plan's largest batch:\n");
+    for (int k = 0; k < N_OWN; k++)
+        cb_buf_printf(b, "  %-19s cpu  fwd  %s\n", blk_own_kernels[own_order[k]].what, blk_own_kernels[own_order[k]].rule);
+    cb_buf_printf(b, "  %-19s cpu  fwd  any other\n", "onednn-blocked");
+}
+
+/* The convolutions crossbind's own kernels run, and their converted
+ * weights (shared by every run). */
+cb_status blk_plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
+{
+    for (int i = 0; i < g->count; i++) {
+        const cb_node *n = &g->nodes[i];
+        if (p->role[i] != R_CONV) continue;
+        const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
+        for (int k = 0; k < N_OWN && !p->own[i]; k++) {
+            const own_kernel *o = &blk_own_kernels[own_order[k]];
+            if ((o->fastmath_only && !fastmath) || !o->supports(&s, n->groups, p->block)) continue;
+            if (own_order[k] == OWN_DIRECT16 && fastmath && cb_wino_supports(&s, n->groups, p->block))
+                continue; /* Winograd's method, with fewer multiply-adds, was faster where it runs */
+            p->own[i] = (unsigned char)own_order[k];
+            if (!(p->own_w[i] = blk_aligned_floats(o->weight_floats(&s))))
+                return cb_fail(CB_ERR_NOMEM, "out of memory for a convolution's converted weights");
+        }
+    }
+    return CB_OK;
+}
+
+/* The workspace floats crossbind's own convolutions need at `batch` on
+ * `threads` threads (the largest one's: they run one at a time). */
+size_t blk_own_ws_floats(const cb_blk_plan *p, const cb_graph *g, int batch, int threads)
+{
+    size_t ws = 0;
+    for (int i = 0; i < g->count; i++) {
+        if (!p->own[i]) continue;
+        const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], batch);
+        const size_t w = blk_own_kernels[p->own[i]].workspace(&s, threads);
+        if (w > ws) ws = w;
+    }
+    return ws;
+}
