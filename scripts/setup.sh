@@ -88,8 +88,10 @@ done
 failed_list=$(mktemp /tmp/crossbind-setup-XXXXXX)
 trap 'rm -f "$failed_list"' EXIT
 # Interrupted, the stream running beside goes too (a background job of a
-# script ignores SIGINT).
-trap 'echo "setup: interrupted" >&2; kill 0' INT TERM
+# script ignores SIGINT). The handler first restores the default action:
+# `kill 0` signals this script as well, which would run the handler again,
+# and again.
+trap 'trap - INT TERM; echo "setup: interrupted" >&2; kill 0' INT TERM
 # run_stream INSTALL...: runs each in turn; a failed one goes on the list.
 run_stream() {
     for f in "$@"; do
