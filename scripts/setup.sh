@@ -98,10 +98,13 @@ run_stream() {
         bash "$f" || echo "$f" >>"$failed_list"
     done
 }
+# Both in the background: a signal's handler runs during `wait` at once,
+# not after the install in the foreground has finished.
 run_stream "${torch_stream[@]}" &
 torch_pid=$!
-run_stream "${other_stream[@]}"
-wait "$torch_pid"
+run_stream "${other_stream[@]}" &
+other_pid=$!
+wait "$torch_pid" "$other_pid"
 mapfile -t failed_installs <"$failed_list"
 if [ ${#failed_installs[@]} -gt 0 ]; then
     echo "setup: these binding environments could not be installed (the study reports them as unavailable): ${failed_installs[*]}" >&2
