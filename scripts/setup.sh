@@ -10,6 +10,7 @@
 #   libFuzzer (libclang-rt) for the fuzz targets, SciPy and scikit-learn
 #   (the statistics' oracles), Chromium with playwright-core (npm) for the
 #   report's browser test, valgrind (the performance regression guard).
+#   procps (pgrep: the suites check that no process is left behind).
 # Build also: libsqlite3-dev (the study's results store), libdnnl-dev
 #   (oneDNN, the convolution backend of large layers; optional to the build),
 #   libjpeg-dev and libpng-dev (the image pipeline's decoders).
@@ -25,7 +26,7 @@ for p in gcc make libc6-dev libopenblas-dev libdnnl-dev zlib1g-dev libprotobuf-c
          libjpeg-dev libpng-dev python3-skimage python3-torchvision \
          python3-numpy python3-torch python3-onnx dataset-fashion-mnist libonnx-testdata gzip \
          python3-scipy python3-sklearn chromium \
-         clang libclang-rt-dev valgrind python3-venv; do
+         clang libclang-rt-dev valgrind python3-venv procps; do
     have_pkg "$p" || need+=("$p")
 done
 # Node.js may come from another source than Debian's packages: ask for the commands.

@@ -8,6 +8,8 @@
 # test, the performance regression guard (instruction counts against a
 # baseline), the benchmark command's checks, each binding's runner tests
 # (tests/runner_*_test.sh) and a bounded fuzzing run.
+# The sanitizer build's suites run in a second stream beside the others
+# (their logs are shown whole at the end).
 # Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,21 +37,48 @@ LOG=$(mktemp /tmp/crossbind-suite-XXXXXX.log)
 # Every suite's FAIL lines, repeated at the end so that the last lines of a
 # long log (all CI keeps) say which check failed.
 FAILURES=$(mktemp /tmp/crossbind-failures-XXXXXX.txt)
-DELTA_TEST_WORK=""
-trap 'rm -f "$LOG" "$FAILURES"; [ -z "$DELTA_TEST_WORK" ] || rm -rf "$DELTA_TEST_WORK"' EXIT
+DELTA_TEST_WORK="" STREAM_DIR="" STREAM_DIR_MAIN=""
+# On exit, what still runs (an interrupted run: the suite in progress and
+# the sanitizer stream's) is stopped, and the temporary files go.
+kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill -TERM "$1" 2>/dev/null; }
+cleanup() {
+    local c
+    for c in $(pgrep -P $$); do kill_tree "$c"; done
+    rm -f "$LOG" "$FAILURES"
+    [ -z "$DELTA_TEST_WORK" ] || rm -rf "$DELTA_TEST_WORK"
+    [ -z "$STREAM_DIR_MAIN$STREAM_DIR" ] || rm -rf "$STREAM_DIR_MAIN$STREAM_DIR"
+}
+trap cleanup EXIT
 # run_suite NAME CMD...: runs a suite that ends with "N passed, N failed".
+# In the main stream its output goes to the terminal as it comes; in the
+# sanitizer stream (STREAM_DIR set, below) to a log of its own, shown when
+# both streams are done, with one line of progress when it ends.
+stream_n=0
 run_suite() {
     local name="$1"; shift
-    local t0
+    local t0 log="$LOG"
     t0=$(date +%s)
-    echo "== $name"
-    "$@" 2>&1 | tee "$LOG"
-    echo "($name: $(duration $(($(date +%s) - t0))))"
+    if [ -n "${STREAM_DIR:-}" ]; then
+        stream_n=$((stream_n + 1))
+        log="$STREAM_DIR/$(printf '%02d' "$stream_n").log"
+        { echo "== $name"; "$@" 2>&1; } >"$log"
+    else
+        echo "== $name"
+        "$@" 2>&1 | tee "$log"
+    fi
+    local took dur
+    dur=$(duration $(($(date +%s) - t0))); took="($name: $dur)"
     local line p f
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1)
-    grep -E '^FAIL' "$LOG" | sed "s/^/  [$name] /" >>"$FAILURES"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    grep -E '^FAIL' "$log" | sed "s/^/  [$name] /" >>"$FAILURES"
+    if [ -n "${STREAM_DIR:-}" ]; then
+        echo "$took" >>"$log"
+        echo "   [beside] $name: ${line:-no result line} ($dur)"
+    else
+        echo "$took"
+    fi
     if [ -z "$line" ]; then
-        echo "$name: no result line (crashed?)"
+        [ -n "${STREAM_DIR:-}" ] || echo "$name: no result line (crashed?)"
         echo "  [$name] no result line (crashed?)" >>"$FAILURES"
         total_fail=$((total_fail + 1))
         return
@@ -65,38 +94,60 @@ if ! /usr/bin/python3 runners/pytorch/crossbind_torch.py golden --out "$CB_GOLDE
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_suite "unit tests" ./build/unit_tests
-run_suite "unit tests (address + undefined sanitizers)" ./build-san/unit_tests
-run_suite "command line" bash tests/cli_test.sh build
-run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
-run_suite "the executor's plan: goldens, hash, bad input" bash tests/plan_test.sh build
-run_suite "the executor's plan (sanitizers)" bash tests/plan_test.sh build-san
-run_suite "blocked layouts in inference" bash tests/blocked_test.sh build
-run_suite "blocked layouts (sanitizers)" bash tests/blocked_test.sh build-san
-run_suite "hostile data sets and NaN weights" bash tests/hostile_data_test.sh build
-run_suite "hostile data sets and NaN weights (sanitizers)" bash tests/hostile_data_test.sh build-san
-run_suite "the ImageNet image pipeline against Pillow and torchvision" bash tests/image_test.sh build
-run_suite "the ImageNet image pipeline (sanitizers)" bash tests/image_test.sh build-san
 ONNX_NODE=/usr/share/libonnx-testdata/data/node
 # Both builds' delta suites run the same examples: the second reuses the
 # first's exports (PyTorch's and Keras' models, made by their runners, not
 # by crossbind), as any delta run in the same work directory does.
 DELTA_TEST_WORK=$(mktemp -d /tmp/crossbind-delta-work-XXXXXX)
 export DELTA_TEST_WORK
+
+# The sanitizer build's suites run in a second stream beside the others.
+# Most of the main stream's time is spent in Python (the frameworks the
+# suites compare with), which keeps one of the two cores busy; the
+# sanitizer suites are crossbind's own code and fill the other. Nothing is
+# shared between the two streams but read-only files (both builds, the
+# golden file), each suite works in its own mktemp directory, and no check
+# there waits on a time shorter than ten times what it measures. The
+# sanitizer delta suite waits for the main one's exports (DELTA_READY).
+STREAM_DIR=$(mktemp -d /tmp/crossbind-san-stream-XXXXXX)
+DELTA_READY="$STREAM_DIR/delta-exports-ready"
+(
+    trap - EXIT
+    FAILURES="$STREAM_DIR/failures" total_pass=0 total_fail=0
+    run_suite "unit tests (address + undefined sanitizers)" ./build-san/unit_tests
+    run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
+    run_suite "the executor's plan (sanitizers)" bash tests/plan_test.sh build-san
+    run_suite "blocked layouts (sanitizers)" bash tests/blocked_test.sh build-san
+    run_suite "hostile data sets and NaN weights (sanitizers)" bash tests/hostile_data_test.sh build-san
+    run_suite "the ImageNet image pipeline (sanitizers)" bash tests/image_test.sh build-san
+    run_suite "statistics (sanitizers)" /usr/bin/python3 tests/stats_test.py build-san
+    run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
+    run_suite "ONNX against the onnx package (sanitizers)" bash tests/onnx_package_test.sh build-san
+    run_suite "interchange (sanitizers)" bash tests/interchange_test.sh build-san
+    run_suite "the study (sanitizers)" bash tests/study_test.sh build-san
+    until [ -e "$DELTA_READY" ]; do sleep 2; done
+    run_suite "differential testing (sanitizers)" bash tests/delta_test.sh build-san
+    echo "$total_pass $total_fail" >"$STREAM_DIR/totals"
+) &
+stream_pid=$!
+STREAM_DIR_MAIN=$STREAM_DIR STREAM_DIR=""
+
+run_suite "unit tests" ./build/unit_tests
+run_suite "command line" bash tests/cli_test.sh build
+run_suite "the executor's plan: goldens, hash, bad input" bash tests/plan_test.sh build
+run_suite "blocked layouts in inference" bash tests/blocked_test.sh build
+run_suite "hostile data sets and NaN weights" bash tests/hostile_data_test.sh build
+run_suite "the ImageNet image pipeline against Pillow and torchvision" bash tests/image_test.sh build
 run_suite "differential testing: planted divergence, resume, report" bash tests/delta_test.sh build
-run_suite "differential testing (sanitizers)" bash tests/delta_test.sh build-san
+touch "$DELTA_READY"
 run_suite "the runners' delta commands (PyTorch 2.7.1 and 1.13, ONNX Runtime)" bash tests/delta_runners_test.sh
 run_suite "the runners' delta commands (Keras, its tf2onnx and TFLite exports)" bash tests/delta_keras_runners_test.sh
 run_suite "the TVM runner's delta command (opt_levels, passes, capture)" bash tests/delta_tvm_runner_test.sh
 run_suite "statistics against SciPy and scikit-learn" /usr/bin/python3 tests/stats_test.py build
-run_suite "statistics (sanitizers)" /usr/bin/python3 tests/stats_test.py build-san
 run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
-run_suite "ONNX backend node tests (sanitizers)" ./build-san/onnx_conformance "$ONNX_NODE" tests/onnx_exclude.txt
 run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build
-run_suite "interchange (sanitizers)" bash tests/interchange_test.sh build-san
 run_suite "text data and recurrent models" bash tests/text_models_test.sh build
 run_suite "the study: store, resume after SIGKILL, failures, report in Chromium" bash tests/study_test.sh build
-run_suite "the study (sanitizers)" bash tests/study_test.sh build-san
 run_suite "training parity with PyTorch" bash tests/parity_test.sh
 run_suite "performance regression guard (instruction counts)" bash scripts/perf_guard.sh
 run_suite "benchmark command" bash tests/bench_test.sh build
@@ -112,9 +163,19 @@ for t in tests/runner_*_test.sh; do
 done
 run_suite "ImageNet CNNs from torchvision through ONNX" bash tests/imagenet_cnns_test.sh build
 run_suite "ONNX against the onnx package: opsets to 23, reference evaluator, external data, node tests" bash tests/onnx_package_test.sh build
-run_suite "ONNX against the onnx package (sanitizers)" bash tests/onnx_package_test.sh build-san
 run_suite "ImageNet CNNs from tf.keras.applications through tf2onnx" bash tests/keras_apps_test.sh build
 run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+# The sanitizer stream's suites, whole, after the main stream's.
+wait "$stream_pid"
+echo "== the sanitizer build's suites (ran beside the others)"
+cat "$STREAM_DIR_MAIN"/[0-9]*.log
+cat "$STREAM_DIR_MAIN/failures" >>"$FAILURES" 2>/dev/null
+if read -r sp sf <"$STREAM_DIR_MAIN/totals"; then
+    total_pass=$((total_pass + sp)); total_fail=$((total_fail + sf))
+else
+    echo "the sanitizer stream ended without its totals"; echo "  [sanitizer stream] ended without its totals" >>"$FAILURES"
+    total_fail=$((total_fail + 1))
+fi
 echo "== all suites"
 echo "the whole command took $(duration $(($(date +%s) - suite_start))) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), setup and builds included"
 if [ -s "$FAILURES" ]; then echo "what failed:"; cat "$FAILURES"; fi
