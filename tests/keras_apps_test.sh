@@ -18,7 +18,7 @@
 # along the last axis before the first Transpose), and tf2onnx leaves
 # tensors in [N,H,W,C] between convolutions (hard swish, squeeze and
 # excitation, Pad): crossbind keeps them as [N,C,H,W] (onnx_import_nhwc.c).
-# 163 tests; 4 min 43 s on the 2-core Intel Xeon (family 6, model 207)
+# 164 tests (163 when measured); 4 min 43 s on the 2-core Intel Xeon (family 6, model 207)
 # while other jobs ran (149 of them took 2 min 15 s on the 2-core AMD EPYC
 # Zen 5 alone), most of it tf2onnx's optimiser (ResNet50 about 40 s).
 # ConvNeXt and RegNet are not here: Keras computes their grouped and
@@ -88,6 +88,13 @@ LIST
 check "nasnet_mobile_o13: Keras' Cropping2D (a Slice) is a cropping pad of [N,C,H,W]" bash -c \
     '"$1" plan "$2" --batch 2 > "$3" && test "$(grep -c "cropping2d[_0-9]*/strided_slice:0 pad \[" "$3")" -eq 4' \
     _ "$BIN" "$T/nasnet_mobile_o13.onnx" "$T/plan.txt"
+# Keras' ZeroPadding2D (a Pad node, a row and a column at the far side)
+# before each stride-2 convolution is folded into that convolution's
+# padding at the fused levels where oneDNN runs it, never written
+# (src/graph/blocked.c, fold_pads); the outputs above hold it to TensorFlow's.
+check "mobilenet_v2_o13: its 5 zero Pads are the stride-2 convolutions' padding at fused" bash -c \
+    '"$1" plan "$2" --batch 1 --level fused > "$3" && { ! grep -q "oneDNN in use" "$3" ||
+     test "$(grep -c "zeros folded into the padding of node" "$3")" -eq 5; }' _ "$BIN" "$T/mobilenet_v2_o13.onnx" "$T/plan.txt"
 # Keras' in-model Rescaling of the 3-channel image (a depthwise 1x1 each)
 # runs plain: oneDNN's only kernel for a grouped convolution of a plain
 # source is its reference one (3.7 ms of MobileNetV3-small's 4.9 at batch 1).

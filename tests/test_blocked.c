@@ -153,3 +153,72 @@ TEST(blocked_lanes_follow_the_thread_count)
     cb_exec_free(whole);
     cb_graph_free(&g);
 }
+
+/* A zero Pad before a stride-2 depthwise convolution (as Keras' ZeroPadding2D,
+ * with a row above too: sides of the padding differ) is folded into the convolution's
+ * padding; a Pad of another value, or one whose value was asked for at
+ * plan time, is not. The outputs are the reference level's either way,
+ * and the taps on the folded zeros are not counted as done. */
+static int build_padded(cb_graph *g, int *x, int pin_pad)
+{
+    const int64_t dims[3] = {16, 64, 64}, dw[4] = {32, 1, 3, 3}, w2[4] = {16, 32, 3, 3};
+    if (cb_graph_init(g) != CB_OK) return -1;
+    *x = cb_graph_input(g, "x", 3, dims);
+    const int c0 = cb_graph_unary(g, CB_OP_RELU, cb_graph_conv2d(g, "c0", *x, 32, 3, 1, 1, 1));
+    const int zeros[4] = {1, 0, 1, 1}, ring[4] = {1, 1, 1, 1}; /* top, left, bottom, right */
+    const int p1 = cb_graph_pad(g, c0, zeros, 0.0f);
+    g->nodes[p1].pinned = pin_pad;
+    const cb_window s2 = {.kh = 3, .kw = 3, .sh = 2, .sw = 2}, s1 = {.kh = 3, .kw = 3, .sh = 1, .sw = 1};
+    const int c1 = cb_graph_conv2d_grouped(g, "c1", p1, cb_graph_param(g, "c1.weight", 4, dw, CB_INIT_KAIMING_UNIFORM, 9),
+                                           -1, &s2, 32);
+    const int p2 = cb_graph_pad(g, cb_graph_unary(g, CB_OP_RELU, c1), ring, 0.5f);
+    const int c2 = cb_graph_conv2d_with(g, "c2", p2, cb_graph_param(g, "c2.weight", 4, w2, CB_INIT_KAIMING_UNIFORM, 288),
+                                        -1, &s1);
+    g->output = cb_graph_global_avgpool(g, c2);
+    if (cb_graph_finalize(g) != CB_OK) return -1;
+    cb_rng rng;
+    cb_rng_seed(&rng, 5);
+    cb_graph_init_params(g, &rng);
+    return p1;
+}
+
+static void check_pad_fold(int pin_pad)
+{
+    enum { B = 2 };
+    cb_graph g;
+    int x = -1;
+    const int p1 = build_padded(&g, &x, pin_pad);
+    CHECK(p1 >= 0);
+    cb_exec *ex = NULL, *ref = NULL;
+    CHECK_OK(cb_exec_create(&g, B, 0, CB_KERNELS_FUSED, &ex));
+    CHECK_OK(cb_exec_create(&g, B, 0, CB_KERNELS_REFERENCE, &ref));
+    if (!ex || !ref) return;
+    char *plan = cb_exec_plan_text(ex);
+    CHECK(plan != NULL);
+    const int blocked = plan && strstr(plan, "oneDNN in use") && strstr(plan, "nChw");
+    const char *folded = plan ? strstr(plan, "zeros folded into the padding of") : NULL;
+    /* one Pad folded (the zeros, unless pinned), never the one of 0.5 */
+    CHECK(!folded == (!blocked || pin_pad));
+    CHECK(!folded || !strstr(folded + 1, "zeros folded into the padding of"));
+    /* c1's taps on the folded zeros: 32 channels x (96^2 - 95^2) multiply-adds (a row above, a column right) */
+    CHECK(cb_exec_forward_flops_done(ex) == cb_graph_forward_flops_done(&g) - (folded ? 2.0 * 32 * (96 * 96 - 95 * 95) : 0));
+    free(plan);
+    float y[B * 16], yr[B * 16];
+    cb_exec *both[] = {ex, ref};
+    for (int k = 0; k < 2; k++) {
+        float *in = cb_exec_value(both[k], x);
+        for (int i = 0; i < B * 16 * 64 * 64; i++) in[i] = sinf(0.11f * (float)i);
+        CHECK_OK(cb_exec_forward(both[k], B));
+        memcpy(k ? yr : y, cb_exec_value(both[k], g.output), sizeof y);
+    }
+    CHECK(check_close("pads folded or not: the reference level's", y, yr, B * 16, 1e-5, 1e-4));
+    int by = -1;
+    CHECK(cb_exec_materialised(ex, p1, &by) == !folded);
+    cb_exec_free(ex);
+    cb_exec_free(ref);
+    cb_graph_free(&g);
+}
+
+TEST(blocked_zero_pad_folds_into_the_convolution) { check_pad_fold(0); }
+
+TEST(blocked_pinned_pad_is_not_folded) { check_pad_fold(1); }

@@ -204,7 +204,7 @@ static void fuse(cb_blk_plan *p, const cb_graph *g, int fold_bn)
                  * runs and read by nothing after it: its buffer takes the sum. */
                 const int o = n->in[1 - side];
                 int ok = o < conv && p->sum_with[conv] < 0 && !observable(g, o) && g->nodes[o].op != CB_OP_INPUT &&
-                         o != g->nodes[conv].in[0]; /* the convolution's own input cannot take its output */
+                         o != blk_conv_src(p, g, conv); /* the convolution's own input cannot take its output */
                 for (int r = conv + 1; r < g->count && ok; r++) /* k (after conv) must be o's last reader */
                     for (int j = 0; j < g->nodes[r].n_in; j++)
                         if (g->nodes[r].in[j] == o && r != k) ok = 0;
@@ -219,6 +219,57 @@ static void fuse(cb_blk_plan *p, const cb_graph *g, int fold_bn)
             p->result[conv] = k;
             break;
         }
+    }
+}
+
+int blk_conv_src(const cb_blk_plan *p, const cb_graph *g, int i)
+{
+    return p->pad_from[i] >= 0 ? g->nodes[p->pad_from[i]].in[0] : g->nodes[i].in[0];
+}
+
+cb_conv_shape blk_conv_shape(const cb_blk_plan *p, const cb_graph *g, int i, int batch)
+{
+    cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], batch);
+    if (p->pad_from[i] >= 0) {
+        const cb_node *pad = &g->nodes[p->pad_from[i]], *x = &g->nodes[pad->in[0]];
+        s.h = (int)x->dims[1], s.w = (int)x->dims[2];
+        s.ph += pad->pads[0], s.pw += pad->pads[1];
+    }
+    return s;
+}
+
+/* Zero padding folded into the convolution that alone reads it: Keras'
+ * ZeroPadding2D before a stride-2 convolution (tf2onnx writes it as a Pad
+ * node, one row and column at the far side) made the value leave the
+ * blocked buffers, padded plain and reordered in again: at batch 1 those
+ * Pad steps alone took 0.98 ms of Keras MobileNetV2's 5.7 (2-core Xeon).
+ * oneDNN takes a padding per side, the far one from the output size, so
+ * the convolution reads the Pad's input with the rows and columns added to
+ * its own padding: the same sums, the zeros never written. Only where
+ * oneDNN runs the convolution (crossbind's own kernels assume equal
+ * sides) and the Pad's value is not observable. */
+static void fold_pads(cb_blk_plan *p, const cb_graph *g)
+{
+    for (int k = 0; k < g->count; k++) {
+        const cb_node *pad = &g->nodes[k];
+        if (pad->op != CB_OP_PAD || p->role[k] != R_NONE || pad->pad_mode != CB_PAD_CONSTANT || pad->lo != 0.0f ||
+            pad->pads[0] < 0 || pad->pads[1] < 0 || pad->pads[2] < 0 || pad->pads[3] < 0 || !image_like(pad) ||
+            observable(g, k) || uses(g, k) != 1)
+            continue;
+        int c = -1;
+        for (int r = k + 1; r < g->count && c < 0; r++)
+            if (g->nodes[r].n_in && g->nodes[r].in[0] == k) c = r;
+        if (c < 0 || p->role[c] != R_CONV || p->pad_from[c] >= 0 || !image_like(&g->nodes[pad->in[0]])) continue;
+        p->pad_from[c] = k;
+        const cb_conv_shape s = blk_conv_shape(p, g, c, 1);
+        const int ekh = (s.kh - 1) * (s.dh > 1 ? s.dh : 1) + 1, ekw = (s.kw - 1) * (s.dw > 1 ? s.dw : 1) + 1;
+        const long far_h = (long)(s.oh - 1) * s.sh + ekh - s.h - s.ph, far_w = (long)(s.ow - 1) * s.sw + ekw - s.w - s.pw;
+        if (far_h < 0 || far_w < 0) { /* a crop the padding cannot say */
+            p->pad_from[c] = -1;
+            continue;
+        }
+        p->role[k] = R_FUSED;
+        p->fused_into[k] = c;
     }
 }
 
@@ -278,7 +329,7 @@ static void plan_exits(cb_blk_plan *p, const cb_graph *g)
     for (int v = 0; v < g->count; v++)
         if (p->blocked[v] && holds_result(p, v) && observable(g, v)) p->exit[v] = 1;
     for (int k = 0; k < g->count; k++) {
-        if (p->role[k] != R_NONE && !(p->role[k] == R_CONV && !p->blocked[g->nodes[k].in[0]])) continue;
+        if (p->role[k] != R_NONE && !(p->role[k] == R_CONV && !p->blocked[blk_conv_src(p, g, k)])) continue;
         for (int j = 0; j < g->nodes[k].n_in; j++) {
             const int v = g->nodes[k].in[j];
             if (p->blocked[v] && (p->role[k] == R_NONE || j > 0)) p->exit[v] = 1;
@@ -298,7 +349,7 @@ void cb_blk_plan_free(cb_blk_plan *p)
     for (int i = 0; p->fold_b && i < p->count; i++) free(p->fold_b[i]);
     for (int i = 0; p->own_w && i < p->count; i++) free(p->own_w[i]);
     free(p->own), free(p->own_w), free(p->own_ready);
-    free(p->coef), free(p->bn_of), free(p->fold_b), free(p->fold_w);
+    free(p->coef), free(p->bn_of), free(p->pad_from), free(p->fold_b), free(p->fold_w);
     free(p->role), free(p->blocked), free(p->exit), free(p->captured), free(p->fused_into), free(p->result), free(p->sum_with);
     free(p->npost), free(p->post), free(p->slot);
     free(p);
@@ -333,16 +384,16 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
     p->fused_into = malloc(n * sizeof(int)), p->result = malloc(n * sizeof(int)), p->sum_with = malloc(n * sizeof(int));
     p->npost = calloc(n, sizeof(int)), p->post = calloc(n, sizeof *p->post), p->slot = malloc(n * sizeof(int));
     p->slot_floats = calloc(n, sizeof(size_t));
-    p->bn_of = malloc(n * sizeof(int)), p->coef = calloc(n, sizeof(float *)), p->fold_b = calloc(n, sizeof(float *));
+    p->bn_of = malloc(n * sizeof(int)), p->pad_from = malloc(n * sizeof(int)), p->coef = calloc(n, sizeof(float *)), p->fold_b = calloc(n, sizeof(float *));
     p->own = calloc(n, 1), p->own_w = calloc(n, sizeof(float *)), p->own_ready = calloc(n, 1);
     p->max_batch = max_batch;
     p->threads = omp_get_max_threads();
-    if (!p->own || !p->own_w || !p->own_ready || !p->bn_of || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
+    if (!p->own || !p->own_w || !p->own_ready || !p->bn_of || !p->pad_from || !p->coef || !p->fold_b || !p->role || !p->blocked || !p->exit || !p->captured || !p->fused_into || !p->result || !p->sum_with || !p->npost || !p->post ||
         !p->slot || !p->slot_floats) {
         cb_blk_plan_free(p);
         return cb_fail(CB_ERR_NOMEM, "out of memory planning blocked layouts");
     }
-    for (int i = 0; i < g->count; i++) p->fused_into[i] = p->sum_with[i] = p->bn_of[i] = -1, p->result[i] = i;
+    for (int i = 0; i < g->count; i++) p->fused_into[i] = p->sum_with[i] = p->bn_of[i] = p->pad_from[i] = -1, p->result[i] = i;
     unsigned char *dropped = calloc(n, 1);
     if (!dropped) {
         cb_blk_plan_free(p);
@@ -354,14 +405,15 @@ cb_status cb_blk_plan_create(const cb_graph *g, int max_batch, int fastmath, cb_
         cb_blk_plan_free(p);
         return CB_OK;
     }
+    fold_pads(p, g);
     fuse(p, g, fastmath);
     plan_exits(p, g);
     cb_status st = assign_slots(p, g);
     if (st == CB_OK) st = blk_plan_own(p, g, fastmath);
     if (st == CB_OK) st = blk_run_init(&p->whole, p->count, p->nslots, p->threads);
     for (int i = 0; i < g->count; i++)
-        if (p->role[i] == R_CONV && !p->blocked[g->nodes[i].in[0]]) {
-            const cb_node *x = &g->nodes[g->nodes[i].in[0]];
+        if (p->role[i] == R_CONV && !p->blocked[blk_conv_src(p, g, i)]) {
+            const cb_node *x = &g->nodes[blk_conv_src(p, g, i)];
             if (x->dims[0] >= block && blk_numel(x) > p->in_floats) p->in_floats = blk_numel(x);
         }
     for (int i = 0; i < g->count && st == CB_OK; i++)
@@ -418,14 +470,16 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
     static const char *const names[] = {"", "conv2d", "pooling", "add", "activation", "concat", "global_avgpool",
                                         "batchnorm", "mul", "fused"};
     if (p->role[i] == R_FUSED) {
-        cb_buf_printf(b, "fused into node %d's convolution (not materialised)", p->fused_into[i]);
+        cb_buf_printf(b, "%s node %d's convolution (not materialised)",
+                      g->nodes[i].op == CB_OP_PAD ? "zeros folded into the padding of" : "fused into", p->fused_into[i]);
         return;
     }
     if (p->own[i]) cb_buf_printf(b, "%s: %s nChw%dc", names[p->role[i]], blk_own_kernels[p->own[i]].what, p->block);
     else cb_buf_printf(b, "%s: onednn-blocked nChw%dc", names[p->role[i]], p->block);
     if (p->role[i] == R_CONV) {
-        if (!p->blocked[g->nodes[i].in[0]])
-            cb_buf_printf(b, ", input %s", g->nodes[g->nodes[i].in[0]].dims[0] < p->block ? "plain" : "reordered in");
+        const int src = blk_conv_src(p, g, i);
+        if (p->pad_from[i] >= 0) cb_buf_printf(b, ", reads node %d with node %d's zeros as padding", src, p->pad_from[i]);
+        if (!p->blocked[src]) cb_buf_printf(b, ", input %s", g->nodes[src].dims[0] < p->block ? "plain" : "reordered in");
         if (p->bn_of[i] >= 0) cb_buf_printf(b, " +batchnorm(node %d) folded into the weights", p->bn_of[i]);
         for (int k = 0; k < p->npost[i]; k++) {
             const cb_blk_post *q = &p->post[i][k];
@@ -442,8 +496,15 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
     if (p->blocked[v]) cb_buf_printf(b, ", buffer %d%s", p->slot[v], p->exit[v] ? ", copied out" : "");
 }
 
-double cb_blk_winograd_flops(const cb_blk_plan *p, const cb_graph *g, int i)
+double cb_blk_flops_done(const cb_blk_plan *p, const cb_graph *g, int i)
 {
+    if (p && p->role[i] == R_CONV && p->pad_from[i] >= 0) { /* the count of a convolution reading the Pad's input */
+        cb_node n = g->nodes[i];
+        const cb_node *pad = &g->nodes[p->pad_from[i]];
+        n.in[0] = pad->in[0];
+        n.ph += pad->pads[0], n.pw += pad->pads[1];
+        return cb_op_desc_of(CB_OP_CONV2D)->flops_done(g, &n);
+    }
     if (!p || p->own[i] != OWN_WINOGRAD) return 0;
     const cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], 1);
     return 2.0 * 16 * ((s.oh + 1) / 2) * ((s.ow + 1) / 2) * (double)s.c * s.oc;

@@ -40,9 +40,11 @@ void cb_blk_capture(cb_blk_plan *p, int i);
 void cb_blk_list_kernels(cb_buf *b);
 /* Node i's step as plan text. */
 void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b);
-/* Node i's floating-point operations per sample where Winograd's method
- * runs it (its 16 point products per 2x2 block of outputs), else 0. */
-double cb_blk_winograd_flops(const cb_blk_plan *p, const cb_graph *g, int i);
+/* Node i's floating-point operations done per sample where the plan
+ * changes them, else 0 (the node's own count holds): Winograd's method
+ * (its 16 point products per 2x2 block of outputs), a convolution with a
+ * Pad folded in (the Pad's zeros are padding, never multiplied). */
+double cb_blk_flops_done(const cb_blk_plan *p, const cb_graph *g, int i);
 /* The blocked buffers' bytes, with crossbind's own convolutions'
  * workspaces: for a whole batch of `whole` samples (0: none runs whole)
  * and for `lanes` lanes of `chunk` samples. */

@@ -51,6 +51,7 @@ struct cb_blk_plan {
     int *result;            /* convolution: the node whose value holds its group's result */
     int *sum_with;          /* convolution: the Add's other operand whose buffer it accumulates into, or -1 */
     int *bn_of;             /* convolution: the batch normalisation folded into its weights and bias, or -1 */
+    int *pad_from;          /* convolution: the zero Pad folded into its padding (it reads the Pad's input), or -1 */
     float **coef;           /* batch normalisation: its per-channel scales then shifts, made at each pass */
     float **fold_b;         /* convolution with bn_of: its folded bias */
     float *fold_w;          /* the folded weights of the convolution being reordered (the largest one's size) */
@@ -74,6 +75,11 @@ struct cb_blk_plan {
 /* The floats per sample of node n's blocked value, padded channels included. */
 static inline size_t blk_numel(const cb_node *n) { return (size_t)(cb_blk_padded(n->dims[0]) * n->dims[1] * n->dims[2]); }
 
+/* The value convolution i reads (its input, or the input of the Pad
+ * folded into it) and its shape at `batch` with that Pad's rows and columns
+ * as padding: the far side's padding follows from the output size. */
+int blk_conv_src(const cb_blk_plan *p, const cb_graph *g, int i);
+cb_conv_shape blk_conv_shape(const cb_blk_plan *p, const cb_graph *g, int i, int batch);
 /* Max pooling that crossbind's own blocked loop runs (oneDNN's the others). */
 int blk_own_pool(const cb_graph *g, int i);
 /* A Mul's second operand is a channel gate ([C,1,1]) rather than a tensor of

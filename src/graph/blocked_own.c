@@ -47,7 +47,7 @@ cb_status blk_plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
 {
     for (int i = 0; i < g->count; i++) {
         const cb_node *n = &g->nodes[i];
-        if (p->role[i] != R_CONV) continue;
+        if (p->role[i] != R_CONV || p->pad_from[i] >= 0) continue; /* a folded Pad's sides differ: oneDNN's */
         const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
         for (int k = 0; k < N_OWN && !p->own[i]; k++) {
             const own_kernel *o = &blk_own_kernels[own_order[k]];

@@ -119,9 +119,9 @@ static cb_status make_prims(cb_blk_plan *p, cb_exec *ex, blk_run *r, int i, int 
     cb_dnnl_ctx *ctx = r->dnnl ? r->dnnl : ex->dnnl;
     cb_status st = CB_OK;
     if (p->role[i] == R_CONV) {
-        cb_conv_shape s = cb_node_conv_shape(g, n, batch);
-        const cb_node *x = &g->nodes[n->in[0]];
-        int src_blocked = p->blocked[n->in[0]];
+        cb_conv_shape s = blk_conv_shape(p, g, i, batch);
+        const cb_node *x = &g->nodes[blk_conv_src(p, g, i)];
+        int src_blocked = p->blocked[blk_conv_src(p, g, i)];
         if (!src_blocked && x->dims[0] >= p->block) { /* fewer channels (an image): oneDNN reads them plain */
             st = cb_blk_reorder_create(ctx, batch, s.c, s.h, s.w, 0, &r->in_reorder[i]);
             src_blocked = 1;
@@ -177,7 +177,8 @@ cb_status cb_blk_forward(cb_blk_plan *p, cb_exec *ex, int i, int b0, int batch, 
     cb_status st = CB_OK;
     switch (p->role[i]) {
     case R_CONV: {
-        const float *x = p->blocked[n->in[0]] ? buf(p, r, n->in[0]) : cb_exec_slice(ex, n->in[0], b0);
+        const int src = blk_conv_src(p, g, i);
+        const float *x = p->blocked[src] ? buf(p, r, src) : cb_exec_slice(ex, src, b0);
         if (r->in_reorder[i]) {
             if ((st = cb_blk_reorder_run(r->in_reorder[i], x, r->in_buf))) return st;
             x = r->in_buf;

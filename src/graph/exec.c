@@ -710,7 +710,7 @@ double cb_exec_forward_flops_done(const cb_exec *ex)
 {
     double f = 0;
     for (int i = 0; i < ex->g->count; i++) {
-        const double w = cb_blk_winograd_flops(ex->blk, ex->g, i);
+        const double w = cb_blk_flops_done(ex->blk, ex->g, i);
         f += w > 0 ? w : cb_node_forward_flops_done(ex->g, i) - cb_ptable_flops_saved(ex, i);
     }
     return f;
