@@ -156,16 +156,19 @@ TEST(blocked_lanes_follow_the_thread_count)
 
 /* A zero Pad before a stride-2 depthwise convolution (as Keras' ZeroPadding2D,
  * with a row above too: sides of the padding differ) is folded into the convolution's
- * padding; a Pad of another value, or one whose value was asked for at
- * plan time, is not. The outputs are the reference level's either way,
+ * padding; a Pad of another value, one whose value was asked for at plan
+ * time, or one of a plain value computed outside the plan, is not. The outputs are the reference level's either way,
  * and the taps on the folded zeros are not counted as done. */
 static int build_padded(cb_graph *g, int *x, int pin_pad)
 {
     const int64_t dims[3] = {16, 64, 64}, dw[4] = {32, 1, 3, 3}, w2[4] = {16, 32, 3, 3};
     if (cb_graph_init(g) != CB_OK) return -1;
     *x = cb_graph_input(g, "x", 3, dims);
-    const int c0 = cb_graph_unary(g, CB_OP_RELU, cb_graph_conv2d(g, "c0", *x, 32, 3, 1, 1, 1));
     const int zeros[4] = {1, 0, 1, 1}, ring[4] = {1, 1, 1, 1}; /* top, left, bottom, right */
+    /* zeros around a plain value computed outside the plan: not folded (its
+     * buffer's life ends at the Pad's step, before the convolution's) */
+    const int p0 = cb_graph_pad(g, cb_graph_unary(g, CB_OP_SIGMOID, *x), ring, 0.0f);
+    const int c0 = cb_graph_unary(g, CB_OP_RELU, cb_graph_conv2d(g, "c0", p0, 32, 3, 1, 0, 1));
     const int p1 = cb_graph_pad(g, c0, zeros, 0.0f);
     g->nodes[p1].pinned = pin_pad;
     const cb_window s2 = {.kh = 3, .kw = 3, .sh = 2, .sw = 2}, s1 = {.kh = 3, .kw = 3, .sh = 1, .sw = 1};

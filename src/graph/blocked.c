@@ -247,7 +247,11 @@ cb_conv_shape blk_conv_shape(const cb_blk_plan *p, const cb_graph *g, int i, int
  * the convolution reads the Pad's input with the rows and columns added to
  * its own padding: the same sums, the zeros never written. Only where
  * oneDNN runs the convolution (crossbind's own kernels assume equal
- * sides) and the Pad's value is not observable. */
+ * sides), the Pad's value is not observable, and its input is blocked or
+ * kept over the whole pass (a graph input): another plain value's buffer
+ * lives until its last reader's step in graph order (memplan.c), the
+ * Pad's, before the convolution's; blocked buffers live until the
+ * convolution reads them (assign_slots). */
 static void fold_pads(cb_blk_plan *p, const cb_graph *g)
 {
     for (int k = 0; k < g->count; k++) {
@@ -259,7 +263,10 @@ static void fold_pads(cb_blk_plan *p, const cb_graph *g)
         int c = -1;
         for (int r = k + 1; r < g->count && c < 0; r++)
             if (g->nodes[r].n_in && g->nodes[r].in[0] == k) c = r;
-        if (c < 0 || p->role[c] != R_CONV || p->pad_from[c] >= 0 || !image_like(&g->nodes[pad->in[0]])) continue;
+        const cb_node *x = &g->nodes[pad->in[0]];
+        if (c < 0 || p->role[c] != R_CONV || p->pad_from[c] >= 0 || !image_like(x) ||
+            !(p->blocked[pad->in[0]] || cb_exec_value_whole_pass(g, pad->in[0])))
+            continue;
         p->pad_from[c] = k;
         const cb_conv_shape s = blk_conv_shape(p, g, c, 1);
         const int ekh = (s.kh - 1) * (s.dh > 1 ? s.dh : 1) + 1, ekw = (s.kw - 1) * (s.dw > 1 ? s.dw : 1) + 1;
