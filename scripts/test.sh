@@ -37,7 +37,7 @@ LOG=$(mktemp /tmp/crossbind-suite-XXXXXX.log)
 # Every suite's FAIL lines, repeated at the end so that the last lines of a
 # long log (all CI keeps) say which check failed.
 FAILURES=$(mktemp /tmp/crossbind-failures-XXXXXX.txt)
-DELTA_TEST_WORK="" STREAM_DIR="" STREAM_DIR_MAIN=""
+DELTA_TEST_WORK="" STREAM_DIR="" IN_STREAM=""
 # On exit, what still runs (an interrupted run: the suite in progress and
 # the sanitizer stream's) is stopped, and the temporary files go.
 kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill -TERM "$1" 2>/dev/null; }
@@ -46,19 +46,19 @@ cleanup() {
     for c in $(pgrep -P $$); do kill_tree "$c"; done
     rm -f "$LOG" "$FAILURES"
     [ -z "$DELTA_TEST_WORK" ] || rm -rf "$DELTA_TEST_WORK"
-    [ -z "$STREAM_DIR_MAIN$STREAM_DIR" ] || rm -rf "$STREAM_DIR_MAIN$STREAM_DIR"
+    [ -z "$STREAM_DIR" ] || rm -rf "$STREAM_DIR"
 }
 trap cleanup EXIT
 # run_suite NAME CMD...: runs a suite that ends with "N passed, N failed".
 # In the main stream its output goes to the terminal as it comes; in the
-# sanitizer stream (STREAM_DIR set, below) to a log of its own, shown when
+# sanitizer stream (IN_STREAM set, below) to a log of its own, shown when
 # both streams are done, with one line of progress when it ends.
 stream_n=0
 run_suite() {
     local name="$1"; shift
     local t0 log="$LOG"
     t0=$(date +%s)
-    if [ -n "${STREAM_DIR:-}" ]; then
+    if [ -n "$IN_STREAM" ]; then
         stream_n=$((stream_n + 1))
         log="$STREAM_DIR/$(printf '%02d' "$stream_n").log"
         { echo "== $name"; "$@" 2>&1; } >"$log"
@@ -71,14 +71,14 @@ run_suite() {
     local line p f
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
     grep -E '^FAIL' "$log" | sed "s/^/  [$name] /" >>"$FAILURES"
-    if [ -n "${STREAM_DIR:-}" ]; then
+    if [ -n "$IN_STREAM" ]; then
         echo "$took" >>"$log"
         echo "   [beside] $name: ${line:-no result line} ($dur)"
     else
         echo "$took"
     fi
     if [ -z "$line" ]; then
-        [ -n "${STREAM_DIR:-}" ] || echo "$name: no result line (crashed?)"
+        [ -n "$IN_STREAM" ] || echo "$name: no result line (crashed?)"
         echo "  [$name] no result line (crashed?)" >>"$FAILURES"
         total_fail=$((total_fail + 1))
         return
@@ -113,7 +113,7 @@ STREAM_DIR=$(mktemp -d /tmp/crossbind-san-stream-XXXXXX)
 DELTA_READY="$STREAM_DIR/delta-exports-ready"
 (
     trap - EXIT
-    FAILURES="$STREAM_DIR/failures" total_pass=0 total_fail=0
+    IN_STREAM=1 FAILURES="$STREAM_DIR/failures" total_pass=0 total_fail=0
     run_suite "unit tests (address + undefined sanitizers)" ./build-san/unit_tests
     run_suite "command line (sanitizers)" bash tests/cli_test.sh build-san
     run_suite "the executor's plan (sanitizers)" bash tests/plan_test.sh build-san
@@ -130,7 +130,6 @@ DELTA_READY="$STREAM_DIR/delta-exports-ready"
     echo "$total_pass $total_fail" >"$STREAM_DIR/totals"
 ) &
 stream_pid=$!
-STREAM_DIR_MAIN=$STREAM_DIR STREAM_DIR=""
 
 run_suite "unit tests" ./build/unit_tests
 run_suite "command line" bash tests/cli_test.sh build
@@ -168,9 +167,9 @@ run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-1
 # The sanitizer stream's suites, whole, after the main stream's.
 wait "$stream_pid"
 echo "== the sanitizer build's suites (ran beside the others)"
-cat "$STREAM_DIR_MAIN"/[0-9]*.log
-cat "$STREAM_DIR_MAIN/failures" >>"$FAILURES" 2>/dev/null
-if read -r sp sf <"$STREAM_DIR_MAIN/totals"; then
+cat "$STREAM_DIR"/[0-9]*.log
+cat "$STREAM_DIR/failures" >>"$FAILURES" 2>/dev/null
+if read -r sp sf <"$STREAM_DIR/totals"; then
     total_pass=$((total_pass + sp)); total_fail=$((total_fail + sf))
 else
     echo "the sanitizer stream ended without its totals"; echo "  [sanitizer stream] ended without its totals" >>"$FAILURES"

@@ -227,15 +227,24 @@ int blk_conv_src(const cb_blk_plan *p, const cb_graph *g, int i)
     return p->pad_from[i] >= 0 ? g->nodes[p->pad_from[i]].in[0] : g->nodes[i].in[0];
 }
 
+/* Convolution i as it runs: reading the folded Pad's input, with the Pad's
+ * top rows and left columns added to its near padding (its output, and so
+ * the far padding, unchanged). */
+static cb_node as_run(const cb_blk_plan *p, const cb_graph *g, int i)
+{
+    cb_node n = g->nodes[i];
+    if (p->pad_from[i] >= 0) {
+        const cb_node *pad = &g->nodes[p->pad_from[i]];
+        n.in[0] = pad->in[0];
+        n.ph += pad->pads[0], n.pw += pad->pads[1];
+    }
+    return n;
+}
+
 cb_conv_shape blk_conv_shape(const cb_blk_plan *p, const cb_graph *g, int i, int batch)
 {
-    cb_conv_shape s = cb_node_conv_shape(g, &g->nodes[i], batch);
-    if (p->pad_from[i] >= 0) {
-        const cb_node *pad = &g->nodes[p->pad_from[i]], *x = &g->nodes[pad->in[0]];
-        s.h = (int)x->dims[1], s.w = (int)x->dims[2];
-        s.ph += pad->pads[0], s.pw += pad->pads[1];
-    }
-    return s;
+    const cb_node n = as_run(p, g, i);
+    return cb_node_conv_shape(g, &n, batch);
 }
 
 /* Zero padding folded into the convolution that alone reads it: Keras'
@@ -506,10 +515,7 @@ void cb_blk_describe(const cb_blk_plan *p, const cb_graph *g, int i, cb_buf *b)
 double cb_blk_flops_done(const cb_blk_plan *p, const cb_graph *g, int i)
 {
     if (p && p->role[i] == R_CONV && p->pad_from[i] >= 0) { /* the count of a convolution reading the Pad's input */
-        cb_node n = g->nodes[i];
-        const cb_node *pad = &g->nodes[p->pad_from[i]];
-        n.in[0] = pad->in[0];
-        n.ph += pad->pads[0], n.pw += pad->pads[1];
+        const cb_node n = as_run(p, g, i);
         return cb_op_desc_of(CB_OP_CONV2D)->flops_done(g, &n);
     }
     if (!p || p->own[i] != OWN_WINOGRAD) return 0;
