@@ -352,7 +352,7 @@ void cb_wino_conv(const cb_conv_shape *s, int block, const float *x, const float
 /* A convolution with at most 64 outputs per channel (s->n x oh x ow; 16
  * for 1x1 kernels) between blocked values (conv_few.c; block 8 or 16): ungrouped,
  * undilated, channels a multiple of the block, output channels of 16; each
- * output a direct sum over (c, kh, kw) in order. wp holds
+ * output a direct sum over (kh, kw, c) in order. wp holds
  * cb_few_weight_floats(s) weights packed by cb_few_weights from
  * [oc, c, kh, kw]; ws cb_few_workspace(s, threads) floats; post-ops as
  * cb_wino_conv's. Runs on `threads` threads, never inside a parallel
