@@ -37,7 +37,7 @@ while read -r model opset levels; do
     expect_ok "$model: ... which runs" \
         "$BIN" run --onnx "$T/${model}_cb.onnx" --input "$T/${model}_x.npy" --output "$T/${model}_again.npy"
     check "$model: ... to the same logits, bit for bit" cmp "$T/${model}_fastmath.npy" "$T/${model}_again.npy"
-    if [ "$model" = resnet50 ]; then # batch 1: own kernels run its 3x3 layers on 14x14 and 7x7 planes
+    if [ "$model" = resnet50 ]; then # batch 1: own kernels run its 3x3 layers on 14x14 and 7x7 planes (Winograd the 256-channel ones)
         /usr/bin/python3 -c "
 import numpy as np, sys
 for k in ('x', 'torch', 'f64'):
@@ -50,8 +50,8 @@ for k in ('x', 'torch', 'f64'):
         done
         "$BIN" plan "$T/$model.onnx" --batch 1 >"$T/plan1"
         if grep -q "build: avx512" "$T/plan1" && grep -q nChw16c "$T/plan1"; then
-            check "$model: ... its plan at batch 1 runs ten 3x3 convolutions by the direct nChw16c kernel (the stride-2 one of 128 channels, those on 14x14 and 7x7 planes), none by the few-output product" \
-                test "$(grep -c 'direct 3x3 nChw16c' "$T/plan1") $(grep -c 'few-output product' "$T/plan1")" = "10 0"
+            check "$model: ... its plan at batch 1 runs five 3x3 convolutions by the direct nChw16c kernel (the three of stride 2, the two of 512 channels on 7x7 planes), the five 256-channel ones on 14x14 planes by Winograd's method, none by the few-output product" \
+                test "$(grep -c 'direct 3x3 nChw16c' "$T/plan1") $(grep -A1 -E '^[0-9]+ /layer3/layer3.[1-5]/conv2/Conv ' "$T/plan1" | grep -c 'winograd F(2x2,3x3) nChw16c') $(grep -c 'few-output product' "$T/plan1")" = "5 5 0"
         elif grep -q "oneDNN in use" "$T/plan1"; then
             check "$model: ... its plan at batch 1 runs three convolutions by the few-output product" \
                 test "$(grep -c 'few-output product' "$T/plan1")" -eq 3

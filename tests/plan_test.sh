@@ -41,6 +41,10 @@ check "LeNet-5: conv1, tanh and pooling run as one flattened-row kernel" \
     grep -q "conv2d+tanh+maxpool (its own output not materialised): n1-128 flat_pool" tests/plans/lenet5-infer.txt
 check "LeNet-1 training: conv2's forward changes kernel at 16 samples (nb_fwd needs a full vector)" \
     grep -q "n1-15 onednn, n16-128 nb_fwd" tests/plans/lenet1-train.txt
+check "VGG-16 at batch 1: the 256-channel 8x8 layers run Winograd's method, not the few-output product (both take them)" \
+    bash -c "grep -A1 -E '^[0-9]+ features.(17|20) conv2d' tests/plans/vgg16-infer-1.txt | grep -c 'winograd F(2x2,3x3) nChw16c' | grep -qx 2"
+check "VGG-16 at batch 1: the 512-channel 4x4 layers run the few-output product (over 256 channels: no Winograd)" \
+    bash -c "grep -A1 -E '^[0-9]+ features.(27|30) conv2d' tests/plans/vgg16-infer-1.txt | grep -c 'few-output product nChw16c' | grep -qx 2"
 check "CROSSBIND_CONV=blas: no oneDNN in the plan" bash -c "! grep -q onednn tests/plans/lenet5-train-blas.txt"
 check "sliced inference: slices named with their own kernels" grep -q "in slices n1-64 flat_pool" tests/plans/lenet1-infer-300-blas.txt
 check "reference kernels everywhere at --kernels reference" \

@@ -144,10 +144,16 @@ TEST(winograd_takes_only_its_shapes)
     s = ok, s.c = 24; /* ... of 16, in nChw16c */
     CHECK(cb_wino_supports(&s, 1, 8) && !cb_wino_supports(&s, 1, 16));
     CHECK(!cb_wino_supports(&ok, 1, 4)); /* no other layout */
-    s = shape(1, 256, 256, 14, 14); /* 49 tiles: nChw8c only */
+    s = shape(1, 256, 256, 6, 6); /* 9 tiles: nChw8c only */
     CHECK(cb_wino_supports(&s, 1, 8) && !cb_wino_supports(&s, 1, 16));
-    s.n = 2; /* 98 */
+    s.n = 2; /* 18 */
     CHECK(cb_wino_supports(&s, 1, 16));
+    s = shape(1, 256, 256, 8, 8); /* 16: the least on nChw16c */
+    CHECK(cb_wino_supports(&s, 1, 16));
+    s.h = s.w = s.oh = s.ow = 7; /* 16 (the last row and column of tiles half used) */
+    CHECK(cb_wino_supports(&s, 1, 16));
+    s.h = s.w = s.oh = s.ow = 6; /* 9 */
+    CHECK(!cb_wino_supports(&s, 1, 16));
     s = ok, s.oc = 40; /* output channels not a multiple of the panel */
     CHECK(!cb_wino_supports(&s, 1, 8));
     s = ok, s.c = 512; /* above the measured rule */

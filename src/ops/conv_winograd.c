@@ -22,9 +22,22 @@
  * 2x2 outputs) was slower, 57 -> 67 ms per 100 samples: its 4 MiB of
  * transformed weights come from memory for 5 groups of tiles, where the
  * direct kernel reads 2.25 MiB once. The 128-channel one (196 tiles) was
- * faster, 51 -> 37. Hence, on nChw16c, at least WINO_MIN_TILES tiles at
- * the plan's largest batch (not measured on nChw8c, which keeps the rule
- * above alone).
+ * faster, 51 -> 37. Hence, then, at least 96 tiles on nChw16c.
+ *
+ * Since the point products fetch their panels ahead (gemm_packed.c), the
+ * transformed weights stream as fast as the direct kernel's. Measured
+ * again on the 2-core Intel Xeon (model 207), at batch 1, 2 threads, the
+ * weights rotated over 8 to 16 copies so that they come from the last-level
+ * cache or memory as in a pass, medians of 200: 256 channels at 14x14 (49
+ * tiles) 600 us by the direct kernel, 355-385 this way (600 before the
+ * prefetch); 256 at 8x8 (16 tiles) 249 -> 178; 128 at 16x16 (64 tiles)
+ * 217 -> 114; 256 at 7x7 (16 tiles) 170 -> 161; 256 at 4x4 (4 tiles)
+ * 116 -> 155, slower. Hence, on nChw16c, at least WINO_MIN_TILES tiles at
+ * the plan's largest batch (not measured on nChw8c, which keeps the
+ * channel bound alone). The 512-channel layers at 7x7 stay with the
+ * direct kernel: 690 against 510 us with 8 copies cached, but 700 against
+ * 940 with 16 copies (256 MiB, from memory). Not yet measured on an AMD
+ * EPYC with the prefetch: the 96-tile rule above came from one.
  *
  * The rounding differs from a direct sum (the transforms add and subtract
  * inputs before multiplying), so only the fastmath level runs it.
@@ -42,7 +55,7 @@
 #include "ops.h"
 #include "vec.h"
 
-enum { WINO_GROUP = 12, PANEL = CB_PACK_PANEL, WINO_MIN_TILES = 96 };
+enum { WINO_GROUP = 12, PANEL = CB_PACK_PANEL, WINO_MIN_TILES = 16 };
 
 int cb_wino_supports(const cb_conv_shape *s, int groups, int block)
 {
