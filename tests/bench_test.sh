@@ -103,6 +103,38 @@ expect_error "  ... training it is refused by crossbind's worker" "inference onl
     "$BIN" bench-worker --model mobilenet_v2 --kind train --weights "$W" --batch 2 --samples 2
 expect_error "an unknown model names the ImageNet ones too" "mobilenet_v2, resnet18" "$BIN" bench --models alexnet --quiet
 
+# A model of the user's (--onnx FILE): named after its file, measured where
+# ONNX loads, its input's shape read from the file by each worker.
+mkdir -p "$T/mine"
+cp "$T/w-lenet5/work/models/lenet5.onnx" "$T/mine/tiny-net.onnx"
+expect_ok "--onnx: a file of the user's, in crossbind and ONNX Runtime" "$BIN" bench --onnx "$T/mine/tiny-net.onnx" \
+    --bindings crossbind,onnxruntime-node --kinds infer,latency,startup --quick --rounds 1 --out "$T/o" --quiet
+json_check "  ... only that model (no --models: not the study's), named after the file, where it was read" "$T/o/bench.json" \
+    "[m['name'] for m in d['models']] == ['tiny-net'] and d['models'][0]['onnx_file'] == '$T/mine/tiny-net.onnx'"
+json_check "  ... every cell measured in both bindings, inference in batches of 32, its FLOPs counted" "$T/o/bench.json" \
+    "len(d['cells']) == 6 and all(c['status'] == 'ok' for c in d['cells']) and all(c['batch'] == 32 for c in d['cells'] if c['kind'] == 'infer') and d['models'][0]['forward_gflop_per_sample'] > 0"
+check "  ... the page gives the ratio" grep -q "^| tiny-net | inference, 32 samples, batch 32 | .* | .* | \*\*[0-9.]*x\*\*" "$T/o/bench.md"
+check "  ... its Reproduce line names the file, no --models" \
+    grep -q "^Reproduce: crossbind bench --onnx $T/mine/tiny-net.onnx --bindings crossbind,onnxruntime-node --kinds" "$T/o/bench.md"
+W="$T/o/work/models/tiny-net.onnx"
+check "  ... the workers read a copy of it" cmp "$W" "$T/mine/tiny-net.onnx"
+a=$("$BIN" bench-worker --model tiny-net --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+b=$(node runners/onnxruntime-node/crossbind_ort.js bench --model tiny-net --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+c=$("$BIN" bench-worker --model lenet5 --kind startup --weights "$T/w-lenet5/work/models/lenet5.safetensors" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
+check "  ... the same first prediction in both, and as LeNet-5's own ($a $b $c)" test -n "$a" -a "$a" = "$b" -a "$b" = "$c"
+expect_error "--onnx: training is not measured (nothing else asked: refused)" "nothing to measure" \
+    "$BIN" bench --onnx "$T/mine/tiny-net.onnx" --kinds train --bindings crossbind --quiet --out "$T/o2"
+cp "$T/mine/tiny-net.onnx" "$T/mine/vgg16.onnx"
+expect_error "--onnx: a file named as a model crossbind knows is refused" "'vgg16' is a model crossbind knows" \
+    "$BIN" bench --onnx "$T/mine/vgg16.onnx" --quiet --out "$T/o2"
+expect_error "--onnx: the same name twice" "listed already" \
+    "$BIN" bench --onnx "$T/mine/tiny-net.onnx" --onnx "$T/mine/tiny-net.onnx" --quiet --out "$T/o2"
+head -c 300 "$T/mine/tiny-net.onnx" >"$T/mine/cut.onnx"
+expect_error "--onnx: a truncated file, refused before any measurement" "cut.onnx" \
+    "$BIN" bench --onnx "$T/mine/cut.onnx" --quiet --out "$T/o2"
+expect_error "--onnx: a missing file" "cannot open" "$BIN" bench --onnx "$T/mine/nosuch.onnx" --quiet --out "$T/o2"
+check "  ... none of them measured anything" test ! -e "$T/o2/bench.json"
+
 # Misbehaving workers beside crossbind: each failure recorded, nothing else lost.
 mkdir -p "$T/runners"
 cp -r runners/crossbind "$T/runners/"

@@ -19,8 +19,21 @@ const MODELS = {
   efficientnet_b0: [[3, 224, 224], 'float32'],
 };
 
-function batchOf(ort, model, s0, n) {
-  const [dims, dtype] = MODELS[model];
+// Any other model (`crossbind bench --onnx FILE`, a file of the user's): the
+// shape per sample and type of the file's one input, as the session reads
+// them; its first dimension is the batch.
+function fileSpec(sess, model, fail) {
+  const meta = sess.inputMetadata && sess.inputMetadata[0];
+  if (!meta || !meta.isTensor || sess.inputNames.length !== 1)
+    fail(`bench: ${model}: the file must have one tensor input`);
+  const dims = meta.shape.slice(1);
+  if (meta.type !== 'float32' || meta.shape.length < 2 || !dims.every((d) => Number.isInteger(d) && d > 0))
+    fail(`bench: ${model}: its input must be float32 [batch, fixed sizes...] (it is ${meta.type} [${meta.shape}])`);
+  return [dims, 'float32'];
+}
+
+function batchOf(ort, spec, s0, n) {
+  const [dims, dtype] = spec;
   const size = dims.reduce((a, b) => a * b, 1);
   if (dtype === 'int64') {
     const x = new BigInt64Array(n * size);
@@ -61,10 +74,10 @@ async function predict(sess, x) {
 
 async function bench(ort, sess, o, fail) {
   const { model, kind } = o;
-  if (!(model in MODELS)) fail(`bench: unknown model '${model}'`);
+  const spec = model in MODELS ? MODELS[model] : fileSpec(sess, model, fail);
   const batch = o.batch || 1, samples = o.samples || 1, repeat = o.repeat || 1;
   if (kind === 'startup') {
-    const pred = await predict(sess, batchOf(ort, model, 0, 1));
+    const pred = await predict(sess, batchOf(ort, spec, 0, 1));
     // When the answer was ready, on the clock the harness started us by (CLOCK_MONOTONIC).
     process.stdout.write(JSON.stringify({ label: pred[0], monotonic_s: Number(process.hrtime.bigint()) / 1e9, vmhwm_kib: vmhwmKib() }) + '\n');
     return;
@@ -74,7 +87,7 @@ async function bench(ort, sess, o, fail) {
     for (let r = 0; r <= repeat; r++) { // pass 0: warm-up
       let t = 0;
       for (let s0 = 0; s0 < samples; s0 += batch) {
-        const x = batchOf(ort, model, s0, Math.min(batch, samples - s0));
+        const x = batchOf(ort, spec, s0, Math.min(batch, samples - s0));
         const t0 = performance.now();
         await predict(sess, x);
         t += performance.now() - t0;
@@ -83,7 +96,7 @@ async function bench(ort, sess, o, fail) {
     }
   } else if (kind === 'latency') {
     for (let s = 0; s < samples + 5; s++) { // 5 warm-up samples
-      const x = batchOf(ort, model, s, 1);
+      const x = batchOf(ort, spec, s, 1);
       const t0 = performance.now();
       await predict(sess, x);
       if (s >= 5) times.push((performance.now() - t0) / 1000);

@@ -53,10 +53,18 @@ static cb_status write_models(const cb_bench_config *c, cb_bench_results *r)
     for (int i = 0; st == CB_OK && i < c->nmodels; i++) {
         cb_model *m;
         char path[800];
-        if (cb_bench_imagenet_side(c->models[i])) { /* torchvision's file, read back for its FLOPs */
+        if (cb_bench_onnx_model(c, i)) { /* torchvision's file or the user's, read back for its FLOPs */
             snprintf(path, sizeof path, "%s/%s.onnx", dir, c->models[i]);
-            st = cb_bench_imagenet_export(c, r->all, c->models[i], path, &r->interrupted);
-            if (st == CB_OK) st = cb_onnx_load(path, 0, &m);
+            if (c->onnx[i][0]) { /* read where the user named it, then copied: what every worker reads */
+                st = cb_onnx_load(c->onnx[i], 0, &m);
+                if (st == CB_OK) {
+                    st = cb_copy_file(c->onnx[i], path);
+                    if (st != CB_OK) cb_model_free(m);
+                }
+            } else {
+                st = cb_bench_imagenet_export(c, r->all, c->models[i], path, &r->interrupted);
+                if (st == CB_OK) st = cb_onnx_load(path, 0, &m);
+            }
             if (st != CB_OK) break;
             r->flops[i] = cb_graph_forward_flops(&m->graph);
             r->flops_done[i] = cb_graph_forward_flops_done(&m->graph);
@@ -156,11 +164,12 @@ static cb_status export_for(cb_bench_results *r, const cb_runner *rn, const char
                    rn->framework);
 }
 
-static cb_status weights_for(cb_bench_results *r, const cb_runner *rn, const char *model, char *path, size_t cap)
+static cb_status weights_for(cb_bench_results *r, const cb_runner *rn, int m, char *path, size_t cap)
 {
+    const char *model = r->c->models[m];
     char file[3 * CB_NAME + 8];
     cb_status st = CB_OK;
-    if (cb_bench_imagenet_side(model)) { /* one file only: ONNX (binding_does keeps the others out) */
+    if (cb_bench_onnx_model(r->c, m)) { /* one file only: ONNX (binding_does keeps the others out) */
         snprintf(path, cap, "%s/models/%s.onnx", r->c->work_dir, model);
         return CB_OK;
     }
@@ -173,9 +182,12 @@ static cb_status weights_for(cb_bench_results *r, const cb_runner *rn, const cha
 
 /* ---- one worker process ---- */
 
-static int binding_does(const cb_runner *rn, const char *model, int kind)
+static int binding_does(const cb_runner *rn, const cb_bench_config *c, int m, int kind)
 {
+    const char *model = c->models[m];
     if (!cb_runner_has(rn->bench, rn->nbench, cb_bench_kind_names[kind])) return 0;
+    if (c->onnx[m][0]) /* a file of the user's: inference wherever ONNX loads (no manifest names it) */
+        return kind != CB_BENCH_TRAIN && cb_runner_has(rn->loads, rn->nloads, "onnx");
     if (kind == CB_BENCH_TRAIN) return cb_runner_has(rn->train, rn->ntrain, model);
     if (cb_bench_imagenet_side(model) && !cb_runner_has(rn->loads, rn->nloads, "onnx")) return 0;
     return cb_runner_has(rn->infer, rn->ninfer, model);
@@ -230,7 +242,7 @@ static int run_worker(cb_bench_results *r, cb_bench_cell *cl, int variant, cb_se
     const cb_runner *rn = r->runners[cl->binding];
     const char *model = c->models[cl->model];
     char weights[800], sbatch[16], ssamples[24], srepeat[16], sthreads[16], out[800], err[800];
-    if (weights_for(r, rn, model, weights, sizeof weights) != CB_OK) {
+    if (weights_for(r, rn, cl->model, weights, sizeof weights) != CB_OK) {
         snprintf(cl->error, sizeof cl->error, "%s", cb_last_error());
         cl->failed = 1;
         return -1;
@@ -439,9 +451,14 @@ cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failu
     for (int m = 0; m < c->nmodels; m++)
         for (int k = 0; k < CB_BENCH_KINDS; k++)
             for (int b = 0; b < c->nbindings; b++)
-                if (c->kinds[k] && binding_does(r.runners[b], c->models[m], k))
+                if (c->kinds[k] && binding_does(r.runners[b], c, m, k))
                     r.cells[r.ncells++] = (cb_bench_cell){.model = m, .kind = k, .binding = b, .chosen = -1,
-                                                          .sz = cb_bench_sizes_of(c->models[m], k, c->quick)};
+                                                          .sz = cb_bench_sizes_of(c, m, k)};
+    if (!r.ncells) {
+        free(r.cells);
+        return cb_fail(CB_ERR_INVALID_ARG, "nothing to measure: no binding here measures these models at these kinds "
+                                           "(ImageNet CNNs and --onnx files: inference, latency and start-up only)");
+    }
     if (!c->quiet) fprintf(stderr, "bench: %s; %d threads\nbench: measuring SGEMM (2048^3)\n", r.machine, c->threads);
     /* The FMA peak first: OpenBLAS's threads keep spinning for a while after
      * an SGEMM and would take the cores from it (19 instead of 488 GFLOP/s

@@ -14,6 +14,7 @@ extern const char *const cb_bench_kind_names[CB_BENCH_KINDS];
 
 typedef struct cb_bench_config {
     char models[CB_MAX_LIST][CB_NAME]; int nmodels;
+    char onnx[CB_MAX_LIST][600]; /* per model: the user's ONNX file it was named after (--onnx); empty: a model crossbind knows */
     char bindings[CB_BENCH_MAX_BINDINGS][CB_NAME]; int nbindings; /* the first is the one the ratios are of; none: every installed one */
     int kinds[CB_BENCH_KINDS];  /* 1: measured */
     int threads, rounds;
@@ -28,7 +29,7 @@ typedef struct cb_bench_config {
 /* Sizes of one measurement: batch, samples per timed unit, timed units per
  * worker process. */
 typedef struct cb_bench_sizes { int batch; long samples; int repeat; } cb_bench_sizes;
-cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick);
+cb_bench_sizes cb_bench_sizes_of(const cb_bench_config *c, int model, int kind);
 
 /* The ImageNet CNNs (imagenet.c): the image side of a model that is one
  * (224 or 299), else 0; their names for messages; their ONNX file, made by
@@ -37,6 +38,10 @@ int cb_bench_imagenet_side(const char *model);
 const char *cb_bench_imagenet_names(void);
 cb_status cb_bench_imagenet_export(const cb_bench_config *c, const cb_runners *all, const char *model,
                                    const char *path, int *interrupted);
+/* Whether model m of c is measured from one ONNX file (an ImageNet CNN or
+ * a file of the user's): inference only, in the bindings that load ONNX,
+ * at the ImageNet CNNs' sizes. */
+int cb_bench_onnx_model(const cb_bench_config *c, int m);
 
 typedef struct cb_series { double *v; int n, cap; } cb_series;
 

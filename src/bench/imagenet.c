@@ -22,6 +22,8 @@ int cb_bench_imagenet_side(const char *model)
     return 0;
 }
 
+int cb_bench_onnx_model(const cb_bench_config *c, int m) { return c->onnx[m][0] || cb_bench_imagenet_side(c->models[m]); }
+
 const char *cb_bench_imagenet_names(void)
 {
     static char names[256];

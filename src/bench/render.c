@@ -82,6 +82,10 @@ static void write_json(const cb_bench_results *r, cb_buf *b)
     {
         cb_buf_printf(b, "%s\n    {\"name\": ", m ? "," : "");
         cb_buf_json_string(b, c->models[m]);
+        if (c->onnx[m][0]) { /* a file of the user's: where it was read */
+            cb_buf_printf(b, ", \"onnx_file\": ");
+            cb_buf_json_string(b, c->onnx[m]);
+        }
         cb_buf_printf(b, ", \"forward_gflop_per_sample\": %.9g, \"conv_forward_gflop_per_sample\": %.9g, "
                          "\"forward_gflop_done_per_sample\": %.9g}",
                       r->flops[m] / 1e9, r->conv_flops[m] / 1e9, r->flops_done[m] / 1e9);
@@ -425,8 +429,14 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
     /* The command as text, not a code span: a backtick in a name would end the span. */
     cb_out_lit(b, "\nReproduce: ");
     cb_buf cmd = {0};
-    cb_buf_printf(&cmd, "crossbind bench --models");
-    for (int m = 0; m < c->nmodels; m++) cb_buf_printf(&cmd, "%s%s", m ? "," : " ", c->models[m]);
+    cb_buf_printf(&cmd, "crossbind bench");
+    for (int m = 0, first = 1; m < c->nmodels; m++)
+        if (!c->onnx[m][0]) {
+            cb_buf_printf(&cmd, "%s%s", first ? " --models " : ",", c->models[m]);
+            first = 0;
+        }
+    for (int m = 0; m < c->nmodels; m++)
+        if (c->onnx[m][0]) cb_buf_printf(&cmd, " --onnx %s", c->onnx[m]);
     cb_buf_printf(&cmd, " --bindings");
     for (int i = 0; i < c->nbindings; i++) cb_buf_printf(&cmd, "%s%s", i ? "," : " ", c->bindings[i]);
     int all = 1; /* --kinds only where some kind was left out */

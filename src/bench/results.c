@@ -12,29 +12,32 @@ const char *const cb_bench_kind_names[CB_BENCH_KINDS] = {"train", "infer", "late
 static int is_text(const char *model) { return !strcmp(model, "lstm") || !strcmp(model, "gru") || !strcmp(model, "gru-rb"); }
 static int is_lenet(const char *model) { return !strncmp(model, "lenet", 5); }
 
-cb_bench_sizes cb_bench_sizes_of(const char *model, int kind, int quick)
+cb_bench_sizes cb_bench_sizes_of(const cb_bench_config *c, int m, int kind)
 {
     /* The protocol's batch sizes. LeNets: a training epoch of Fashion-MNIST's
      * 60,000 images and inference over its 10,000 test images. VGG-16 and the
      * recurrent models: training steps, and inference over part of the test
-     * set (a whole pass would take minutes per binding and round). */
-    const int imagenet = cb_bench_imagenet_side(model) > 0;
-    const int batch = is_text(model) ? 256 : imagenet ? 32 : 128; /* ImageNet CNNs: DeltaNN's batch of 32 */
+     * set (a whole pass would take minutes per binding and round). The
+     * ImageNet CNNs, and a file of the user's alike (whatever its name):
+     * DeltaNN's batch of 32. */
+    const char *model = c->models[m];
+    const int quick = c->quick, onnx = cb_bench_onnx_model(c, m);
+    const int lenet = !onnx && is_lenet(model), text = !onnx && is_text(model);
+    const int batch = text ? 256 : onnx ? 32 : 128;
     cb_bench_sizes s = {batch, 1, 1};
     switch (kind) {
     case CB_BENCH_TRAIN:
-        if (is_lenet(model)) s.samples = quick ? 6400 : 60000;
-        else s.samples = batch, s.repeat = quick || is_text(model) ? 1 : 2; /* an RNN step: seconds to a minute */
+        if (lenet) s.samples = quick ? 6400 : 60000;
+        else s.samples = batch, s.repeat = quick || text ? 1 : 2; /* an RNN step: seconds to a minute */
         break;
     case CB_BENCH_INFER:
-        s.samples = is_lenet(model) ? (quick ? 2000 : 10000) : is_text(model) ? (quick ? 256 : 512)
-                    : imagenet                 ? (quick ? 32 : 256)
-                                               : (quick ? 256 : 1280);
+        s.samples = lenet ? (quick ? 2000 : 10000) : text ? (quick ? 256 : 512) : onnx ? (quick ? 32 : 256)
+                                                                                  : (quick ? 256 : 1280);
         s.repeat = 2;
         break;
     case CB_BENCH_LATENCY:
         s.batch = 1;
-        s.samples = is_lenet(model) ? (quick ? 50 : 300) : is_text(model) || imagenet ? (quick ? 3 : 10) : (quick ? 5 : 30);
+        s.samples = lenet ? (quick ? 50 : 300) : text || onnx ? (quick ? 3 : 10) : (quick ? 5 : 30);
         break;
     default:
         s.batch = 1;

@@ -6,10 +6,12 @@
 #include "cli.h"
 #include "../bench/bench.h"
 #include "../study/proc.h"
+#include "crossbind/onnx.h"
 
 static const char *usage_text =
-    "usage: crossbind bench [--models M,M,...] [--bindings B,B,...] [--kinds K,K,...] [--threads N] [--rounds N] [--quick]\n"
-    "                       [--out DIR] [--doc FILE.md] [--work DIR] [--runners DIR] [--timeout S] [--quiet]\n"
+    "usage: crossbind bench [--models M,M,...] [--onnx FILE.onnx ...] [--bindings B,B,...] [--kinds K,K,...]\n"
+    "                       [--threads N] [--rounds N] [--quick] [--out DIR] [--doc FILE.md] [--work DIR]\n"
+    "                       [--runners DIR] [--timeout S] [--quiet]\n"
     "  Measures every model's training (LeNets: an epoch; the others: a step), inference at the protocol's\n"
     "  batch size, batch-1 latency, peak resident memory and start-up to the first prediction, in every\n"
     "  binding whose runner has a benchmark worker, side by side (alternating, after warm-up, same threads),\n"
@@ -18,10 +20,44 @@ static const char *usage_text =
     "  Models: the study's (default: all of them) and, by name, the ImageNet CNNs mobilenet_v2, resnet18,\n"
     "  resnet50, resnet101, inception_v3, mobilenet_v3_small, mobilenet_v3_large and efficientnet_b0\n"
     "  (inference, batch 32, in the bindings that load ONNX; their file is torchvision's with seeded random\n"
-    "  weights, exported by the pytorch-python runner).\n"
-    "  Defaults: all models; crossbind, each framework's default binding, then every other installed binding with\n"
+    "  weights, exported by the pytorch-python runner). --onnx FILE (again for more): a model of your own,\n"
+    "  named after its file, measured as those are (its one input float32 [batch, ...], synthetic); with\n"
+    "  --onnx and no --models, only the files.\n"
+    "  Defaults: all the study's models; crossbind, each framework's default binding, then every other installed binding with\n"
     "  a benchmark worker (the ones not installed are named and left out); 2 threads; 3 rounds; --out runs/bench;\n"
     "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
+
+/* A model of the user's: named after its file (the name without its
+ * directory and ".onnx"), which must not be a model crossbind knows or
+ * another file's. */
+static int add_onnx_model(cb_bench_config *c, const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t len = strlen(base);
+    if (len > 5 && !strcmp(base + len - 5, ".onnx")) len -= 5;
+    if (!len || len >= CB_NAME || strlen(path) >= sizeof c->onnx[0])
+        return cli_error("--onnx %s: a file name of 1 to %d characters (without .onnx) and a path under %zu", path,
+                         CB_NAME - 1, sizeof c->onnx[0]);
+    char name[CB_NAME];
+    snprintf(name, sizeof name, "%.*s", (int)len, base);
+    for (const char *p = name; *p; p++)
+        if (!(*p == '_' || *p == '-' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+              (*p >= 'A' && *p <= 'Z')))
+            return cli_error("--onnx %s: its name '%s' may hold only letters, digits, '.', '_' and '-' (it names the "
+                             "model on the page and its files)", path, name);
+    cb_train_defaults d;
+    if (cb_bench_imagenet_side(name) || cb_model_train_defaults(name, &d) == CB_OK)
+        return cli_error("--onnx %s: '%s' is a model crossbind knows by name; rename the file", path, name);
+    for (int i = 0; i < c->nmodels; i++)
+        if (!strcmp(c->models[i], name)) return cli_error("--onnx %s: a model named '%s' is listed already", path, name);
+    if (c->nmodels == CB_MAX_LIST) return cli_error("bench: at most %d models", CB_MAX_LIST);
+    cb_model *m; /* read now: a file crossbind cannot run is refused before any measurement */
+    if (cb_onnx_load(path, 0, &m) != CB_OK) return cli_error("--onnx %s", cb_last_error());
+    cb_model_free(m);
+    snprintf(c->models[c->nmodels], sizeof c->models[0], "%s", name);
+    snprintf(c->onnx[c->nmodels++], sizeof c->onnx[0], "%s", path);
+    return 0;
+}
 
 static int split_list(const char *opt, const char *v, char (*out)[CB_NAME], int cap, int *n)
 {
@@ -42,7 +78,8 @@ int cmd_bench(int argc, char **argv)
 {
     cb_bench_config c = {.threads = 2, .rounds = 3, .timeout_s = 1800};
     const char *models = NULL, *bindings = NULL, *runners_dir = NULL, *work = NULL,
-               *kinds = NULL;
+               *kinds = NULL, *onnx[CB_MAX_LIST];
+    int nonnx = 0;
     snprintf(c.out_dir, sizeof c.out_dir, "runs/bench");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -50,14 +87,18 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_text, stdout); return 0; }
         if (!strcmp(a, "--quick")) { c.quick = 1; continue; }
         if (!strcmp(a, "--quiet")) { c.quiet = 1; continue; }
-        static const char *const with_value[] = {"--models", "--bindings", "--kinds", "--runners", "--work", "--out", "--doc",
-                                                 "--threads", "--rounds", "--timeout", NULL};
+        static const char *const with_value[] = {"--models", "--onnx", "--bindings", "--kinds", "--runners", "--work", "--out",
+                                                 "--doc", "--threads", "--rounds", "--timeout", NULL};
         int known = 0;
         for (const char *const *o = with_value; *o; o++) known |= !strcmp(a, *o);
         if (!known) { cli_error("bench: unknown option '%s' (see crossbind bench --help)", a); return 2; }
         const char *val = cli_value(argc, argv, &i);
         if (!val) return 2;
         if (!strcmp(a, "--models")) models = val;
+        else if (!strcmp(a, "--onnx")) {
+            if (nonnx == CB_MAX_LIST) return cli_error("bench: at most %d --onnx files", CB_MAX_LIST);
+            onnx[nonnx++] = val;
+        }
         else if (!strcmp(a, "--kinds")) kinds = val;
         else if (!strcmp(a, "--bindings")) bindings = val;
         else if (!strcmp(a, "--runners")) runners_dir = val;
@@ -71,14 +112,16 @@ int cmd_bench(int argc, char **argv)
     }
     if (models) {
         if (split_list("--models", models, c.models, CB_MAX_LIST, &c.nmodels)) return 2;
-    } else
+    } else if (!nonnx)
         for (const char *const *n = cb_model_names(); *n && c.nmodels < CB_MAX_LIST; n++) strcpy(c.models[c.nmodels++], *n);
     for (int i = 0; i < c.nmodels; i++) { /* by the registry's entry: building VGG-16 to check it costs 0.5 GB */
         cb_train_defaults d;
         if (!cb_bench_imagenet_side(c.models[i]) && cb_model_train_defaults(c.models[i], &d) != CB_OK)
-            return cli_error("bench: %s (see crossbind help for the known ones; ImageNet CNNs: %s)", cb_last_error(),
-                             cb_bench_imagenet_names());
+            return cli_error("bench: %s (see crossbind help for the known ones; ImageNet CNNs: %s; a file of yours: "
+                             "--onnx FILE)", cb_last_error(), cb_bench_imagenet_names());
     }
+    for (int i = 0; i < nonnx; i++)
+        if (add_onnx_model(&c, onnx[i])) return 2;
     if (kinds) {
         char list[CB_BENCH_KINDS][CB_NAME];
         int n;

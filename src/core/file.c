@@ -64,3 +64,31 @@ cb_status cb_mkdirs(const char *path)
     if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return cb_fail(CB_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
     return CB_OK;
 }
+
+cb_status cb_copy_file(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in) return cb_fail(CB_ERR_IO, "cannot open %s: %s", src, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(in);
+        return cb_fail(CB_ERR_IO, "%s is not a regular file", src);
+    }
+    FILE *out = fopen(dst, "wb");
+    if (!out) {
+        fclose(in);
+        return cb_fail(CB_ERR_IO, "cannot create %s: %s", dst, strerror(errno));
+    }
+    unsigned char buf[1 << 16];
+    size_t n;
+    int ok = 1;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    if (fclose(out) != 0) ok = 0;
+    if (!ok) {
+        remove(dst); /* never a partial copy left to be read */
+        return cb_fail(CB_ERR_IO, "error copying %s to %s", src, dst);
+    }
+    return CB_OK;
+}

@@ -15,6 +15,10 @@ cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, 
 typedef cb_status (*cb_buffer_parser)(const unsigned char *buf, size_t len, const char *what, void *out);
 cb_status cb_parse_file(const char *path, size_t max_bytes, cb_buffer_parser parse, void *out);
 
+/* Copies the regular file src to dst (created or truncated); on any
+ * failure dst is removed. */
+cb_status cb_copy_file(const char *src, const char *dst);
+
 /* Creates a directory and its missing parents (like mkdir -p). */
 cb_status cb_mkdirs(const char *path);
 
