@@ -31,7 +31,7 @@ function usage() {
     '         [--limit-test N] [--threads N] [--predictions FILE] [--logits FILE.npy] [--json]\n' +
     '       crossbind_ort.js run --onnx FILE --input X.npy ... --output Y.npy ... [--threads N]\n' +
     '       crossbind_ort.js bench --model MODEL --kind infer|latency|startup --weights FILE.onnx [--batch N]\n' +
-    '         [--samples N] [--repeat N] [--threads N]\n' +
+    '         [--samples N] [--repeat N] [--threads N]   (a MODEL it does not know: the shape of FILE\'s input)\n' +
     '       crossbind_ort.js delta --model FILE.onnx --inputs X.npy --out DIR --opt-level disabled|basic|extended|all\n' +
     '         --threads N --reps R --warmup K [--capture]\n';
 }
