@@ -6,17 +6,30 @@
 #include <sys/stat.h>
 #include "file.h"
 
+/* Opens `path` for reading if it is a regular file (its status in *st);
+ * NULL with the reason recorded otherwise. */
+static FILE *open_regular(const char *path, struct stat *st)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cb_fail(CB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), st) != 0 || !S_ISREG(st->st_mode)) {
+        fclose(f);
+        cb_fail(CB_ERR_IO, "%s is not a regular file", path);
+        return NULL;
+    }
+    return f;
+}
+
 cb_status cb_read_file(const char *path, size_t max_bytes, unsigned char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return cb_fail(CB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return cb_fail(CB_ERR_IO, "%s is not a regular file", path);
-    }
+    FILE *f = open_regular(path, &st);
+    if (!f) return CB_ERR_IO;
     if ((unsigned long long)st.st_size > max_bytes) {
         fclose(f);
         return cb_fail(CB_ERR_FORMAT, "%s is %lld bytes, more than the %zu this reader accepts", path,
@@ -67,13 +80,9 @@ cb_status cb_mkdirs(const char *path)
 
 cb_status cb_copy_file(const char *src, const char *dst)
 {
-    FILE *in = fopen(src, "rb");
-    if (!in) return cb_fail(CB_ERR_IO, "cannot open %s: %s", src, strerror(errno));
     struct stat st;
-    if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(in);
-        return cb_fail(CB_ERR_IO, "%s is not a regular file", src);
-    }
+    FILE *in = open_regular(src, &st);
+    if (!in) return CB_ERR_IO;
     FILE *out = fopen(dst, "wb");
     if (!out) {
         fclose(in);
