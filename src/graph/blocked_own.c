@@ -17,7 +17,9 @@
  * was faster than both at batch 1 on the Intel Xeon (model 207), VGG-16's
  * 256-channel layer on 8x8 planes 178 us against the direct kernel's 249
  * and the few-output product's 293; on 4x4 planes (4 blocks) the
- * few-output product's 130 us beat its 155. Each takes what its
+ * few-output product's 130 us beat its 155. On nChw8c (AVX2 builds, not
+ * measured against each other) the few-output product keeps its place
+ * before Winograd's method. Each takes what its
  * `supports` rule takes at the plan's largest batch; oneDNN runs the
  * others. */
 const own_kernel blk_own_kernels[] = {
@@ -57,7 +59,8 @@ cb_status blk_plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
         for (int k = 0; k < N_OWN && !p->own[i]; k++) {
             const own_kernel *o = &blk_own_kernels[own_order[k]];
             if ((o->fastmath_only && !fastmath) || !o->supports(&s, n->groups, p->block)) continue;
-            if (own_order[k] != OWN_WINOGRAD && fastmath && cb_wino_supports(&s, n->groups, p->block))
+            if (((own_order[k] == OWN_FEW && p->block == 16) || own_order[k] == OWN_DIRECT16) && fastmath &&
+                cb_wino_supports(&s, n->groups, p->block))
                 continue; /* Winograd's method, with fewer multiply-adds, was faster where it runs */
             p->own[i] = (unsigned char)own_order[k];
             if (!(p->own_w[i] = blk_aligned_floats(o->weight_floats(&s))))
