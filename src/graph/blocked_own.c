@@ -24,7 +24,8 @@
  * others. */
 const own_kernel blk_own_kernels[] = {
     [OWN_FEW] = {"few-output product",
-                 "at most 64 outputs per channel at the largest batch (16 for 1x1 kernels), ungrouped, undilated",
+                 "at most 64 outputs per channel at the largest batch (16 for 1x1 kernels), ungrouped, undilated; "
+                 "on nChw16c, where Winograd's method does not run",
                  0, cb_few_supports, cb_few_weight_floats, cb_few_workspace, cb_few_weights, cb_few_conv},
     [OWN_WINOGRAD] = {"winograd F(2x2,3x3)",
                       "fastmath; 3x3 stride 1, at most 256 channels in and out (nChw16c: 16 2x2 tiles or more)", 1,
