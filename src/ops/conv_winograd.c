@@ -28,7 +28,7 @@
  * transformed weights stream as fast as the direct kernel's. Measured
  * again on the 2-core Intel Xeon (model 207), at batch 1, 2 threads, the
  * weights rotated over 8 to 16 copies so that they come from the last-level
- * cache or memory as in a pass, medians of 200: 256 channels at 14x14 (49
+ * cache or memory as in a pass, means of 200: 256 channels at 14x14 (49
  * tiles) 600 us by the direct kernel, 355-385 this way (600 before the
  * prefetch); 256 at 8x8 (16 tiles) 249 -> 178; 128 at 16x16 (64 tiles)
  * 217 -> 114; 256 at 7x7 (16 tiles) 170 -> 161; 256 at 4x4 (4 tiles)
