@@ -134,6 +134,11 @@ expect_error "--onnx: a truncated file, refused before any measurement" "cut.onn
     "$BIN" bench --onnx "$T/mine/cut.onnx" --quiet --out "$T/o2"
 expect_error "--onnx: a missing file" "cannot open" "$BIN" bench --onnx "$T/mine/nosuch.onnx" --quiet --out "$T/o2"
 check "  ... none of them measured anything" test ! -e "$T/o2/bench.json"
+cp "$T/w-gru/work/models/gru.onnx" "$T/mine/my-rnn.onnx"
+expect_error "--onnx: a file whose input is token ids is refused by crossbind's worker" "holds token ids" \
+    "$BIN" bench-worker --model my-rnn --kind latency --weights "$T/mine/my-rnn.onnx" --samples 2
+expect_error "  ... and by ONNX Runtime's" "must be float32" \
+    node runners/onnxruntime-node/crossbind_ort.js bench --model my-rnn --kind latency --weights "$T/mine/my-rnn.onnx" --samples 2
 
 # Misbehaving workers beside crossbind: each failure recorded, nothing else lost.
 mkdir -p "$T/runners"

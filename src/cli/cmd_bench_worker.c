@@ -61,6 +61,17 @@ static int has_convolutions(const cb_model *m)
     return 0;
 }
 
+/* Whether an embedding reads the model's input (token ids): the synthetic
+ * pixels of a model crossbind has no builder for would not be ids. */
+static int reads_token_ids(const cb_model *m)
+{
+    for (int i = 0; i < m->graph.count; i++) {
+        const cb_node *n = &m->graph.nodes[i];
+        if (n->op == CB_OP_EMBEDDING && n->n_in > 0 && n->in[0] == m->input) return 1;
+    }
+    return 0;
+}
+
 /* The predicted label of sample 0 (argmax; sigmoid >= 0.5 for one output). */
 static int label_of(const cb_model *m, const float *out)
 {
@@ -248,6 +259,11 @@ int cmd_bench_worker(int argc, char **argv)
         /* A model crossbind has no builder for (an ImageNet CNN): the graph is the file's. */
         if (train) return cli_error("bench-worker: %s is measured in inference only", a.model);
         s = cb_onnx_load(a.weights, 0, &m);
+        if (s == CB_OK && reads_token_ids(m)) {
+            cb_model_free(m);
+            return cli_error("bench-worker: %s: its input holds token ids; a model crossbind has no builder for is "
+                             "measured on synthetic pixels only (a float32 input)", a.model);
+        }
     } else {
         if (s == CB_OK) s = cb_model_create(a.model, &m);
         if (s == CB_OK && a.weights) s = cb_model_load_weights(m, a.weights, &info);
