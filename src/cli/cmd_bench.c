@@ -23,9 +23,10 @@ static const char *usage_text =
     "  weights, exported by the pytorch-python runner). --onnx FILE (again for more): a model of your own,\n"
     "  named after its file, measured as those are (its one input float32 [batch, ...], synthetic); with\n"
     "  --onnx and no --models, only the files.\n"
-    "  Defaults: all the study's models; crossbind, each framework's default binding, then every other installed binding with\n"
-    "  a benchmark worker (the ones not installed are named and left out); 2 threads; 3 rounds; --out runs/bench;\n"
-    "  --work <out>/work. --doc also writes the Markdown page (and its HTML box plots) there.\n";
+    "  Defaults: all the study's models; crossbind, each framework's default binding, then every other\n"
+    "  installed binding with a benchmark worker (the ones not installed are named and left out); 2 threads;\n"
+    "  3 rounds; --out runs/bench; --work <out>/work. --doc also writes the Markdown page (and its HTML box\n"
+    "  plots) there.\n";
 
 /* A model of the user's: named after its file (the name without its
  * directory and ".onnx"), which must not be a model crossbind knows or
