@@ -35,6 +35,7 @@
  * 512-channel 4x4 layer spent 45 us of 325-507 us filling them and 25 us
  * scattering the products. */
 #include <omp.h>
+#include "blk_post.h"
 #include "ops.h"
 
 enum { POSITIONS = 64, FEW_1X1 = 16, MAX_TAPS = 49 /* kernels up to 7x7 */ };
@@ -97,22 +98,17 @@ static void fill_row(const cb_conv_shape *s, int block, const float *x, const lo
     }
 }
 
-/* The bias and the post-ops on one block of output channels at one
- * position, written into the blocked output (where CB_POST_SUM reads its
- * old value): in order, as the plain steps compute them (ReLU and Clip let
- * NaN through). */
+/* The bias and the post-ops (blk_post.h) on one block of output channels
+ * at one position, written into the blocked output, eight lanes at a time
+ * (a block is 8 or 16). */
 static void finish_block(const float *out, const float *bias, const cb_blk_post *post, int npost, int block,
                          float *y)
 {
-    float v[16];
-    for (int j = 0; j < block; j++) v[j] = out[j] + (bias ? bias[j] : 0.0f);
-    for (int k = 0; k < npost; k++)
-        for (int j = 0; j < block; j++) {
-            if (post[k].kind == CB_POST_SUM) v[j] += y[j];
-            else if (post[k].kind == CB_POST_RELU) v[j] = v[j] <= 0.0f ? 0.0f : v[j];
-            else v[j] = v[j] < post[k].lo ? post[k].lo : v[j] > post[k].hi ? post[k].hi : v[j];
-        }
-    for (int j = 0; j < block; j++) y[j] = v[j];
+    for (int j = 0; j < block; j += CB_VL) {
+        v8f o = v8_load(out + j);
+        if (bias) o += v8_load(bias + j);
+        v8_store(y + j, cb_blk_post_v8(o, y + j, post, npost));
+    }
 }
 
 void cb_few_conv(const cb_conv_shape *s, int block, const float *x, const float *wp, const float *bias,
