@@ -132,7 +132,7 @@ expect_error "--onnx: the same name twice" "listed already" \
 head -c 300 "$T/mine/tiny-net.onnx" >"$T/mine/cut.onnx"
 expect_error "--onnx: a truncated file, refused before any measurement" "cut.onnx" \
     "$BIN" bench --onnx "$T/mine/cut.onnx" --quiet --out "$T/o2"
-expect_error "--onnx: a missing file" "cannot open" "$BIN" bench --onnx "$T/mine/nosuch.onnx" --quiet --out "$T/o2"
+expect_error "--onnx: a missing file, refused at once" "nosuch.onnx: cannot read it" "$BIN" bench --onnx "$T/mine/nosuch.onnx" --quiet --out "$T/o2"
 check "  ... none of them measured anything" test ! -e "$T/o2/bench.json"
 cp "$T/w-gru/work/models/gru.onnx" "$T/mine/my-rnn.onnx"
 expect_error "--onnx: a file whose input is token ids is refused by crossbind's worker" "holds token ids" \

@@ -459,6 +459,14 @@ cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failu
         return cb_fail(CB_ERR_INVALID_ARG, "nothing to measure: no binding here measures these models at these kinds "
                                            "(ImageNet CNNs and --onnx files: inference, latency and start-up only)");
     }
+    /* The model files first: one a binding cannot have (an export that
+     * fails, a file of the user's crossbind cannot import) is refused
+     * before minutes of measuring. */
+    st = write_models(c, &r);
+    if (st != CB_OK) {
+        free(r.cells);
+        return st;
+    }
     if (!c->quiet) fprintf(stderr, "bench: %s; %d threads\nbench: measuring SGEMM (2048^3)\n", r.machine, c->threads);
     /* The FMA peak first: OpenBLAS's threads keep spinning for a while after
      * an SGEMM and would take the cores from it (19 instead of 488 GFLOP/s
@@ -470,7 +478,6 @@ cb_status cb_bench_run(cb_bench_config *c, const cb_runners *runners, int *failu
     r.sgemm[0][1] = cb_bench_sgemm_gflops(c->threads);
     cb_set_threads(c->threads);
     if (!c->quiet) fprintf(stderr, "bench: SGEMM %.1f GFLOP/s at 1 thread, %.1f at %d\n", r.sgemm[0][0], r.sgemm[0][1], c->threads);
-    st = write_models(c, &r);
     const double t0 = cb_now();
     int done = 0;
     for (int round = 1; st == CB_OK && round <= c->rounds && !r.interrupted; round++) {
