@@ -107,15 +107,18 @@ expect_error "an unknown model names the ImageNet ones too" "mobilenet_v2, resne
 # ONNX loads, its input's shape read from the file by each worker.
 mkdir -p "$T/mine"
 cp "$T/w-lenet5/work/models/lenet5.onnx" "$T/mine/tiny-net.onnx"
-expect_ok "--onnx: a file of the user's, in crossbind and ONNX Runtime" "$BIN" bench --onnx "$T/mine/tiny-net.onnx" \
+# Measured from a folder whose name a shell would split.
+mkdir -p "$T/my models"
+cp "$T/mine/tiny-net.onnx" "$T/my models/tiny-net.onnx"
+expect_ok "--onnx: a file of the user's, in crossbind and ONNX Runtime" "$BIN" bench --onnx "$T/my models/tiny-net.onnx" \
     --bindings crossbind,onnxruntime-node --kinds infer,latency,startup --quick --rounds 1 --out "$T/o" --quiet
 json_check "  ... only that model (no --models: not the study's), named after the file, where it was read" "$T/o/bench.json" \
-    "[m['name'] for m in d['models']] == ['tiny-net'] and d['models'][0]['onnx_file'] == '$T/mine/tiny-net.onnx'"
+    "[m['name'] for m in d['models']] == ['tiny-net'] and d['models'][0]['onnx_file'] == '$T/my models/tiny-net.onnx'"
 json_check "  ... every cell measured in both bindings, inference in batches of 32, its FLOPs counted" "$T/o/bench.json" \
     "len(d['cells']) == 6 and all(c['status'] == 'ok' for c in d['cells']) and all(c['batch'] == 32 for c in d['cells'] if c['kind'] == 'infer') and d['models'][0]['forward_gflop_per_sample'] > 0"
 check "  ... the page gives the ratio" grep -q "^| tiny-net | inference, 32 samples, batch 32 | .* | .* | \*\*[0-9.]*x\*\*" "$T/o/bench.md"
-check "  ... its Reproduce line names the file, no --models" \
-    grep -q "^Reproduce: crossbind bench --onnx $T/mine/tiny-net.onnx --bindings crossbind,onnxruntime-node --kinds" "$T/o/bench.md"
+check "  ... its Reproduce line names the file as one shell word, no --models" \
+    grep -qF "Reproduce: crossbind bench --onnx '$T/my models/tiny-net.onnx' --bindings crossbind,onnxruntime-node --kinds" "$T/o/bench.md"
 W="$T/o/work/models/tiny-net.onnx"
 check "  ... the workers read a copy of it" cmp "$W" "$T/mine/tiny-net.onnx"
 a=$("$BIN" bench-worker --model tiny-net --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")

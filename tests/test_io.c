@@ -581,3 +581,28 @@ TEST(json_follows_the_number_grammar_and_utf8)
     if (v.type == CB_JSON_STR) CHECK(!strcmp(v.str, "\xf0\x9f\x98\x80 \xc3\xa9"));
     cb_json_free(&v);
 }
+
+/* What a printed command names (a file, a folder) must come back whole when
+ * the command is pasted into a shell: each word is read back by sh itself. */
+TEST(shell_words_read_back_unchanged)
+{
+    static const char *const words[] = {"runs/keras/m.onnx", "my models/a.onnx", "it's", "''", "$HOME", "a\\b",
+                                        "`x`", "a\"b", "*", "~", "", "tab\there", "x;y", "-n"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        cb_buf cmd = {0};
+        cb_buf_printf(&cmd, "printf '%%s' ");
+        cb_buf_shell_word(&cmd, words[i]);
+        FILE *p = popen(cmd.data, "r");
+        char back[64] = {0};
+        size_t n = p ? fread(back, 1, sizeof back - 1, p) : 0;
+        back[n] = 0;
+        CHECK(p != NULL && pclose(p) == 0);
+        CHECK(!strcmp(back, words[i]));
+        if (strcmp(back, words[i])) fprintf(stderr, "  %s -> %s -> %s\n", words[i], cmd.data, back);
+        cb_buf_free(&cmd);
+    }
+    cb_buf plain = {0};
+    cb_buf_shell_word(&plain, "runs/keras/m-1.onnx");
+    CHECK(!strcmp(plain.data, "runs/keras/m-1.onnx")); /* a plain path stays as it was */
+    cb_buf_free(&plain);
+}

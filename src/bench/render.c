@@ -436,7 +436,10 @@ static void write_markdown(const cb_bench_results *r, cb_out *b)
             first = 0;
         }
     for (int m = 0; m < c->nmodels; m++)
-        if (c->onnx[m][0]) cb_buf_printf(&cmd, " --onnx %s", c->onnx[m]);
+        if (c->onnx[m][0]) {
+            cb_buf_printf(&cmd, " --onnx ");
+            cb_buf_shell_word(&cmd, c->onnx[m]);
+        }
     cb_buf_printf(&cmd, " --bindings");
     for (int i = 0; i < c->nbindings; i++) cb_buf_printf(&cmd, "%s%s", i ? "," : " ", c->bindings[i]);
     int all = 1; /* --kinds only where some kind was left out */

@@ -1,6 +1,7 @@
 /* JSON reading and writing. The reader is strict (RFC 8259 grammar), bounds
  * its recursion and refuses what crossbind never needs (NUL in strings), so
  * that a hostile header cannot crash or exhaust the process. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -412,6 +413,24 @@ void cb_buf_json_string(cb_buf *b, const char *s)
         else cb_buf_printf(b, "%c", c);
     }
     cb_buf_printf(b, "\"");
+}
+
+void cb_buf_shell_word(cb_buf *b, const char *s)
+{
+    int plain = *s != 0;
+    for (const char *p = s; *p && plain; p++)
+        plain = isalnum((unsigned char)*p) || strchr("._/+-:,=@%", *p) != NULL;
+    if (plain) {
+        cb_buf_printf(b, "%s", s);
+        return;
+    }
+    /* Inside single quotes nothing is special but the quote itself, which
+     * closes the quoted part, is written escaped and reopens it: ' -> '\'' */
+    cb_buf_printf(b, "'");
+    for (; *s; s++)
+        if (*s == '\'') cb_buf_printf(b, "'\\''");
+        else cb_buf_printf(b, "%c", *s);
+    cb_buf_printf(b, "'");
 }
 
 void cb_buf_json_number(cb_buf *b, double v)

@@ -35,6 +35,9 @@ void cb_buf_printf(cb_buf *b, const char *fmt, ...) __attribute__((format(printf
 void cb_buf_append(cb_buf *b, const void *data, size_t n);
 void cb_buf_json_string(cb_buf *b, const char *s);   /* quoted and escaped */
 void cb_buf_json_number(cb_buf *b, double v);         /* null for NaN/Inf */
+/* Appends `s` as one word a POSIX shell reads back unchanged: as it is when
+ * it holds only characters no shell treats specially, else single-quoted. */
+void cb_buf_shell_word(cb_buf *b, const char *s);
 int cb_buf_ok(const cb_buf *b);
 void cb_buf_free(cb_buf *b);
 
