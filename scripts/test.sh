@@ -8,9 +8,8 @@
 # test, the performance regression guard (instruction counts against a
 # baseline), the benchmark command's checks, each binding's runner tests
 # (tests/runner_*_test.sh) and a bounded fuzzing run.
-# The sanitizer build's suites, then the training parity, the guard and the
-# fuzzing, run in a second stream beside the others (their logs are shown
-# whole at the end).
+# The sanitizer build's suites run in a second stream beside the others
+# (their logs are shown whole at the end).
 # Closes with "N passed, N failed". FUZZ_SECONDS sets the time per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -102,8 +101,7 @@ ONNX_NODE=/usr/share/libonnx-testdata/data/node
 DELTA_TEST_WORK=$(mktemp -d /tmp/crossbind-delta-work-XXXXXX)
 export DELTA_TEST_WORK
 
-# The sanitizer build's suites (and, after them, three others) run in a
-# second stream beside the others.
+# The sanitizer build's suites run in a second stream beside the others.
 # Most of the main stream's time is spent in Python (the frameworks the
 # suites compare with), which keeps one of the two cores busy; the
 # sanitizer suites are crossbind's own code and fill the other. Nothing is
@@ -129,15 +127,6 @@ DELTA_READY="$STREAM_DIR/delta-exports-ready"
     run_suite "the study (sanitizers)" bash tests/study_test.sh build-san
     until [ -e "$DELTA_READY" ]; do sleep 2; done
     run_suite "differential testing (sanitizers)" bash tests/delta_test.sh build-san
-    # Then the main stream's longest suite and its two single-threaded
-    # ones: the sanitizer suites end about a third of the way through the
-    # main stream, which otherwise leaves this core to the Python-bound
-    # suites alone. None of these checks depends on time: parity compares
-    # accuracies, the guard counts instructions (valgrind), the fuzzing
-    # runs for a fixed time per target.
-    run_suite "training parity with PyTorch" bash tests/parity_test.sh
-    run_suite "performance regression guard (instruction counts)" bash scripts/perf_guard.sh
-    run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
     echo "$total_pass $total_fail" >"$STREAM_DIR/totals"
 ) &
 stream_pid=$!
@@ -158,6 +147,8 @@ run_suite "ONNX backend node tests" ./build/onnx_conformance "$ONNX_NODE" tests/
 run_suite "interchange with PyTorch and ONNX Runtime" bash tests/interchange_test.sh build
 run_suite "text data and recurrent models" bash tests/text_models_test.sh build
 run_suite "the study: store, resume after SIGKILL, failures, report in Chromium" bash tests/study_test.sh build
+run_suite "training parity with PyTorch" bash tests/parity_test.sh
+run_suite "performance regression guard (instruction counts)" bash scripts/perf_guard.sh
 run_suite "benchmark command" bash tests/bench_test.sh build
 # Each binding's runner against its framework's default binding (parity from
 # one initial state, loading the other's files, bad input, its bench worker).
@@ -172,9 +163,10 @@ done
 run_suite "ImageNet CNNs from torchvision through ONNX" bash tests/imagenet_cnns_test.sh build
 run_suite "ONNX against the onnx package: opsets to 23, reference evaluator, external data, node tests" bash tests/onnx_package_test.sh build
 run_suite "ImageNet CNNs from tf.keras.applications through tf2onnx" bash tests/keras_apps_test.sh build
-# The second stream's suites, whole, after the main stream's.
+run_suite "fuzzing (libFuzzer, bounded)" bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+# The sanitizer stream's suites, whole, after the main stream's.
 wait "$stream_pid"
-echo "== the second stream's suites (the sanitizer build's, parity, the guard, fuzzing; ran beside the others)"
+echo "== the sanitizer build's suites (ran beside the others)"
 cat "$STREAM_DIR"/[0-9]*.log
 cat "$STREAM_DIR/failures" >>"$FAILURES" 2>/dev/null
 if read -r sp sf <"$STREAM_DIR/totals"; then
