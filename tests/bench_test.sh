@@ -120,7 +120,7 @@ check "  ... the page gives the ratio" grep -q "^| tiny-net | inference, 32 samp
 check "  ... its Reproduce line names the file as one shell word, no --models" \
     grep -qF "Reproduce: crossbind bench --onnx '$T/my models/tiny-net.onnx' --bindings crossbind,onnxruntime-node --kinds" "$T/o/bench.md"
 W="$T/o/work/models/tiny-net.onnx"
-check "  ... the workers read a copy of it" cmp "$W" "$T/mine/tiny-net.onnx"
+check "  ... the workers read a copy of it" cmp "$W" "$T/my models/tiny-net.onnx"
 a=$("$BIN" bench-worker --model tiny-net --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
 b=$(node runners/onnxruntime-node/crossbind_ort.js bench --model tiny-net --kind startup --weights "$W" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")
 c=$("$BIN" bench-worker --model lenet5 --kind startup --weights "$T/w-lenet5/work/models/lenet5.safetensors" | $PY -c "import json,sys; print(json.load(sys.stdin)['label'])")

@@ -1,4 +1,6 @@
-/* JSON reading and writing. The reader is strict (RFC 8259 grammar), bounds
+/* JSON reading and writing, and the growable string (cb_buf) the writers
+ * share, which also writes shell words for the commands reports print. The
+ * reader is strict (RFC 8259 grammar), bounds
  * its recursion and refuses what crossbind never needs (NUL in strings), so
  * that a hostile header cannot crash or exhaust the process. */
 #include <ctype.h>

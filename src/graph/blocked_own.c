@@ -31,12 +31,12 @@ const own_kernel blk_own_kernels[] = {
                       0, cb_direct16_supports, cb_direct16_weight_floats, cb_direct16_workspace, cb_direct16_weights,
                       cb_direct16_conv},
 };
-/* The order a plan tries them in, per block: on nChw16c Winograd's method
- * first (fastmath only: at fused the next that takes it); on nChw8c the
- * few-output product before it (the direct kernel is nChw16c's alone). */
-enum { N_OWN = 3 };
-static const int own_order16[N_OWN] = {OWN_WINOGRAD, OWN_DIRECT16, OWN_FEW};
-static const int own_order8[N_OWN] = {OWN_DIRECT16, OWN_FEW, OWN_WINOGRAD};
+/* The order a plan tries them in, per block, up to OWN_NONE: on nChw16c
+ * Winograd's method first (fastmath only: at fused the next that takes
+ * it); on nChw8c the few-output product before it (the direct kernel is
+ * nChw16c's alone). */
+static const int own_order16[] = {OWN_WINOGRAD, OWN_DIRECT16, OWN_FEW, OWN_NONE};
+static const int own_order8[] = {OWN_FEW, OWN_WINOGRAD, OWN_NONE};
 static const int *own_order(int block) { return block == 16 ? own_order16 : own_order8; }
 
 void cb_blk_list_kernels(cb_buf *b)
@@ -44,7 +44,7 @@ void cb_blk_list_kernels(cb_buf *b)
     cb_buf_printf(b, "convolutions of the blocked-layout rewrite (inference at fused and fastmath, oneDNN built in),\n"
                      "the first whose rule holds at the plan's largest batch, in this order on nChw16c (on nChw8c the\n"
                      "few-output product before Winograd's method):\n");
-    for (int k = 0; k < N_OWN; k++)
+    for (int k = 0; own_order16[k] != OWN_NONE; k++)
         cb_buf_printf(b, "  %-19s cpu  fwd  %s\n", blk_own_kernels[own_order16[k]].what,
                       blk_own_kernels[own_order16[k]].rule);
     cb_buf_printf(b, "  %-19s cpu  fwd  any other\n", "onednn-blocked");
@@ -59,7 +59,7 @@ cb_status blk_plan_own(cb_blk_plan *p, const cb_graph *g, int fastmath)
         if (p->role[i] != R_CONV || p->pad_from[i] >= 0) continue; /* a folded Pad's sides differ: oneDNN's */
         const cb_conv_shape s = cb_node_conv_shape(g, n, p->max_batch);
         const int *order = own_order(p->block);
-        for (int k = 0; k < N_OWN && !p->own[i]; k++) {
+        for (int k = 0; order[k] != OWN_NONE && !p->own[i]; k++) {
             const own_kernel *o = &blk_own_kernels[order[k]];
             if ((o->fastmath_only && !fastmath) || !o->supports(&s, n->groups, p->block)) continue;
             p->own[i] = (unsigned char)order[k];
