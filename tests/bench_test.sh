@@ -302,4 +302,59 @@ json_check "  ... both measured, the base as its own binding" "$T/ab/bench.json"
 expect_error "  ... a base that is neither a build nor a revision is refused" "neither a build directory" \
     bash scripts/bench_ab.sh /nonexistent --quiet
 
+# The goals check (scripts/speed_goals.py and .sh) on the first quick
+# bench's results above, made deterministic: crossbind's LeNet-5 latency 2 s a
+# sample, ONNX Runtime's 1 s, PyTorch's 4 s; peak memory 100, 50 and 400 MiB.
+G="$T/goals"; mkdir -p "$G/r/fixed"
+$PY - "$T/q/bench.json" "$G/r/fixed/bench.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+speed = {"crossbind": 2.0, "onnxruntime-node": 1.0, "pytorch": 4.0}
+rounds = {"crossbind": [2.0, 3.0], "onnxruntime-node": [1.0, 2.25], "pytorch": [4.0, 4.0]}
+for c in d["cells"]:
+    if c["model"] == "lenet5" and c["kind"] == "latency":
+        c["times_s"] = [speed[c["binding"]]] * 3
+        c["round_medians_s"] = rounds[c["binding"]]
+        c["peak_rss_kib"] = int(speed[c["binding"]] * 50 * 1024) if c["binding"] != "pytorch" else 400 * 1024
+json.dump(d, open(sys.argv[2], "w"))
+PY
+printf 'lenet5\tlatency\ttime\t*\t2.0\n' > "$G/met.tsv"
+printf 'lenet5\tlatency\ttime\t*\t1.99\n' > "$G/missed.tsv"
+printf 'lenet5\tlatency\ttime\tframework=PyTorch\t0.5\nlenet5\tlatency\tmemory\tpytorch\t0.25\n' > "$G/pytorch.tsv"
+printf 'lenet5\tlatency\tmemory\tonnxruntime-node\t1.5\n' > "$G/memory.tsv"
+printf 'lenet5\ttrain\ttime\tonnxruntime-node\t9\nresnet50\tlatency\ttime\tonnxruntime-node\t1.0\n' > "$G/unmeasured.tsv"
+printf 'lenet5\tlatency\ttime\t*\n' > "$G/short.tsv"
+printf 'lenet5\tfly\ttime\t*\t1\n' > "$G/kind.tsv"
+printf 'lenet5\tlatency\ttime\t*\tfast\n' > "$G/limit.tsv"
+SG="python3 scripts/speed_goals.py"
+expect_ok "goals: ratio to the best peer (2 s over ONNX Runtime's 1 s) at most 2.0: met" $SG "$G/met.tsv" "$G/r/fixed/bench.json"
+check "  ... the table gives the ratio, the best peer and each round's" grep -q "| lenet5 | latency time | 2.000 s | onnxruntime-node 1.000 s | 2.00x (2.00x) | 1.33x-2.00x | \*\*met\*\* |" "$T/out"
+$SG "$G/missed.tsv" "$G/r/fixed/bench.json" > "$T/out" 2>&1
+check "goals: the same at most 1.99: missed, exit 1" test $? -eq 1 -a -n "$(grep -F '**missed**' "$T/out")"
+$SG "$G/pytorch.tsv" "$G/r/fixed/bench.json" > "$T/out" 2>&1
+check "goals: framework=PyTorch and a named peer (0.50x of PyTorch's time and 0.25x its memory: met)" \
+    test $? -eq 0 -a "$(grep -c '| pytorch .* \*\*met\*\* |' "$T/out")" = 2
+$SG "$G/memory.tsv" "$G/r/fixed/bench.json" > "$T/out" 2>&1
+check "goals: memory compares peak resident sets (100 against 50 MiB: 2.00x, missed)" \
+    test $? -eq 1 -a -n "$(grep -F '| 100 MiB | onnxruntime-node 50 MiB | 2.00x (1.50x)' "$T/out")"
+$SG "$G/unmeasured.tsv" "$G/r/fixed/bench.json" > "$T/out" 2>&1
+check "goals: a cell no peer measured, and a model not benched: unmeasured, exit 1" \
+    test $? -eq 1 -a "$(grep -c '\*\*unmeasured\*\*' "$T/out")" = 2
+expect_error "goals: a line without its limit" "short.tsv:1: expected 5 tab-separated columns" $SG "$G/short.tsv" "$G/r/fixed/bench.json"
+expect_error "goals: an unknown kind" "kind.tsv:1: unknown kind 'fly'" $SG "$G/kind.tsv" "$G/r/fixed/bench.json"
+expect_error "goals: a limit that is not a number" "at_most must be a positive number, not 'fast'" $SG "$G/limit.tsv" "$G/r/fixed/bench.json"
+head -c 300 "$G/r/fixed/bench.json" > "$G/truncated.json"
+expect_error "goals: truncated results" "truncated.json is not a bench results file" $SG "$G/met.tsv" "$G/truncated.json"
+expect_error "goals: missing results" "cannot read $G/none.json" $SG "$G/met.tsv" "$G/none.json"
+expect_error "goals: an unknown option" "unknown option '--bogus'" $SG "$G/met.tsv" "$G/r/fixed/bench.json" --bogus
+$SG scripts/speed_goals.tsv "$T/q/bench.json" > "$T/out" 2>&1
+check "goals: the project's goals file reads (exit 1: a quick LeNet-5 bench measures few of them)" \
+    test $? -eq 1 -a "$(grep -c '^| [a-z0-9_]* | [a-z]* \(time\|memory\) |' "$T/out")" = "$(grep -vc '^#' scripts/speed_goals.tsv)"
+bash scripts/speed_goals.sh --from "$G/r" > "$T/out" 2>"$T/err"
+check "speed_goals.sh --from: checks results measured before, writes goals.md" \
+    test $? -eq 1 -a -s "$G/r/goals.md" -a -n "$(grep -F "speed_goals: $G/r/goals.md" "$T/out")"
+expect_error "speed_goals.sh: an unknown option" "unknown option '--fast'" bash scripts/speed_goals.sh --fast
+expect_error "speed_goals.sh: rounds must be a number" "whole number of at least 1, not '0'" bash scripts/speed_goals.sh --rounds 0
+expect_error "speed_goals.sh: a folder without results" "no bench results" bash scripts/speed_goals.sh --from "$G/r/fixed"
+
 echo "$pass passed, $fail failed"
