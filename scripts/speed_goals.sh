@@ -9,7 +9,8 @@
 #   vgg16-train   a VGG-16 training step in every installed binding (the
 #                 goal compares peak memory with the PyTorch bindings').
 # Each writes DIR/NAME/bench.{json,md,html}; one that fails leaves the
-# others' results and the check names what it could not measure. Then
+# others' results and the check names what it could not measure; after an
+# interruption (exit 130) nothing more is measured and what was is checked. Then
 # DIR/goals.md: the goals, crossbind's ratio to the best peer of each cell
 # and whether it is met, with the processor and BLAS kernels that ran.
 # Usage: scripts/speed_goals.sh [--rounds N] [--out DIR]   (default 3, runs/speed-goals)
@@ -32,11 +33,14 @@ case $rounds in ''|*[!0-9]*|0) echo "speed_goals: error: --rounds must be a whol
 if [ -z "$from" ]; then
     [ -x build/crossbind ] || { echo "speed_goals: error: build/crossbind is missing: run make first" >&2; exit 2; }
     mkdir -p "$out" || exit 2
-    bench() { # NAME OPTIONS...
-        local name=$1; shift
+    interrupted=0
+    bench() { # NAME OPTIONS...: after an interruption (Ctrl-C), measures nothing more
+        local name=$1 rc=0; shift
+        [ $interrupted -eq 0 ] || return 0
         echo "speed_goals: $name: crossbind bench $*"
-        build/crossbind bench --rounds "$rounds" --out "$out/$name" "$@" ||
-            echo "speed_goals: $name: the bench stopped with status $? (its finished cells are kept)" >&2
+        build/crossbind bench --rounds "$rounds" --out "$out/$name" "$@" || rc=$?
+        [ $rc -eq 130 ] && interrupted=1
+        [ $rc -eq 0 ] || echo "speed_goals: $name: the bench stopped with status $rc (its finished cells are kept)" >&2
     }
     bench onnxruntime --models mobilenet_v2,resnet50,vgg16,lstm,gru --bindings crossbind,onnxruntime-node \
         --kinds infer,latency
@@ -51,4 +55,6 @@ results=("$from"/*/bench.json)
 python3 scripts/speed_goals.py scripts/speed_goals.tsv "${results[@]}" --md "$from/goals.md"
 status=$?
 [ $status -ne 2 ] && echo "speed_goals: $from/goals.md"
+# Interrupted: what was measured is checked above, and the exit says so.
+[ "${interrupted:-0}" -eq 1 ] && exit 130
 exit $status
