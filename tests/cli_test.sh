@@ -51,7 +51,8 @@ else
     check "  ... prints nothing where crossbind set none" test ! -s "$T/out"
 fi
 expect_ok "version with OPENBLAS_CORETYPE=Haswell" env OPENBLAS_CORETYPE=Haswell "$BIN" version
-check "  ... keeps the variable's kernels" grep -qx "blas core: Haswell" "$T/out"
+check "  ... keeps the variable's kernels, and says the environment chose them" \
+    grep -qx "blas core: Haswell (OPENBLAS_CORETYPE=Haswell from the environment)" "$T/out"
 expect_ok "version --blas-env with OPENBLAS_CORETYPE=Haswell" env OPENBLAS_CORETYPE=Haswell "$BIN" version --blas-env
 check "  ... prints nothing: the user's variable is inherited already" test ! -s "$T/out"
 expect_error "version with an unknown option" "version takes no arguments but --blas-env" "$BIN" version --json

@@ -86,7 +86,9 @@ int main(int argc, char **argv)
         }
         if (argc > 2) return cli_error("version takes no arguments but --blas-env, got '%s'", argv[2]);
         printf("crossbind %s\nblas: %s\nblas core: %s", CB_VERSION, cb_blas_name(), cb_blas_core());
+        const char *user = getenv("OPENBLAS_CORETYPE");
         if (was && *was) printf(" (OPENBLAS_CORETYPE set by crossbind: OpenBLAS chose %s for this processor)", was);
+        else if (user && *user) printf(" (OPENBLAS_CORETYPE=%s from the environment)", user); /* a page says who chose */
         printf("\nconvolutions: %s\n", cb_conv_backend());
         return 0;
     }
