@@ -102,7 +102,12 @@ bench: $(BUILD)/crossbind
 perf-guard:
 	bash scripts/perf_guard.sh
 
-.PHONY: bench perf-guard
+# The speed and memory goals (scripts/speed_goals.tsv) measured on this
+# machine and checked: runs/speed-goals/goals.md; fails where one is missed.
+goals: build/crossbind
+	bash scripts/speed_goals.sh
+
+.PHONY: bench perf-guard goals
 
 # libFuzzer targets for every parser (fuzz/), built with clang, AddressSanitizer
 # and UndefinedBehaviorSanitizer into build-fuzz/. They need only the parsers,
