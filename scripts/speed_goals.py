@@ -16,6 +16,7 @@ input (an unreadable or malformed goals file or results file).
 """
 import json
 import math
+import statistics
 import sys
 
 KINDS = ("train", "infer", "latency", "startup")
@@ -24,15 +25,6 @@ MEASURES = ("time", "memory")
 
 class BadInput(Exception):
     pass
-
-
-def quantile(values, q):
-    """The bench's quantile (src/bench/results.c): linear between order statistics."""
-    v = sorted(values)
-    pos = q * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
 
 
 def read_goals(path):
@@ -95,7 +87,9 @@ def value(cell, measure):
     times = cell.get("times_s")
     if not isinstance(times, list) or not times or not all(isinstance(t, (int, float)) and t > 0 for t in times):
         return None
-    return quantile(times, 0.5)
+    # The bench's median (its quantile at 0.5, src/bench/results.c: the middle
+    # value, or the mean of the two middle ones) is the standard one.
+    return statistics.median(times)
 
 
 def peer_names(goal, results):
